@@ -1,0 +1,8 @@
+"""rewriter: turn XLA FFI custom calls in exported StableHLO into calls to extern C functions."""
+
+from .api import Result, decode, rewrite, validate
+from .diagnostics import Diagnostic, RewriteError
+from .plan import CallReport
+
+__all__ = ["CallReport", "Diagnostic", "Result", "RewriteError", "decode", "rewrite", "validate"]
+__version__ = "0.1.0"

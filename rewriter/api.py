@@ -1,0 +1,84 @@
+"""The Python API: ``rewrite`` a module's text and get a ``Result`` back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .diagnostics import Diagnostic, RewriteError
+from .edits import Edit, apply_edits
+from .plan import CallReport, plan_rewrite
+from .scan import scan
+from .source import Source
+
+
+@dataclass
+class Result:
+    """A rewritten module: its text, what happened to each custom call, and the warnings."""
+
+    text: str
+    original: str
+    calls: list[CallReport] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+def decode(data: bytes, filename: str = "<string>") -> Source:
+    """UTF-8 bytes to a Source; invalid bytes give a diagnostic at their line and column."""
+    try:
+        return Source(data.decode("utf-8"), filename)
+    except UnicodeDecodeError as error:
+        prefix = Source(data[: error.start].decode("utf-8"), filename)
+        line, column = prefix.line_col(len(prefix.text))
+        shown = prefix.line_text(line) if prefix.text else ""
+        message = f"invalid UTF-8 (byte 0x{data[error.start]:02X}): MLIR text must be UTF-8"
+        raise RewriteError([Diagnostic(filename, line, column, message, shown)]) from None
+
+
+def rewrite(
+    text: str | bytes,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+) -> Result:
+    """Rewrite every selected custom call of ``text`` into a ``func.call`` to an extern.
+
+    ``targets`` and ``skip`` are glob patterns on call target names. Raises
+    ``RewriteError`` (with line, column and message) when the input cannot be rewritten.
+    """
+    source = decode(text, filename) if isinstance(text, bytes) else Source(text, filename)
+    found = scan(source)
+    if found.diagnostics:
+        raise RewriteError(found.diagnostics)
+    plan = plan_rewrite(source, found, targets, skip)
+    if plan.errors:
+        raise RewriteError(plan.errors)
+    output = apply_edits(source.text, plan.edits) if plan.edits else source.text
+    return Result(output, source.text, plan.reports, plan.warnings, plan.edits)
+
+
+def validate(text: str, *, filename: str = "<string>") -> None:
+    """Parse the whole module with the grammar (slow, thorough); raise RewriteError if it fails."""
+    import lark
+
+    from .syntax import parser
+
+    source = Source(text, filename)
+    try:
+        parser().parse(text, start="module_file")
+    except lark.exceptions.UnexpectedInput as error:
+        offset = getattr(error, "pos_in_stream", None)
+        if isinstance(error, lark.exceptions.UnexpectedToken) and error.token.type != "$END":
+            offset = error.token.start_pos
+            message = f"unexpected {str(error.token)!r}"
+        elif isinstance(error, lark.exceptions.UnexpectedCharacters):
+            message = f"unexpected character {text[offset]!r}"
+        else:
+            offset = len(text)
+            message = "unexpected end of input"
+        raise RewriteError([Diagnostic.at(source, offset or 0, message)]) from None

@@ -1,0 +1,64 @@
+"""Diagnostics in MLIR's own format: ``file:line:col: error: message``, source line, caret."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .source import Source
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One message about a place in the input."""
+
+    filename: str
+    line: int
+    column: int
+    message: str
+    source_line: str = ""
+    severity: str = "error"
+
+    @classmethod
+    def at(cls, source: Source, offset: int, message: str, severity: str = "error") -> Diagnostic:
+        line, column = source.line_col(offset)
+        return cls(source.filename, line, column, message, source.line_text(line), severity)
+
+    def format(self, color: bool = False) -> str:
+        """The message as MLIR tools print it; ``color`` adds ANSI colours for terminals."""
+        head = f"{self.filename}:{self.line}:{self.column}: "
+        label = f"{self.severity}:"
+        if color:
+            shade = "\033[1;31m" if self.severity == "error" else "\033[1;35m"
+            head = f"\033[1m{head}\033[0m"
+            label = f"{shade}{label}\033[0m"
+        text = f"{head}{label} {self.message}"
+        if self.source_line:
+            shown = self.source_line.expandtabs(1)
+            caret = " " * (self.column - 1) + "^"
+            if color:
+                caret = f"\033[1;32m{caret}\033[0m"
+            text += f"\n{shown}\n{caret}"
+        return text
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class RewriteError(Exception):
+    """The input cannot be rewritten. Carries every diagnostic found, the first one first."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("\n".join(d.format() for d in diagnostics))
+        self.diagnostics = diagnostics
+
+    @property
+    def line(self) -> int:
+        return self.diagnostics[0].line
+
+    @property
+    def column(self) -> int:
+        return self.diagnostics[0].column
+
+    @property
+    def message(self) -> str:
+        return self.diagnostics[0].message

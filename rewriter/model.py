@@ -1,0 +1,114 @@
+"""What the rewrite knows about a custom call: plain data, with spans into the source text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Type:
+    """A type as written, plus what the rewrite needs to know about it."""
+
+    text: str
+    kind: str  # "tensor", "scalar", "tuple", "token", "other"
+    element: str = ""  # element type text of a tensor, or the scalar type itself
+    dims: tuple[str, ...] = ()  # dimension sizes of a ranked tensor ("?" when dynamic)
+    ranked: bool = True
+
+
+# Attribute values. Every value keeps its source text and span, for diagnostics and copying.
+
+
+@dataclass(frozen=True)
+class Attr:
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class NumberAttr(Attr):
+    literal: str  # as written, sign included
+    type: str  # as written; "" when elided (then i64 or f64)
+    is_float: bool
+
+
+@dataclass(frozen=True)
+class BoolAttr(Attr):
+    value: bool
+
+
+@dataclass(frozen=True)
+class StringAttr(Attr):
+    value: bytes  # escapes decoded
+
+
+@dataclass(frozen=True)
+class DenseAttr(Attr):
+    body: str  # the text of `dense<...>` or `dense_resource<...>`
+    type: Type
+    keyword: str  # "dense", "dense_resource" or "sparse"
+
+
+@dataclass(frozen=True)
+class ArrayAttr(Attr):
+    element_type: str
+    elements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DictAttr(Attr):
+    entries: tuple[tuple[str, Attr], ...]
+
+    def get(self, name: str) -> Attr | None:
+        for key, value in self.entries:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class ListAttr(Attr):
+    items: tuple[Attr, ...]
+
+
+@dataclass(frozen=True)
+class SymbolAttr(Attr):
+    pass
+
+
+@dataclass(frozen=True)
+class OtherAttr(Attr):
+    """Any attribute the contract gives no meaning to (dialect attributes, types, ...)."""
+
+    description: str
+
+
+@dataclass(frozen=True)
+class UnitAttr(Attr):
+    pass
+
+
+@dataclass
+class CustomCall:
+    """One `stablehlo.custom_call` statement, pretty or generic form."""
+
+    span: Span  # the statement from its first non-blank character to the end of the op
+    indent: str  # the whitespace before the statement on its line
+    results: str  # result binding as written, e.g. "%0" or "%0:2"; "" when there are none
+    target: str  # call target name, decoded
+    target_span: Span
+    operands: tuple[str, ...]
+    attributes: DictAttr  # properties and attributes together (generic form: both)
+    input_types: tuple[Type, ...]
+    result_types: tuple[Type, ...]
+    results_text: str  # the function type's result part as written: "tensor<..>" or "(...)"
+    location: str  # the trailing `loc(...)` as written, or ""
+    form: str  # "pretty" or "generic"
+    module: int = -1  # index of the enclosing module body in the scan, -1 for none
+    notes: list[str] = field(default_factory=list)

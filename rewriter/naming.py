@@ -1,0 +1,66 @@
+"""Contract rule 5 (extern symbol names) and fresh, readable SSA names for constants."""
+
+from __future__ import annotations
+
+import re
+
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_C = re.compile(r"[^A-Za-z0-9_]")
+_NOT_SSA = re.compile(r"[^A-Za-z0-9_$\-]")
+
+
+def c_identifier(target: str) -> str:
+    """``target`` made into a C identifier: other characters become ``_``."""
+    name = _NOT_C.sub("_", target) or "_"
+    return "_" + name if name[0].isdigit() else name
+
+
+class SymbolNamer:
+    """Chooses one extern name per (target, signature), deterministically, in call order."""
+
+    def __init__(self, existing: set[str]):
+        self.taken = set(existing)
+        self.existing = existing
+        self.assigned: dict[tuple[str, str], str] = {}
+
+    def name(self, target: str, signature: str) -> tuple[str, str | None]:
+        """The symbol for this call, and why it differs from the target (None if it doesn't)."""
+        key = (target, signature)
+        if key in self.assigned:
+            name = self.assigned[key]
+            return name, None if name == target else self._why(target, name)
+        base = target if _C_IDENTIFIER.fullmatch(target) else c_identifier(target)
+        name = base
+        counter = 0
+        while name in self.taken:
+            counter += 1
+            name = f"{base}_{counter}"
+        self.taken.add(name)
+        self.assigned[key] = name
+        return name, None if name == target else self._why(target, name)
+
+    def _why(self, target: str, name: str) -> str:
+        if not _C_IDENTIFIER.fullmatch(target):
+            return f"'{target}' is not a valid C identifier"
+        if target in self.existing:
+            return f"a symbol named '{target}' already exists in the module"
+        return f"'{target}' is called with several signatures; each gets its own extern"
+
+
+class ValueNamer:
+    """SSA names unique in the whole file, derived from the attribute name."""
+
+    def __init__(self, existing: set[str]):
+        self.taken = set(existing)
+
+    def fresh(self, hint: str) -> str:
+        base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
+        if base[0].isdigit():
+            base = "_" + base
+        name = base
+        counter = 0
+        while name in self.taken:
+            counter += 1
+            name = f"{base}_{counter}"
+        self.taken.add(name)
+        return "%" + name

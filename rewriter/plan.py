@@ -1,0 +1,213 @@
+"""The rewrite itself: decide about every custom call and turn the decisions into edits.
+
+Nothing here touches the text; the edits are applied by ``edits.apply_edits``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from . import model
+from .calls import CallSyntaxError, parse_call
+from .constants import AttributeOperand, UnsupportedAttribute, attribute_operands
+from .diagnostics import Diagnostic
+from .edits import Edit
+from .naming import SymbolNamer, ValueNamer
+from .scan import Scan
+from .select import skip_reason
+from .source import Source
+
+
+@dataclass
+class CallReport:
+    """What happened to one custom call: shown by ``--list`` and in notebooks."""
+
+    filename: str
+    line: int
+    column: int
+    target: str
+    operand_types: tuple[str, ...]
+    result_types: tuple[str, ...]
+    attributes: tuple[AttributeOperand, ...]
+    symbol: str | None  # the extern's name when rewritten
+    reason: str | None  # why it was left alone, or the error that stops it
+    status: str  # "rewritten", "left alone" or "error"
+
+
+@dataclass
+class Plan:
+    edits: list[Edit] = field(default_factory=list)
+    reports: list[CallReport] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    errors: list[Diagnostic] = field(default_factory=list)
+
+
+def plan_rewrite(
+    source: Source,
+    scan: Scan,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+) -> Plan:
+    """Decide about every custom call the scan found and collect the edits."""
+    plan = Plan()
+    symbols = SymbolNamer(scan.symbols)
+    values = ValueNamer(scan.values)
+    # module index -> {symbol: declaration}, in first-use order
+    declarations: dict[int, dict[str, str]] = {}
+    for site in scan.calls:
+        try:
+            call = parse_call(source, scan, site)
+        except CallSyntaxError as error:
+            plan.errors.append(error.diagnostic)
+            continue
+        line, column = source.line_col(call.span.start)
+        report = CallReport(
+            source.filename, line, column, call.target,
+            tuple(t.text for t in call.input_types), tuple(t.text for t in call.result_types),
+            (), None, None, "left alone",
+        )
+        plan.reports.append(report)
+        report.reason = skip_reason(call, targets, skip)
+        if report.reason:
+            continue
+        problem = _unsupported(call)
+        if problem is None:
+            try:
+                report.attributes = tuple(attribute_operands(call))
+            except UnsupportedAttribute as error:
+                problem = (error.attr.span.start, error.message)
+        if problem is not None:
+            offset, message = problem
+            report.status, report.reason = "error", message
+            plan.errors.append(Diagnostic.at(source, offset, message))
+            continue
+        extern_type = _extern_type(call, report.attributes)
+        symbol, why = symbols.name(call.target, extern_type)
+        if why and not _already_warned(plan, call.target, symbol):
+            plan.warnings.append(Diagnostic.at(
+                source, call.target_span.start,
+                f"custom call target '{call.target}' becomes extern @{symbol} "
+                f"(C symbol _mlir_ciface_{symbol}): {why}",
+                severity="warning",
+            ))
+        report.symbol, report.status = symbol, "rewritten"
+        plan.edits.append(Edit(call.span.start, call.span.end,
+                               _replacement(call, report.attributes, symbol, values)))
+        declarations.setdefault(call.module, {}).setdefault(
+            symbol, _declaration(call, report.attributes, symbol))
+    for module_index, decls in declarations.items():
+        plan.edits.append(_declaration_edit(scan, module_index, list(decls.values())))
+    return plan
+
+
+def _already_warned(plan: Plan, target: str, symbol: str) -> bool:
+    needle = f"'{target}' becomes extern @{symbol} "
+    return any(needle in warning.message for warning in plan.warnings)
+
+
+def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
+    """Rule 7: constructs a selected call may have that the contract cannot express yet."""
+    for type_ in (*call.input_types, *call.result_types):
+        if type_.kind in ("tuple", "token"):
+            what = "tuple" if type_.kind == "tuple" else "token"
+            return call.span.start, (
+                f"custom call @{call.target} has a {what} type ({type_.text}); "
+                f"{what} operands and results are not supported yet"
+            )
+        if type_.kind != "tensor":
+            return call.span.start, (
+                f"custom call @{call.target} has an operand or result of type {type_.text}; "
+                "only tensors are supported"
+            )
+    for name, types in (("operand_layouts", call.input_types), ("result_layouts", call.result_types)):
+        layouts = call.attributes.get(name)
+        if layouts is None:
+            continue
+        if not isinstance(layouts, model.ListAttr) or len(layouts.items) != len(types):
+            return layouts.span.start, f"custom call @{call.target} has malformed {name}"
+        for index, (layout, type_) in enumerate(zip(layouts.items, types)):
+            if not _is_default_layout(layout, len(type_.dims)):
+                return layout.span.start, (
+                    f"custom call @{call.target} declares a non-default layout "
+                    f"{_layout_text(layout)} for {name.split('_')[0]} {index}; only the default "
+                    "row-major layout (minor-to-major descending) is supported yet"
+                )
+    return None
+
+
+def _layout_text(layout: model.Attr) -> str:
+    return layout.body[len("dense"):] if isinstance(layout, model.DenseAttr) else layout.text
+
+
+def _is_default_layout(layout: model.Attr, rank: int) -> bool:
+    if not isinstance(layout, model.DenseAttr):
+        return False
+    inner = layout.body[layout.body.index("<") + 1 : -1].replace(" ", "")
+    expected = [str(d) for d in range(rank - 1, -1, -1)]
+    if rank == 0:
+        return inner == ""
+    if rank == 1 and inner == "0":
+        return True
+    return inner == "[" + ",".join(expected) + "]"
+
+
+def _operand_types(call: model.CustomCall, attributes: Sequence[AttributeOperand]) -> list[str]:
+    return [t.text for t in call.input_types] + [a.type for a in attributes]
+
+
+def _extern_type(call: model.CustomCall, attributes: Sequence[AttributeOperand]) -> str:
+    return f"({', '.join(_operand_types(call, attributes))}) -> {call.results_text}"
+
+
+def _replacement(
+    call: model.CustomCall,
+    attributes: Sequence[AttributeOperand],
+    symbol: str,
+    values: ValueNamer,
+) -> str:
+    location = f" {call.location}" if call.location else ""
+    lines: list[str] = []
+    names: list[str] = []
+    for attribute in attributes:
+        name = values.fresh(attribute.path)
+        lines.append(f"{name} = arith.constant {attribute.value} : {attribute.constant_type}{location}")
+        if attribute.constant_type != attribute.type:
+            bits = values.fresh(attribute.path + "_bits")
+            lines.append(
+                f"{bits} = arith.bitcast {name} : {attribute.constant_type} to {attribute.type}{location}"
+            )
+            name = bits
+        names.append(name)
+    results = f"{call.results} = " if call.results else ""
+    arguments = ", ".join((*call.operands, *names))
+    types = ", ".join(_operand_types(call, attributes))
+    lines.append(
+        f"{results}func.call @{symbol}({arguments}) : ({types}) -> {call.results_text}{location}"
+    )
+    return ("\n" + call.indent).join(lines)
+
+
+def _declaration(call: model.CustomCall, attributes: Sequence[AttributeOperand], symbol: str) -> str:
+    parameters = [
+        f'{text} {{bufferization.access = "read"}}' if text.startswith("tensor<") else text
+        for text in _operand_types(call, attributes)
+    ]
+    results = "" if call.results_text == "()" else f" -> {call.results_text}"
+    return (
+        f"func.func private @{symbol}({', '.join(parameters)}){results} "
+        "attributes {llvm.emit_c_interface}"
+    )
+
+
+def _declaration_edit(scan: Scan, module_index: int, declarations: list[str]) -> Edit:
+    if module_index >= 0:
+        body = scan.modules[module_index]
+        offset, indent, opens_line = body.insert_at, body.indent, body.needs_newline
+    else:
+        offset, indent, opens_line = scan.top_level_insert, scan.top_level_indent, False
+    lines = "".join(f"{indent}{declaration}\n" for declaration in declarations)
+    if opens_line:
+        closing_indent = indent[:-2]
+        return Edit.insert(offset, "\n" + lines + closing_indent)
+    return Edit.insert(offset, lines)

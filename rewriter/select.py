@@ -1,0 +1,63 @@
+"""Contract rule 6: which custom calls are rewritten.
+
+Every custom call is a user kernel except the targets that carry compiler meaning
+(sharding, placement, shape checks, buffers, host callbacks, device kernels, and ops
+other compilers implement themselves) and calls with `called_computations`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+
+from . import model
+
+COMPILER_TARGETS: dict[str, tuple[str, ...]] = {
+    "a sharding annotation": (
+        "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "CustomSPMDPartitioning",
+        "InspectSharding", "LayoutConstraint", "xla.sdy.*", "X64Combine",
+    ),
+    "a placement annotation": (
+        "annotate_device_placement", "MoveToHost", "MoveToDevice", "PinToDevice",
+        "PinToDeviceSram",
+    ),
+    "a shape check or dynamic-shape op": ("shape_assertion", "stablehlo.dynamic_*"),
+    "a buffer or effect marker": ("AllocateBuffer", "CreateBuffer", "Pin", "Unpin", "dce_sink"),
+    "a host callback": (
+        "xla_ffi_python_cpu_callback", "xla_ffi_partitioned_python_cpu_callback",
+        "xla_ffi_python_gpu_callback", "xla_ffi_partitioned_python_gpu_callback",
+        "xla_python_cpu_callback", "xla_python_gpu_callback",
+    ),
+    "a device kernel": (
+        "tpu_custom_call", "mosaic_gpu*", "__gpu$xla.gpu.triton", "triton_kernel_call*",
+        "__cudnn$fusion", "tf.call_tf_function",
+    ),
+    "an op that compilers implement themselves": (
+        "Eigh", "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition",
+        "ApproxTopK", "TopK", "mhlo.*",
+    ),
+}
+
+
+def compiler_meaning(target: str) -> str | None:
+    """Why ``target`` is not a user kernel, or None when it is one."""
+    for reason, patterns in COMPILER_TARGETS.items():
+        if any(fnmatchcase(target, pattern) for pattern in patterns):
+            return reason
+    return None
+
+
+def skip_reason(
+    call: model.CustomCall, targets: Sequence[str] | None, skip: Sequence[str] | None
+) -> str | None:
+    """Why ``call`` is left alone, or None when it is rewritten."""
+    reason = compiler_meaning(call.target)
+    if reason:
+        return f"target carries compiler meaning ({reason})"
+    if call.attributes.get("called_computations") is not None:
+        return "the call has called_computations"
+    if targets and not any(fnmatchcase(call.target, pattern) for pattern in targets):
+        return "not matched by --target"
+    if skip and any(fnmatchcase(call.target, pattern) for pattern in skip):
+        return "matched by --skip"
+    return None

@@ -1,0 +1,43 @@
+"""The lark grammar, loaded from the package and built once (LALR, contextual lexer).
+
+The grammar file lives in the repository's top-level ``grammar/`` folder and is installed
+inside the wheel as the ``rewriter.grammar`` resource package.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import lark
+
+GRAMMAR_FILE = "stablehlo.lark"
+START_RULES = ["module_file", "custom_call_stmt"]
+
+
+def grammar_text() -> str:
+    """The grammar, from the installed package or, in a source checkout, from ``grammar/``."""
+    try:
+        return (resources.files("rewriter.grammar") / GRAMMAR_FILE).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        checkout = Path(__file__).resolve().parent.parent / "grammar" / GRAMMAR_FILE
+        return checkout.read_text(encoding="utf-8")
+
+
+@functools.cache
+def parser() -> lark.Lark:
+    """The LALR parser; lark caches the built tables on disk, so later starts are fast."""
+    import lark
+
+    return lark.Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        start=START_RULES,
+        propagate_positions=True,
+        maybe_placeholders=False,
+        cache=True,
+    )
