@@ -1,8 +1,17 @@
 """rewriter: turn XLA FFI custom calls in exported StableHLO into calls to extern C functions."""
 
-from .api import Result, decode, rewrite, validate
+from .api import Result, analyze, decode, rewrite, validate
 from .diagnostics import Diagnostic, RewriteError
 from .plan import CallReport
 
-__all__ = ["CallReport", "Diagnostic", "Result", "RewriteError", "decode", "rewrite", "validate"]
+__all__ = [
+    "CallReport",
+    "Diagnostic",
+    "Result",
+    "RewriteError",
+    "analyze",
+    "decode",
+    "rewrite",
+    "validate",
+]
 __version__ = "0.1.0"

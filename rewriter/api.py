@@ -21,6 +21,7 @@ class Result:
     calls: list[CallReport] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
+    errors: list[Diagnostic] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -51,15 +52,30 @@ def rewrite(
     ``targets`` and ``skip`` are glob patterns on call target names. Raises
     ``RewriteError`` (with line, column and message) when the input cannot be rewritten.
     """
+    result = analyze(text, targets=targets, skip=skip, filename=filename)
+    if result.errors:
+        raise RewriteError(result.errors)
+    return result
+
+
+def analyze(
+    text: str | bytes,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+) -> Result:
+    """Like ``rewrite``, but calls that cannot be rewritten are reported in ``Result.errors``
+    instead of raising (the text then holds the other calls' rewrites). Raises
+    ``RewriteError`` only when the file as a whole is unusable (not text, unbalanced, ...).
+    """
     source = decode(text, filename) if isinstance(text, bytes) else Source(text, filename)
     found = scan(source)
     if found.diagnostics:
         raise RewriteError(found.diagnostics)
     plan = plan_rewrite(source, found, targets, skip)
-    if plan.errors:
-        raise RewriteError(plan.errors)
     output = apply_edits(source.text, plan.edits) if plan.edits else source.text
-    return Result(output, source.text, plan.reports, plan.warnings, plan.edits)
+    return Result(output, source.text, plan.reports, plan.warnings, plan.edits, plan.errors)
 
 
 def validate(text: str, *, filename: str = "<string>") -> None:

@@ -79,7 +79,8 @@ def _operand(path: str, attr: model.Attr) -> AttributeOperand:
     if isinstance(attr, model.NumberAttr):
         return _number(path, attr)
     if isinstance(attr, model.BoolAttr):
-        return AttributeOperand(path, "i1", "i1", attr.text, "i1")
+        # `arith.constant true` takes no type: the boolean literal is already i1.
+        return AttributeOperand(path, "i1", "i1", attr.text, "")
     if isinstance(attr, model.StringAttr):
         return _string_operand(path, attr.value)
     if isinstance(attr, model.DenseAttr):

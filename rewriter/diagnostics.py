@@ -33,8 +33,8 @@ class Diagnostic:
             label = f"{shade}{label}\033[0m"
         text = f"{head}{label} {self.message}"
         if self.source_line:
-            shown = self.source_line.expandtabs(1)
-            caret = " " * (self.column - 1) + "^"
+            shown, caret_column = _excerpt(self.source_line.expandtabs(1), self.column)
+            caret = " " * (caret_column - 1) + "^"
             if color:
                 caret = f"\033[1;32m{caret}\033[0m"
             text += f"\n{shown}\n{caret}"
@@ -42,6 +42,19 @@ class Diagnostic:
 
     def __str__(self) -> str:
         return self.format()
+
+
+_EXCERPT = 120
+
+
+def _excerpt(line: str, column: int) -> tuple[str, int]:
+    """A window of a long source line around ``column`` (exported ops can be kilobytes)."""
+    if len(line) <= _EXCERPT:
+        return line, column
+    start = max(0, min(column - 1 - _EXCERPT // 2, len(line) - _EXCERPT))
+    end = start + _EXCERPT
+    shown = ("..." if start else "") + line[start:end] + ("..." if end < len(line) else "")
+    return shown, column - start + (3 if start else 0)
 
 
 class RewriteError(Exception):

@@ -171,8 +171,9 @@ def _replacement(
     names: list[str] = []
     for attribute in attributes:
         name = values.fresh(attribute.path)
-        lines.append(f"{name} = arith.constant {attribute.value} : {attribute.constant_type}{location}")
-        if attribute.constant_type != attribute.type:
+        typed = f" : {attribute.constant_type}" if attribute.constant_type else ""
+        lines.append(f"{name} = arith.constant {attribute.value}{typed}{location}")
+        if attribute.constant_type and attribute.constant_type != attribute.type:
             bits = values.fresh(attribute.path + "_bits")
             lines.append(
                 f"{bits} = arith.bitcast {name} : {attribute.constant_type} to {attribute.type}{location}"

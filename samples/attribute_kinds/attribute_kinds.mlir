@@ -1,15 +1,15 @@
 #loc1 = loc("x")
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<4xf32> loc("x")) -> (tensor<4xf32> {jax.result_info = "result"}) {
-    %0 = stablehlo.custom_call @attr_kinds(%arg0) {mhlo.backend_config = {arr_0d = dense<4.000000e+00> : tensor<f32>, arr_bool = dense<[true, false]> : tensor<2xi1>, arr_c64 = dense<(1.000000e+00,-2.000000e+00)> : tensor<1xcomplex<f32>>, arr_empty = dense<> : tensor<0xi32>, arr_f32 = dense<[[1.500000e+00, -2.000000e+00], [0.000000e+00, 3.250000e+00]]> : tensor<2x2xf32>, arr_i64 = dense<[-9223372036854775808, -1, 9223372036854775807]> : tensor<3xi64>, arr_u64 = dense<[0, 18446744073709551615]> : tensor<2xui64>, bf16 = -1.500000e+00 : bf16, dictionary = {n = 1 : i32, s = "x"}, dtype = f32, f16 = 6.550400e+04 : f16, f32 = 9.99999974E-6 : f32, f32_inf = 0x7F800000 : f32, f64 = -1.000000e-01 : f64, i16 = -32768 : i16, i32 = 2147483647 : i32, i64 = -9223372036854775808 : i64, i8 = -128 : i8, np_bool = true, py_bool = false, py_float = 2.500000e-01 : f64, py_int = -7 : i64, raw = "a\22\00\0A", sequence = [1, 2.500000e+00, "t"], text = "h\C3\A9llo", u16 = 65535 : ui16, u32 = 4294967295 : ui32, u64 = 9223372036854775807 : ui64, u8 = 255 : ui8}, operand_layouts = [dense<0> : tensor<1xindex>], result_layouts = [dense<0> : tensor<1xindex>]} : (tensor<4xf32>) -> tensor<4xf32> loc(#loc14)
+    %0 = stablehlo.custom_call @attr_kinds(%arg0) {mhlo.backend_config = {arr_0d = dense<4.000000e+00> : tensor<f32>, arr_bool = dense<[true, false]> : tensor<2xi1>, arr_c64 = dense<(1.000000e+00,-2.000000e+00)> : tensor<1xcomplex<f32>>, arr_empty = dense<> : tensor<0xi32>, arr_f32 = dense<[[1.500000e+00, -2.000000e+00], [0.000000e+00, 3.250000e+00]]> : tensor<2x2xf32>, arr_i64 = dense<[-9223372036854775808, -1, 9223372036854775807]> : tensor<3xi64>, arr_u64 = dense<[0, 18446744073709551615]> : tensor<2xui64>, bf16 = -1.500000e+00 : bf16, dictionary = {n = 1 : i32, s = "x"}, f16 = 6.550400e+04 : f16, f32 = 9.99999974E-6 : f32, f32_inf = 0x7F800000 : f32, f64 = -1.000000e-01 : f64, i16 = -32768 : i16, i32 = 2147483647 : i32, i64 = -9223372036854775808 : i64, i8 = -128 : i8, np_bool = true, py_bool = false, py_float = 2.500000e-01 : f64, py_int = -7 : i64, raw = "a\22\00\0A", text = "h\C3\A9llo", u16 = 65535 : ui16, u32 = 4294967295 : ui32, u64 = 9223372036854775807 : ui64, u8 = 255 : ui8}, operand_layouts = [dense<0> : tensor<1xindex>], result_layouts = [dense<0> : tensor<1xindex>]} : (tensor<4xf32>) -> tensor<4xf32> loc(#loc14)
     return %0 : tensor<4xf32> loc(#loc13)
   } loc(#loc)
 } loc(#loc)
 #loc = loc(unknown)
-#loc2 = loc("samples/attribute_kinds/export.py":75:11 to :63)
+#loc2 = loc("samples/attribute_kinds/export.py":78:11 to :63)
 #loc3 = loc("samples/_export_util.py":52:10 to 56:12)
 #loc4 = loc("samples/_export_util.py":62:28 to :68)
-#loc5 = loc("samples/attribute_kinds/export.py":82:4 to :88)
+#loc5 = loc("samples/attribute_kinds/export.py":85:4 to :88)
 #loc6 = loc("f"(#loc2))
 #loc7 = loc("export_text"(#loc3))
 #loc8 = loc("export_and_print"(#loc4))

@@ -1,0 +1,5 @@
+"""``python -m rewriter``: see ``rewriter.cli``."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""Command line: argument handling and output only; the work is done by ``rewriter.api``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+EXAMPLES = """\
+examples:
+  python -m rewriter model.mlir > model.rewritten.mlir
+  python -m rewriter model.mlir -o out.mlir --target 'rms_*'
+  python -m rewriter --in-place exports/*.mlir
+  python -m rewriter --check exports/*.mlir     # exit 1 if a file would change
+  python -m rewriter --list model.mlir           # what would happen to each custom call
+
+exit status: 0 ok, 1 error in the input or (with --check) a file would change, 2 usage error
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m rewriter",
+        description="Rewrite XLA FFI custom calls (stablehlo.custom_call) in exported StableHLO "
+        "into func.call to extern functions with the C interface.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("files", nargs="*", metavar="FILE", help="input .mlir files; - or none: stdin")
+    parser.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT (atomically)")
+    parser.add_argument("--in-place", action="store_true", help="rewrite each FILE in place")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when a file would change")
+    parser.add_argument("--list", action="store_true",
+                        help="print one line per custom call: where, target, types, decision")
+    parser.add_argument("--target", action="append", metavar="GLOB",
+                        help="rewrite only targets matching GLOB (repeatable)")
+    parser.add_argument("--skip", action="append", metavar="GLOB",
+                        help="leave targets matching GLOB alone (repeatable)")
+    parser.add_argument("--validate", action="store_true",
+                        help="also parse every op with the full grammar (slower)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _use_color(stream) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    files = args.files or ["-"]
+    modes = sum(bool(flag) for flag in (args.in_place, args.check, args.list, args.output))
+    if modes > 1:
+        parser.error("--output, --in-place, --check and --list exclude each other")
+    if len(files) > 1 and not (args.in_place or args.check or args.list):
+        parser.error("several files need --in-place, --check or --list")
+    if args.in_place and "-" in files:
+        parser.error("--in-place needs files, not standard input")
+    try:
+        return _run(args, files)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+def _run(args: argparse.Namespace, files: list[str]) -> int:
+    from .api import analyze, rewrite, validate
+    from .diagnostics import RewriteError
+    from .files import read_input, write_atomically
+
+    color = _use_color(sys.stderr)
+    status = 0
+    changed: list[str] = []
+    counts: dict[str, int] = {}
+    for path in files:
+        name = "<stdin>" if path == "-" else path
+        try:
+            data = read_input(path)
+        except OSError as error:
+            print(f"{name}: error: cannot read: {error.strerror or error}", file=sys.stderr)
+            status = 1
+            continue
+        try:
+            if args.list:
+                result = analyze(data, targets=args.target, skip=args.skip, filename=name)
+            else:
+                result = rewrite(data, targets=args.target, skip=args.skip, filename=name)
+                if args.validate:
+                    validate(result.text, filename=name)
+        except RewriteError as error:
+            for diagnostic in error.diagnostics:
+                print(diagnostic.format(color), file=sys.stderr)
+            status = 1
+            continue
+        for warning in result.warnings:
+            print(warning.format(color), file=sys.stderr)
+        if args.list:
+            for report in result.calls:
+                print(_list_line(report))
+                counts[report.status] = counts.get(report.status, 0) + 1
+            status = 1 if result.errors else status
+            continue
+        output = result.text.encode("utf-8")
+        if result.changed:
+            changed.append(name)
+        if args.check:
+            continue
+        try:
+            if args.in_place:
+                if result.changed:
+                    write_atomically(path, output)
+            elif args.output:
+                write_atomically(args.output, output)
+            else:
+                sys.stdout.buffer.write(output)
+                sys.stdout.flush()
+        except OSError as error:
+            target = args.output or path
+            print(f"{target}: error: cannot write: {error.strerror or error}", file=sys.stderr)
+            status = 1
+    if args.check and changed:
+        for name in changed:
+            print(f"{name}: would rewrite", file=sys.stderr)
+        status = 1
+    if args.list:
+        total = sum(counts.values())
+        parts = ", ".join(f"{n} {status_}" for status_, n in sorted(counts.items()))
+        print(f"{total} custom calls in {len(files)} files" + (f": {parts}" if parts else ""),
+              file=sys.stderr)
+    elif len(files) > 1:
+        verb = "would be rewritten" if args.check else "rewritten"
+        summary = f"{len(changed)} of {len(files)} files {verb}"
+        print(summary + (", with errors" if status and not args.check else ""), file=sys.stderr)
+    return status
+
+
+def _list_line(report) -> str:
+    attributes = ", ".join(f"{a.path}: {a.source_type}" for a in report.attributes)
+    operands = ", ".join(report.operand_types)
+    results = ", ".join(report.result_types)
+    where = f"{report.filename}:{report.line}:{report.column}"
+    signature = f"@{report.target}({operands}) -> ({results})"
+    if attributes:
+        signature += f" {{{attributes}}}"
+    if report.status == "rewritten":
+        decision = f"rewritten as @{report.symbol}"
+    elif report.status == "error":
+        decision = f"error: {report.reason}"
+    else:
+        decision = f"left alone: {report.reason}"
+    return f"{where}: {signature}: {decision}"

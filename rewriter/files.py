@@ -1,0 +1,48 @@
+"""Reading inputs and writing outputs without ever leaving a half-written file."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of ``path``, or of standard input for ``-``."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace ``path`` by ``data`` in one rename: readers see the old file or the new one.
+
+    A symlink is followed: its target is replaced and the link stays. The file mode of an
+    existing file is kept; a new file gets the usual mode (0666 less the umask).
+    """
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target) or "."
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    descriptor, temporary = tempfile.mkstemp(
+        dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,23 @@
+#loc1 = loc("x")
+module @jit_rms_norm attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func private @rms_norm(tensor<10x10xf32> {bufferization.access = "read"}, f32) -> tensor<10x10xf32> attributes {llvm.emit_c_interface}
+  func.func public @main(%arg0: tensor<10x10xf32> loc("x")) -> (tensor<10x10xf32> {jax.result_info = "result"}) {
+    %eps = arith.constant 9.99999974E-6 : f32 loc(#loc14)
+    %0 = func.call @rms_norm(%arg0, %eps) : (tensor<10x10xf32>, f32) -> tensor<10x10xf32> loc(#loc14)
+    return %0 : tensor<10x10xf32> loc(#loc13)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("samples/rms_norm/export.py":27:11 to :39)
+#loc3 = loc("samples/_export_util.py":52:10 to 56:12)
+#loc4 = loc("samples/_export_util.py":62:28 to :68)
+#loc5 = loc("samples/rms_norm/export.py":34:4 to :97)
+#loc6 = loc("rms_norm"(#loc2))
+#loc7 = loc("export_text"(#loc3))
+#loc8 = loc("export_and_print"(#loc4))
+#loc9 = loc("<module>"(#loc5))
+#loc10 = loc(callsite(#loc8 at #loc9))
+#loc11 = loc(callsite(#loc7 at #loc10))
+#loc12 = loc(callsite(#loc6 at #loc11))
+#loc13 = loc("jit(rms_norm)"(#loc11))
+#loc14 = loc("jit(rms_norm)/ffi_call"(#loc12))

@@ -1,0 +1,98 @@
+"""Pipe filter for the lit tests: check that MLIR text on stdin is a valid module, echo it.
+
+    %rewrite %s | %verify --iree | filecheck %s
+
+The text is parsed and verified with jaxlib's C++ MLIR (every dialect jax registers:
+stablehlo, chlo, func, arith, ...). With ``--iree`` it also goes through IREE's StableHLO
+input pipeline (``iree-opt --iree-stablehlo-input-transformation-pipeline``), which turns
+it into linalg and rejects custom calls it does not know. On success the text is written
+to stdout unchanged; on failure the reason goes to stderr and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def jaxlib_verify(text: str) -> str | None:
+    """None when jaxlib's MLIR parses and verifies ``text``, else the reason."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    try:
+        with mlir.make_ir_context() as context:
+            module = ir.Module.parse(text, context=context)
+            if not module.operation.verify():
+                return "module does not verify"
+    except ir.MLIRError as error:
+        return str(error)
+    return None
+
+
+def iree_opt() -> str:
+    """iree-opt from PATH or next to this interpreter (the iree-base-compiler wheel)."""
+    found = shutil.which("iree-opt")
+    if found:
+        return found
+    candidate = os.path.join(os.path.dirname(sys.executable), "iree-opt")
+    if os.path.exists(candidate):
+        return candidate
+    raise SystemExit("verify.py: iree-opt not found: pip install iree-base-compiler")
+
+
+def iree_verify(text: str) -> str | None:
+    """None when IREE's StableHLO input pipeline accepts ``text``, else its stderr."""
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False, encoding="utf-8") as file:
+        file.write(text)
+        path = file.name
+    try:
+        done = subprocess.run(
+            [iree_opt(), "--iree-stablehlo-input-transformation-pipeline", path,
+             "-o", os.devnull],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        os.unlink(path)
+    if done.returncode != 0:
+        return done.stderr.strip() or f"iree-opt exited with status {done.returncode}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iree", action="store_true",
+                        help="also run IREE's StableHLO input pipeline on the module")
+    args = parser.parse_args(argv)
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        print(f"verify.py: input is not UTF-8: {error}", file=sys.stderr)
+        return 1
+    if not text.strip():
+        print("verify.py: empty input", file=sys.stderr)
+        return 1
+    problem = jaxlib_verify(text)
+    if problem is not None:
+        print(f"verify.py: jaxlib rejects the module:\n{problem}", file=sys.stderr)
+        return 1
+    if args.iree:
+        problem = iree_verify(text)
+        if problem is not None:
+            print(f"verify.py: iree-opt rejects the module:\n{problem}", file=sys.stderr)
+            return 1
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

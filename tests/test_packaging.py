@@ -1,0 +1,61 @@
+"""The wheel carries the grammar and the C headers, and works from any directory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(ROOT), "-w", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (built,) = out.glob("*.whl")
+    return built
+
+
+def test_wheel_ships_grammar_and_abi(wheel: Path):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "rewriter/grammar/stablehlo.lark" in names
+    assert "rewriter/abi/include/rewriter/memref.h" in names
+    assert "rewriter/abi/README.md" in names
+
+
+def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path):
+    environment = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(environment)
+    python = environment / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
+         "--force-reinstall", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    sample = ROOT / "samples" / "rms_norm" / "rms_norm.mlir"
+    run = subprocess.run(
+        [str(python), "-m", "rewriter", str(sample)], cwd=elsewhere, capture_output=True,
+        check=True, timeout=120,
+    )
+    expected = (ROOT / "samples" / "rms_norm" / "rms_norm.rewritten.mlir").read_bytes()
+    assert run.stdout == expected
+    where = subprocess.run(
+        [str(python), "-c", "import rewriter.syntax as s, importlib.resources as r; "
+         "print(r.files('rewriter.grammar') / s.GRAMMAR_FILE)"],
+        cwd=elsewhere, capture_output=True, text=True, check=True,
+    )
+    assert str(environment) in where.stdout

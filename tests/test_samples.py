@@ -1,0 +1,96 @@
+"""The bundled samples: golden rewrites, checked by jaxlib's verifier and IREE's input pipeline.
+
+Each ``samples/NAME/NAME.rewritten.mlir`` was produced by the tool and checked by hand
+against the contract (abi/README.md); the tests below also make real tools judge it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lossless import check_lossless
+from mlir_tools import iree_input_pipeline, jaxlib_verify
+
+import rewriter
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+REWRITTEN = sorted(SAMPLES.glob("*/*.rewritten.mlir"))
+
+
+def original_of(expected: Path) -> Path:
+    return expected.with_name(expected.name.replace(".rewritten.mlir", ".mlir"))
+
+
+def test_every_rewriting_sample_has_a_golden_output():
+    names = {path.parent.name for path in REWRITTEN}
+    assert names == {"rms_norm", "attribute_kinds", "two_targets", "while_and_private", "name_clash"}
+
+
+@pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
+def test_rewrite_matches_golden(expected: Path):
+    original = original_of(expected)
+    result = rewriter.rewrite(original.read_text(), filename=str(original))
+    assert result.text == expected.read_text()
+
+
+@pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
+def test_golden_output_verifies_in_jaxlib(expected: Path):
+    jaxlib_verify(expected.read_text())
+
+
+@pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
+def test_iree_rejects_the_export_and_accepts_the_rewrite(expected: Path):
+    before = iree_input_pipeline(original_of(expected).read_text())
+    assert before.returncode != 0
+    assert "failed to legalize operation 'stablehlo.custom_call'" in before.stderr
+    after = iree_input_pipeline(expected.read_text())
+    assert after.returncode == 0, after.stderr
+
+
+@pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
+def test_golden_output_is_lossless(expected: Path):
+    original = original_of(expected).read_text()
+    removed, _ = check_lossless(original, expected.read_text())
+    assert removed == original.count("stablehlo.custom_call @")
+
+
+def test_name_clash_renames_and_warns():
+    path = SAMPLES / "name_clash" / "name_clash.mlir"
+    result = rewriter.rewrite(path.read_text(), filename="name_clash.mlir")
+    assert [call.symbol for call in result.calls] == ["rms_norm_1"]
+    assert "func.func private @rms_norm(" in result.text  # jax's own function, untouched
+    (warning,) = result.warnings
+    assert warning.severity == "warning"
+    assert "'rms_norm'" in warning.message and "@rms_norm_1" in warning.message
+
+
+def test_while_and_private_function_share_one_extern_per_signature():
+    path = SAMPLES / "while_and_private" / "while_and_private.mlir"
+    result = rewriter.rewrite(path.read_text())
+    assert result.text.count("func.func private @scale(") == 1
+    assert result.text.count("func.func private @step(") == 1
+    assert [c.symbol for c in result.calls] == ["step", "scale"]
+
+
+def test_cholesky_layout_is_a_rule_7_error():
+    path = SAMPLES / "cholesky_lapack" / "cholesky_lapack.mlir"
+    text = path.read_text()
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(text, filename="cholesky_lapack.mlir")
+    (diagnostic,) = caught.value.diagnostics
+    offset = text.index("dense<[0, 1]>", text.index("operand_layouts"))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    assert (diagnostic.line, diagnostic.column) == (line, column)
+    assert "non-default layout" in diagnostic.message
+    assert "lapack_spotrf_ffi" in diagnostic.message
+
+
+def test_attribute_kinds_passes_every_attribute_in_dictionary_order():
+    path = SAMPLES / "attribute_kinds" / "attribute_kinds.mlir"
+    result = rewriter.rewrite(path.read_text())
+    (call,) = result.calls
+    paths = [attribute.path for attribute in call.attributes]
+    assert paths == sorted(paths)  # names here sort the same bytewise and flattened
+    assert "dictionary.n" in paths and "dictionary.s" in paths
