@@ -16,7 +16,7 @@ _MAX_CONTINUATION_LINES = 64
 
 
 def _statement_end(masked: str, start: int, after: int) -> int:
-    """Offset of the first newline after ``after`` where brackets opened since ``start`` are closed."""
+    """Offset of the first newline after ``after`` outside brackets opened since ``start``."""
     depth = 0
     for match in _DEPTH_TOKEN.finditer(masked, start):
         token = match.group()
@@ -52,9 +52,7 @@ def parse_call(source: Source, scan: Scan, site: CallSite) -> model.CustomCall:
         call = custom_call_from_tree(tree, piece, site.statement)
         call.module = scan.module_of(site.keyword)
         return call
-    raise CallSyntaxError(
-        Diagnostic.at(source, site.keyword, "custom call statement does not end")
-    )
+    raise CallSyntaxError(Diagnostic.at(source, site.keyword, "custom call statement does not end"))
 
 
 class CallSyntaxError(Exception):
@@ -85,11 +83,27 @@ def _syntax_diagnostic(source: Source, site: CallSite, error) -> Diagnostic:
 
 
 _TERMINAL_NAMES = {
-    "LPAR": "'('", "RPAR": "')'", "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['",
-    "RSQB": "']'", "LESSTHAN": "'<'", "MORETHAN": "'>'", "COLON": "':'", "COMMA": "','",
-    "EQUAL": "'='", "__ANON_0": "'->'", "SYMBOL": "a symbol (@name)", "VALUE_USE": "a value (%name)",
-    "STRING": "a string", "BARE_ID": "a name", "INT": "an integer", "FLOAT": "a float",
-    "HEX": "a hexadecimal literal", "LOC": "'loc'", "SHAPED_KIND": "a tensor type",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LESSTHAN": "'<'",
+    "MORETHAN": "'>'",
+    "COLON": "':'",
+    "COMMA": "','",
+    "EQUAL": "'='",
+    "__ANON_0": "'->'",
+    "SYMBOL": "a symbol (@name)",
+    "VALUE_USE": "a value (%name)",
+    "STRING": "a string",
+    "BARE_ID": "a name",
+    "INT": "an integer",
+    "FLOAT": "a float",
+    "HEX": "a hexadecimal literal",
+    "LOC": "'loc'",
+    "SHAPED_KIND": "a tensor type",
     "DIMS": "dimensions",
 }
 

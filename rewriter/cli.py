@@ -27,19 +27,36 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("files", nargs="*", metavar="FILE", help="input .mlir files; - or none: stdin")
-    parser.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT (atomically)")
+    parser.add_argument(
+        "files", nargs="*", metavar="FILE", help="input .mlir files; - or none: stdin"
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="OUT", help="write the result to OUT (atomically)"
+    )
     parser.add_argument("--in-place", action="store_true", help="rewrite each FILE in place")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 when a file would change")
-    parser.add_argument("--list", action="store_true",
-                        help="print one line per custom call: where, target, types, decision")
-    parser.add_argument("--target", action="append", metavar="GLOB",
-                        help="rewrite only targets matching GLOB (repeatable)")
-    parser.add_argument("--skip", action="append", metavar="GLOB",
-                        help="leave targets matching GLOB alone (repeatable)")
-    parser.add_argument("--validate", action="store_true",
-                        help="also parse every op with the full grammar (slower)")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when a file would change"
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print one line per custom call: where, target, types, decision",
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        metavar="GLOB",
+        help="rewrite only targets matching GLOB (repeatable)",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        metavar="GLOB",
+        help="leave targets matching GLOB alone (repeatable)",
+    )
+    parser.add_argument(
+        "--validate", action="store_true", help="also parse every op with the full grammar (slower)"
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -135,8 +152,10 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
     if args.list:
         total = sum(counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(counts.items()))
-        print(f"{total} custom calls in {len(files)} files" + (f": {parts}" if parts else ""),
-              file=sys.stderr)
+        print(
+            f"{total} custom calls in {len(files)} files" + (f": {parts}" if parts else ""),
+            file=sys.stderr,
+        )
     elif len(files) > 1:
         verb = "would be rewritten" if args.check else "rewritten"
         summary = f"{len(changed)} of {len(files)} files {verb}"

@@ -87,9 +87,12 @@ def _operand(path: str, attr: model.Attr) -> AttributeOperand:
         return _dense(path, attr)
     if isinstance(attr, model.ArrayAttr):
         return _array(path, attr)
-    raise UnsupportedAttribute(attr, f"attribute '{path}' is {_describe(attr)}, which the calling "
-                          "contract cannot pass (numbers, booleans, strings, dense and array "
-                          "attributes and dictionaries of these)")
+    raise UnsupportedAttribute(
+        attr,
+        f"attribute '{path}' is {_describe(attr)}, which the calling "
+        "contract cannot pass (numbers, booleans, strings, dense and array "
+        "attributes and dictionaries of these)",
+    )
 
 
 def _describe(attr: model.Attr) -> str:
@@ -108,14 +111,20 @@ def _number(path: str, attr: model.NumberAttr) -> AttributeOperand:
     type_ = attr.type or ("f64" if attr.is_float else "i64")
     if attr.is_float:
         if type_ not in _FLOAT_TYPES:
-            raise UnsupportedAttribute(attr, f"attribute '{path}' has type {type_}; the calling contract "
-                                  "passes floats of type f16, bf16, f32 and f64")
+            raise UnsupportedAttribute(
+                attr,
+                f"attribute '{path}' has type {type_}; the calling contract "
+                "passes floats of type f16, bf16, f32 and f64",
+            )
         passed = "i16" if type_ in ("f16", "bf16") else type_
         return AttributeOperand(path, type_, passed, attr.literal, type_)
     width = _INT_TYPE.fullmatch(type_)
     if not width:
-        raise UnsupportedAttribute(attr, f"attribute '{path}' has type {type_}; the calling contract "
-                              "passes integers of type iN, siN and uiN")
+        raise UnsupportedAttribute(
+            attr,
+            f"attribute '{path}' has type {type_}; the calling contract "
+            "passes integers of type iN, siN and uiN",
+        )
     signless = f"i{width.group(1)}"
     return AttributeOperand(path, type_, signless, attr.literal, signless)
 
@@ -143,9 +152,12 @@ def _dense(path: str, attr: model.DenseAttr) -> AttributeOperand:
         and _DENSE_ELEMENT.fullmatch(type_.element)
     )
     if not ok:
-        raise UnsupportedAttribute(attr, f"attribute '{path}' is {attr.keyword}<...> : {type_.text}; "
-                              "the calling contract passes static tensors of integers, floats "
-                              "and complex numbers")
+        raise UnsupportedAttribute(
+            attr,
+            f"attribute '{path}' is {attr.keyword}<...> : {type_.text}; "
+            "the calling contract passes static tensors of integers, floats "
+            "and complex numbers",
+        )
     signless = signless_tensor(type_)
     return AttributeOperand(path, type_.text, signless, attr.body, signless)
 
@@ -153,8 +165,11 @@ def _dense(path: str, attr: model.DenseAttr) -> AttributeOperand:
 def _array(path: str, attr: model.ArrayAttr) -> AttributeOperand:
     element = attr.element_type
     if not _ARRAY_ELEMENT.fullmatch(element):
-        raise UnsupportedAttribute(attr, f"attribute '{path}' is an array of {element}; the calling "
-                              "contract passes arrays of integers and floats")
+        raise UnsupportedAttribute(
+            attr,
+            f"attribute '{path}' is an array of {element}; the calling "
+            "contract passes arrays of integers and floats",
+        )
     signless = _INT_TYPE.sub(lambda m: f"i{m.group(1)}", element)
     type_ = f"tensor<{len(attr.elements)}x{signless}>"
     value = f"dense<[{', '.join(attr.elements)}]>" if attr.elements else "dense<>"

@@ -63,9 +63,16 @@ def plan_rewrite(
             continue
         line, column = source.line_col(call.span.start)
         report = CallReport(
-            source.filename, line, column, call.target,
-            tuple(t.text for t in call.input_types), tuple(t.text for t in call.result_types),
-            (), None, None, "left alone",
+            source.filename,
+            line,
+            column,
+            call.target,
+            tuple(t.text for t in call.input_types),
+            tuple(t.text for t in call.result_types),
+            (),
+            None,
+            None,
+            "left alone",
         )
         plan.reports.append(report)
         report.reason = skip_reason(call, targets, skip)
@@ -85,17 +92,26 @@ def plan_rewrite(
         extern_type = _extern_type(call, report.attributes)
         symbol, why = symbols.name(call.target, extern_type)
         if why and not _already_warned(plan, call.target, symbol):
-            plan.warnings.append(Diagnostic.at(
-                source, call.target_span.start,
-                f"custom call target '{call.target}' becomes extern @{symbol} "
-                f"(C symbol _mlir_ciface_{symbol}): {why}",
-                severity="warning",
-            ))
+            plan.warnings.append(
+                Diagnostic.at(
+                    source,
+                    call.target_span.start,
+                    f"custom call target '{call.target}' becomes extern @{symbol} "
+                    f"(C symbol _mlir_ciface_{symbol}): {why}",
+                    severity="warning",
+                )
+            )
         report.symbol, report.status = symbol, "rewritten"
-        plan.edits.append(Edit(call.span.start, call.span.end,
-                               _replacement(call, report.attributes, symbol, values)))
+        plan.edits.append(
+            Edit(
+                call.span.start,
+                call.span.end,
+                _replacement(call, report.attributes, symbol, values),
+            )
+        )
         declarations.setdefault(call.module, {}).setdefault(
-            symbol, _declaration(call, report.attributes, symbol))
+            symbol, _declaration(call, report.attributes, symbol)
+        )
     for module_index, decls in declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values())))
     return plan
@@ -120,13 +136,16 @@ def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
                 f"custom call @{call.target} has an operand or result of type {type_.text}; "
                 "only tensors are supported"
             )
-    for name, types in (("operand_layouts", call.input_types), ("result_layouts", call.result_types)):
+    for name, types in (
+        ("operand_layouts", call.input_types),
+        ("result_layouts", call.result_types),
+    ):
         layouts = call.attributes.get(name)
         if layouts is None:
             continue
         if not isinstance(layouts, model.ListAttr) or len(layouts.items) != len(types):
             return layouts.span.start, f"custom call @{call.target} has malformed {name}"
-        for index, (layout, type_) in enumerate(zip(layouts.items, types)):
+        for index, (layout, type_) in enumerate(zip(layouts.items, types, strict=True)):
             if not _is_default_layout(layout, len(type_.dims)):
                 return layout.span.start, (
                     f"custom call @{call.target} declares a non-default layout "
@@ -137,7 +156,7 @@ def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
 
 
 def _layout_text(layout: model.Attr) -> str:
-    return layout.body[len("dense"):] if isinstance(layout, model.DenseAttr) else layout.text
+    return layout.body[len("dense") :] if isinstance(layout, model.DenseAttr) else layout.text
 
 
 def _is_default_layout(layout: model.Attr, rank: int) -> bool:
@@ -175,9 +194,8 @@ def _replacement(
         lines.append(f"{name} = arith.constant {attribute.value}{typed}{location}")
         if attribute.constant_type and attribute.constant_type != attribute.type:
             bits = values.fresh(attribute.path + "_bits")
-            lines.append(
-                f"{bits} = arith.bitcast {name} : {attribute.constant_type} to {attribute.type}{location}"
-            )
+            cast = f"{attribute.constant_type} to {attribute.type}"
+            lines.append(f"{bits} = arith.bitcast {name} : {cast}{location}")
             name = bits
         names.append(name)
     results = f"{call.results} = " if call.results else ""
@@ -189,7 +207,9 @@ def _replacement(
     return ("\n" + call.indent).join(lines)
 
 
-def _declaration(call: model.CustomCall, attributes: Sequence[AttributeOperand], symbol: str) -> str:
+def _declaration(
+    call: model.CustomCall, attributes: Sequence[AttributeOperand], symbol: str
+) -> str:
     parameters = [
         f'{text} {{bufferization.access = "read"}}' if text.startswith("tensor<") else text
         for text in _operand_types(call, attributes)

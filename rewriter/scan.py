@@ -16,9 +16,11 @@ from .source import Source
 
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _STRING_OR_COMMENT = re.compile(_STRING + r"|//[^\n]*")
-_CUSTOM_CALL = re.compile(r"(?<![\w$.%@#!^])stablehlo\.custom_call(?![\w$.])")
+# Patterns start with a literal so that the regex engine can skip ahead quickly; what may
+# precede the match is checked by ``_starts_word``.
+_CUSTOM_CALL = re.compile(r"stablehlo\.custom_call(?![\w$.])")
 _GENERIC_CUSTOM_CALL = '"stablehlo.custom_call"'
-_MODULE = re.compile(r"(?<![\w$.%@#!^\-])(?:builtin\.)?module(?![\w$.\-])")
+_MODULE = re.compile(r"module(?![\w$.\-])")
 _SYMBOL = re.compile(r"@(?:[A-Za-z_$.\-][\w$.\-]*|\s)")
 _QUOTED_SYMBOL = re.compile(r"@" + _STRING)
 _VALUE = re.compile(r"%([A-Za-z0-9_$.\-]+)")
@@ -92,11 +94,15 @@ def scan(source: Source) -> Scan:
         return result
     _check_characters(source, masked, result)
     _check_brackets(source, masked, result)
+    if not result.diagnostics:
+        _check_top_level(source, masked, result)
     if result.diagnostics:
         return result
 
     result.values = set(_VALUE.findall(masked))
     for match in _CUSTOM_CALL.finditer(masked):
+        if not _starts_word(masked, match.start()):
+            continue
         result.calls.append(CallSite(match.start(), source.line_start(match.start()), "pretty"))
     for offset in generic_calls:
         result.calls.append(CallSite(offset, source.line_start(offset), "generic"))
@@ -123,6 +129,15 @@ def scan(source: Source) -> Scan:
             )
     _find_modules(source, masked, result)
     return result
+
+
+def _starts_word(masked: str, offset: int) -> bool:
+    """Whether an identifier may start at ``offset`` (it does not continue another token)."""
+    return (
+        offset == 0
+        or masked[offset - 1]
+        not in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.%@#!^-"
+    )
 
 
 def _target_offset(masked: str, keyword: int) -> int:
@@ -153,7 +168,9 @@ def _check_characters(source: Source, masked: str, result: Scan) -> None:
         close = masked.find('"', quote + 1)
         if close == -1 or "\n" in masked[quote:close]:
             result.diagnostics.append(
-                Diagnostic.at(source, quote, "unterminated string: expected '\"' before the end of the line")
+                Diagnostic.at(
+                    source, quote, "unterminated string: expected '\"' before the end of the line"
+                )
             )
             return
         quote = masked.find('"', close + 1)
@@ -183,6 +200,44 @@ def _check_brackets(source: Source, masked: str, result: Scan) -> None:
                 source,
                 opener,
                 f"{masked[opener]!r} is never closed: the input ends first (truncated file?)",
+            )
+        )
+
+
+_TOP_LEVEL_LINE = re.compile(
+    r"^[ \t]*(?![#!%\"{}]|(?:builtin\.)?module(?![\w$.])|[A-Za-z_][\w$]*\.[\w$.]+|$)",
+    re.MULTILINE,
+)
+
+
+def _check_top_level(source: Source, masked: str, result: Scan) -> None:
+    """Every top-level line must start an op, an alias definition or file metadata.
+
+    Bracketed content is skipped, so this costs one pass over the brackets; it catches
+    text that is not MLIR at all, which the bracket checks cannot.
+    """
+    pieces: list[str] = []
+    position = 0
+    while True:
+        open_ = masked.find("{", position)
+        if open_ == -1:
+            break
+        close = _match_close(masked, open_)
+        pieces.append(masked[position : open_ + 1])
+        pieces.append("\n" * masked.count("\n", open_ + 1, close))
+        position = close
+    pieces.append(masked[position:])
+    skeleton = "".join(pieces)
+    bad = _TOP_LEVEL_LINE.search(skeleton)
+    if bad:
+        line = skeleton.count("\n", 0, bad.end()) + 1
+        offset = source.line_starts()[line - 1] + (bad.end() - bad.start())
+        result.diagnostics.append(
+            Diagnostic.at(
+                source,
+                offset,
+                'expected an operation (`module`, `dialect.op`, `"dialect.op"`), an alias '
+                "definition (`#name = ...`, `!name = ...`) or `{-# ... #-}` at the top level",
             )
         )
 
@@ -220,8 +275,13 @@ _MODULE_HEADER = re.compile(r"[ \t\r\n]*(?:@[A-Za-z_$.\-][\w$.\-]*|@\"[ ]*\")?[ 
 def _find_modules(source: Source, masked: str, result: Scan) -> None:
     text = source.text
     for match in _MODULE.finditer(masked):
-        statement = source.line_start(match.start())
-        if not _STATEMENT_PREFIX.fullmatch(text[statement : match.start()]):
+        keyword = match.start()
+        if masked.endswith("builtin.", 0, keyword):
+            keyword -= len("builtin.")
+        if not _starts_word(masked, keyword):
+            continue
+        statement = source.line_start(keyword)
+        if not _STATEMENT_PREFIX.fullmatch(text[statement:keyword]):
             continue  # the word `module` used some other way
         position = _MODULE_HEADER.match(masked, match.end()).end()
         if masked.startswith("attributes", position):
@@ -232,7 +292,7 @@ def _find_modules(source: Source, masked: str, result: Scan) -> None:
         if position >= len(masked) or masked[position] != "{":
             continue
         close = _match_close(masked, position)
-        result.modules.append(_module_body(text, match.start(), position, close))
+        result.modules.append(_module_body(text, keyword, position, close))
     if not result.modules:
         result.top_level_insert, result.top_level_indent = _first_top_level_op(masked)
 

@@ -14,7 +14,7 @@ class Source:
     filename: str = "<string>"
     _line_starts: list[int] | None = field(default=None, repr=False)
 
-    def _starts(self) -> list[int]:
+    def line_starts(self) -> list[int]:
         if self._line_starts is None:
             starts = [0]
             find = self.text.find
@@ -27,13 +27,13 @@ class Source:
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column (in characters) of ``offset``."""
-        starts = self._starts()
+        starts = self.line_starts()
         line = bisect.bisect_right(starts, offset) - 1
         return line + 1, offset - starts[line] + 1
 
     def line_text(self, line: int) -> str:
         """The text of 1-based ``line``, without its line break."""
-        starts = self._starts()
+        starts = self.line_starts()
         begin = starts[line - 1]
         end = starts[line] - 1 if line < len(starts) else len(self.text)
         return self.text[begin:end].rstrip("\r")

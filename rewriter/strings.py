@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_ESCAPE = re.compile(r'\\(?:([0-9a-fA-F]{2})|(.))', re.DOTALL)
+_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))", re.DOTALL)
 _SIMPLE = {"n": b"\n", "t": b"\t", '"': b'"', "\\": b"\\"}
 
 

@@ -115,7 +115,11 @@ class ToModel(Transformer):
 
     def dict_entry(self, meta, children):
         key = children[0]
-        name = decode_string(key.value).decode("utf-8", "replace") if key.type == "STRING" else key.value
+        name = (
+            decode_string(key.value).decode("utf-8", "replace")
+            if key.type == "STRING"
+            else key.value
+        )
         if len(children) == 1:
             text, span = self._span(meta)
             return (name, model.UnitAttr(text, span))
@@ -231,7 +235,11 @@ def _merge(dictionaries: list[model.DictAttr]) -> model.DictAttr:
     entries: list[tuple[str, model.Attr]] = []
     for dictionary in dictionaries:
         entries.extend(dictionary.entries)
-    span = model.Span(dictionaries[0].span.start, dictionaries[-1].span.end) if dictionaries else model.Span(0, 0)
+    span = (
+        model.Span(dictionaries[0].span.start, dictionaries[-1].span.end)
+        if dictionaries
+        else model.Span(0, 0)
+    )
     return model.DictAttr("", span, tuple(entries))
 
 

@@ -12,13 +12,16 @@ import re
 
 _ADDED = re.compile(
     r"[ \t]*(?:"
-    r"func\.func private @[A-Za-z_][A-Za-z0-9_]*\(.*\)(?: -> .*)? attributes \{llvm\.emit_c_interface\}"
+    r"func\.func private @[A-Za-z_][A-Za-z0-9_]*\(.*\)(?: -> .*)?"
+    r" attributes \{llvm\.emit_c_interface\}"
     r"|%[\w$.\-]+ = arith\.constant .*"
     r"|%[\w$.\-]+ = arith\.bitcast %[\w$.\-]+ : b?f16 to i16.*"
     r"|(?:%[\w$.\-]+(?::\d+)? = )?func\.call @[A-Za-z_][A-Za-z0-9_]*\(.*\) : \(.*"
     r")\r?"
 )
-_REMOVED = re.compile(r'[ \t]*(?:%[\w$.\-]+(?::\d+)? = )?(?:stablehlo\.custom_call|"stablehlo\.custom_call").*')
+_REMOVED = re.compile(
+    r'[ \t]*(?:%[\w$.\-]+(?::\d+)? = )?(?:stablehlo\.custom_call|"stablehlo\.custom_call").*'
+)
 
 
 def check_lossless(original: str, rewritten: str) -> tuple[int, int]:

@@ -32,12 +32,8 @@ def build_and_run(tmp_path: Path, command: list[str], source: str, name: str) ->
     cmd = [*command, f"-I{INCLUDE}", str(src), "-o", str(exe), "-lm"]
     built = subprocess.run(cmd, check=False, capture_output=True, text=True)
     assert built.returncode == 0, f"{' '.join(cmd)}\n{built.stderr}"
-    ran = subprocess.run(
-        [str(exe)], check=False, capture_output=True, text=True, timeout=60
-    )
-    assert ran.returncode == 0, (
-        f"{exe} exited {ran.returncode}\n{ran.stdout}{ran.stderr}"
-    )
+    ran = subprocess.run([str(exe)], check=False, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, f"{exe} exited {ran.returncode}\n{ran.stdout}{ran.stderr}"
     return ran.stdout
 
 
@@ -143,20 +139,14 @@ def test_descriptor_layout_and_alloc_helper(tmp_path, command, name):
 
 def readme_kernel() -> str:
     """The README's fenced C block that includes the header: the complete kernel."""
-    blocks = re.findall(
-        r"^```c\n(.*?)^```", README.read_text(), re.MULTILINE | re.DOTALL
-    )
+    blocks = re.findall(r"^```c\n(.*?)^```", README.read_text(), re.MULTILINE | re.DOTALL)
     kernels = [b for b in blocks if '#include "rewriter/memref.h"' in b]
-    assert len(kernels) == 1, (
-        f"want one C block including the header, got {len(kernels)}"
-    )
+    assert len(kernels) == 1, f"want one C block including the header, got {len(kernels)}"
     return kernels[0]
 
 
 def readme_prototype() -> str:
-    found = re.findall(
-        r"^void _mlir_ciface_rms_norm\(.*\);$", README.read_text(), re.MULTILINE
-    )
+    found = re.findall(r"^void _mlir_ciface_rms_norm\(.*\);$", README.read_text(), re.MULTILINE)
     assert len(found) == 1, found
     return found[0]
 

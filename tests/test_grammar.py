@@ -59,8 +59,13 @@ def test_generic_form_parses_precisely():
 
 @pytest.mark.parametrize(
     "type_text, dims",
-    [("tensor<10x10xf32>", "10x10x"), ("tensor<0xindex>", "0x"), ("tensor<?x8xf32>", "?x8x"),
-     ("tensor<0xf32>", "0x"), ("tensor<0xbf16>", "0x")],
+    [
+        ("tensor<10x10xf32>", "10x10x"),
+        ("tensor<0xindex>", "0x"),
+        ("tensor<?x8xf32>", "?x8x"),
+        ("tensor<0xf32>", "0x"),
+        ("tensor<0xbf16>", "0x"),
+    ],
 )
 def test_dimension_lists_are_not_hex_numbers(type_text: str, dims: str):
     text = f"%0 = stablehlo.custom_call @k() : () -> {type_text}"

@@ -38,8 +38,18 @@ def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(environment)
     python = environment / "bin" / "python"
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-         "--force-reinstall", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "-q",
+            "--force-reinstall",
+            str(wheel),
+        ],
         check=True,
         capture_output=True,
         timeout=600,
@@ -48,14 +58,24 @@ def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path
     elsewhere.mkdir()
     sample = ROOT / "samples" / "rms_norm" / "rms_norm.mlir"
     run = subprocess.run(
-        [str(python), "-m", "rewriter", str(sample)], cwd=elsewhere, capture_output=True,
-        check=True, timeout=120,
+        [str(python), "-m", "rewriter", str(sample)],
+        cwd=elsewhere,
+        capture_output=True,
+        check=True,
+        timeout=120,
     )
     expected = (ROOT / "samples" / "rms_norm" / "rms_norm.rewritten.mlir").read_bytes()
     assert run.stdout == expected
     where = subprocess.run(
-        [str(python), "-c", "import rewriter.syntax as s, importlib.resources as r; "
-         "print(r.files('rewriter.grammar') / s.GRAMMAR_FILE)"],
-        cwd=elsewhere, capture_output=True, text=True, check=True,
+        [
+            str(python),
+            "-c",
+            "import rewriter.syntax as s, importlib.resources as r; "
+            "print(r.files('rewriter.grammar') / s.GRAMMAR_FILE)",
+        ],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert str(environment) in where.stdout

@@ -24,7 +24,13 @@ def original_of(expected: Path) -> Path:
 
 def test_every_rewriting_sample_has_a_golden_output():
     names = {path.parent.name for path in REWRITTEN}
-    assert names == {"rms_norm", "attribute_kinds", "two_targets", "while_and_private", "name_clash"}
+    assert names == {
+        "rms_norm",
+        "attribute_kinds",
+        "two_targets",
+        "while_and_private",
+        "name_clash",
+    }
 
 
 @pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
