@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic
 from .source import Source
+from .strings import decode_string
 
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _STRING_OR_COMMENT = re.compile(_STRING + r"|//[^\n]*")
@@ -20,6 +21,7 @@ _STRING_OR_COMMENT = re.compile(_STRING + r"|//[^\n]*")
 # precede the match is checked by ``_starts_word``.
 _CUSTOM_CALL = re.compile(r"stablehlo\.custom_call(?![\w$.])")
 _GENERIC_CUSTOM_CALL = '"stablehlo.custom_call"'
+_GENERIC_MODULE = '"builtin.module"'
 _MODULE = re.compile(r"module(?![\w$.\-])")
 _SYMBOL = re.compile(r"@(?:[A-Za-z_$.\-][\w$.\-]*|\s)")
 _QUOTED_SYMBOL = re.compile(r"@" + _STRING)
@@ -73,11 +75,20 @@ class Scan:
         return best
 
 
-def _mask(text: str, generic_calls: list[int]) -> str:
+def _mask(
+    text: str, generic_calls: list[int], generic_modules: list[int], sym_names: list[str]
+) -> str:
+    """Blank strings and comments; note generic-form custom calls, modules and symbol names."""
+
     def blank(match: re.Match[str]) -> str:
         token = match.group()
+        start = match.start()
         if token == _GENERIC_CUSTOM_CALL:
-            generic_calls.append(match.start())
+            generic_calls.append(start)
+        elif token == _GENERIC_MODULE:
+            generic_modules.append(start)
+        elif text.endswith("sym_name = ", 0, start):
+            sym_names.append(token)
         return '"' + " " * (len(token) - 2) + '"' if token[0] == '"' else " " * len(token)
 
     return _STRING_OR_COMMENT.sub(blank, text)
@@ -87,7 +98,9 @@ def scan(source: Source) -> Scan:
     """Find everything the rewrite needs, and the errors that make a file unusable."""
     text = source.text
     generic_calls: list[int] = []
-    masked = _mask(text, generic_calls)
+    generic_modules: list[int] = []
+    sym_names: list[str] = []  # generic form: `sym_name = "f"` defines the symbol @f
+    masked = _mask(text, generic_calls, generic_modules, sym_names)
     result = Scan(masked)
     if not text.strip():
         result.diagnostics.append(Diagnostic.at(source, 0, "empty input: expected an MLIR module"))
@@ -108,6 +121,7 @@ def scan(source: Source) -> Scan:
         result.calls.append(CallSite(offset, source.line_start(offset), "generic"))
     result.calls.sort(key=lambda call: call.keyword)
     targets = {_target_offset(masked, call.keyword) for call in result.calls}
+    result.symbols.update(decode_string(name).decode("utf-8", "replace") for name in sym_names)
     for match in _SYMBOL.finditer(masked):
         if match.start() in targets:
             continue
@@ -127,7 +141,7 @@ def scan(source: Source) -> Scan:
                     "a custom call must start its own line (with only its results before it)",
                 )
             )
-    _find_modules(source, masked, result)
+    _find_modules(source, masked, result, generic_modules)
     return result
 
 
@@ -149,8 +163,6 @@ def _target_offset(masked: str, keyword: int) -> int:
 
 
 def _decode_symbol(quoted: str) -> str:
-    from .strings import decode_string
-
     return decode_string(quoted[1:]).decode("utf-8", "replace")
 
 
@@ -205,7 +217,7 @@ def _check_brackets(source: Source, masked: str, result: Scan) -> None:
 
 
 _TOP_LEVEL_LINE = re.compile(
-    r"^[ \t]*(?![#!%\"{}]|(?:builtin\.)?module(?![\w$.])|[A-Za-z_][\w$]*\.[\w$.]+|$)",
+    r"^[ \t]*(?=[^ \t\r\n])(?![#!%\"{}]|(?:builtin\.)?module(?![\w$.])|[A-Za-z_][\w$]*\.[\w$.]+)",
     re.MULTILINE,
 )
 
@@ -272,8 +284,33 @@ def _match_close(masked: str, open_offset: int) -> int:
 _MODULE_HEADER = re.compile(r"[ \t\r\n]*(?:@[A-Za-z_$.\-][\w$.\-]*|@\"[ ]*\")?[ \t\r\n]*")
 
 
-def _find_modules(source: Source, masked: str, result: Scan) -> None:
+_GENERIC_MODULE_OPERANDS = re.compile(r"[ \t]*\([ \t]*\)[ \t]*")
+_GENERIC_REGION_START = re.compile(r"[ \t\r\n]*\([ \t\r\n]*\{")
+
+
+def _generic_module_body(masked: str, keyword: int) -> int:
+    """Offset of the body `{` of ``"builtin.module"() <{...}> ({``, or -1."""
+    operands = _GENERIC_MODULE_OPERANDS.match(masked, keyword + len(_GENERIC_MODULE))
+    if not operands:
+        return -1
+    position = operands.end()
+    if masked.startswith("<", position):
+        properties = masked.find("{", position)
+        position = _match_close(masked, properties) + 1
+        position = masked.find(">", position) + 1
+    region = _GENERIC_REGION_START.match(masked, position)
+    return region.end() - 1 if region else -1
+
+
+def _find_modules(source: Source, masked: str, result: Scan, generic_modules: list[int]) -> None:
     text = source.text
+    for keyword in generic_modules:
+        statement = source.line_start(keyword)
+        open_ = _generic_module_body(masked, keyword)
+        if open_ == -1 or not _STATEMENT_PREFIX.fullmatch(text[statement:keyword]):
+            continue
+        close = _match_close(masked, open_)
+        result.modules.append(_module_body(text, keyword, open_, close))
     for match in _MODULE.finditer(masked):
         keyword = match.start()
         if masked.endswith("builtin.", 0, keyword):

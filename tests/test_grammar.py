@@ -79,3 +79,41 @@ def test_hex_literal_in_dense_is_not_a_dimension_list():
     tree = parser().parse(text, start="custom_call_stmt")
     hexes = [t for t in tree.scan_values(lambda v: isinstance(v, Token) and v.type == "HEX")]
     assert [t.value for t in hexes] == ["0xFF800000"]
+
+
+KITCHEN_SINK = (Path(__file__).resolve().parent / "data" / "kitchen_sink.mlir").read_text()
+
+
+def test_kitchen_sink_is_real_mlir_and_parses():
+    from mlir_tools import jaxlib_verify
+
+    jaxlib_verify(KITCHEN_SINK)  # the input itself is valid MLIR
+    tree = parser().parse(KITCHEN_SINK, start="module_file")
+    kinds = {node.data for node in tree.iter_subtrees()}
+    for kind in (
+        "type_alias",
+        "attribute_alias",
+        "file_metadata",
+        "fused_loc",
+        "callsite_loc",
+        "file_loc",
+        "name_loc",
+        "custom_call_pretty",
+        "custom_call_generic",
+        "block_label",
+        "builtin_angle_attr",
+        "array_attr",
+    ):
+        assert kind in kinds, kind
+    (module,) = _nodes(tree, "module_op")
+    assert module.children[1] == '@"kitchen sink"'
+
+
+def test_kitchen_sink_rewrite_verifies_and_passes_iree():
+    from mlir_tools import iree_input_pipeline, jaxlib_verify
+
+    result = rewriter.rewrite(KITCHEN_SINK)
+    assert [c.symbol for c in result.calls] == ["my_kernel_v2", "my_kernel"]
+    jaxlib_verify(result.text)
+    rewriter.validate(result.text)
+    assert iree_input_pipeline(result.text).returncode == 0

@@ -100,3 +100,28 @@ def test_attribute_kinds_passes_every_attribute_in_dictionary_order():
     paths = [attribute.path for attribute in call.attributes]
     assert paths == sorted(paths)  # names here sort the same bytewise and flattened
     assert "dictionary.n" in paths and "dictionary.s" in paths
+
+
+def generic_form(text: str) -> str:
+    """The module as MLIR prints it with --mlir-print-op-generic (through jaxlib)."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    with mlir.make_ir_context():
+        module = ir.Module.parse(text)
+        return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+
+
+@pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
+def test_generic_form_rewrites_like_the_pretty_form(expected: Path):
+    pretty = rewriter.rewrite(original_of(expected).read_text())
+    generic_text = generic_form(original_of(expected).read_text())
+    assert '"stablehlo.custom_call"(' in generic_text and '"builtin.module"()' in generic_text
+    generic = rewriter.rewrite(generic_text)
+    assert [(c.target, c.symbol, c.attributes) for c in generic.calls] == [
+        (c.target, c.symbol, c.attributes) for c in pretty.calls
+    ]
+    jaxlib_verify(generic.text)
+    removed, _ = check_lossless(generic_text, generic.text)
+    assert removed == len(generic.calls)
+    assert iree_input_pipeline(generic.text).returncode == 0
