@@ -35,7 +35,7 @@ def decode(data: bytes, filename: str = "<string>") -> Source:
     except UnicodeDecodeError as error:
         prefix = Source(data[: error.start].decode("utf-8"), filename)
         line, column = prefix.line_col(len(prefix.text))
-        shown = prefix.line_text(line) if prefix.text else ""
+        shown = Source(data.decode("utf-8", "replace")).line_text(line)
         message = f"invalid UTF-8 (byte 0x{data[error.start]:02X}): MLIR text must be UTF-8"
         raise RewriteError([Diagnostic(filename, line, column, message, shown)]) from None
 

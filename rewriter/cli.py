@@ -152,15 +152,17 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
     if args.list:
         total = sum(counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(counts.items()))
-        print(
-            f"{total} custom calls in {len(files)} files" + (f": {parts}" if parts else ""),
-            file=sys.stderr,
-        )
+        summary = f"{_plural(total, 'custom call')} in {_plural(len(files), 'file')}"
+        print(summary + (f": {parts}" if parts else ""), file=sys.stderr)
     elif len(files) > 1:
         verb = "would be rewritten" if args.check else "rewritten"
         summary = f"{len(changed)} of {len(files)} files {verb}"
         print(summary + (", with errors" if status and not args.check else ""), file=sys.stderr)
     return status
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _list_line(report) -> str:

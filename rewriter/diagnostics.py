@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .source import Source
@@ -15,7 +16,7 @@ class Diagnostic:
     line: int
     column: int
     message: str
-    source_line: str = ""
+    source_line: str | None = None  # None when there is no source line to show
     severity: str = "error"
 
     @classmethod
@@ -32,8 +33,9 @@ class Diagnostic:
             head = f"\033[1m{head}\033[0m"
             label = f"{shade}{label}\033[0m"
         text = f"{head}{label} {self.message}"
-        if self.source_line:
-            shown, caret_column = _excerpt(self.source_line.expandtabs(1), self.column)
+        if self.source_line is not None:
+            printable = _CONTROL.sub("?", self.source_line.expandtabs(1))
+            shown, caret_column = _excerpt(printable, self.column)
             caret = " " * (caret_column - 1) + "^"
             if color:
                 caret = f"\033[1;32m{caret}\033[0m"
@@ -45,6 +47,7 @@ class Diagnostic:
 
 
 _EXCERPT = 120
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # never echo control bytes to a terminal
 
 
 def _excerpt(line: str, column: int) -> tuple[str, int]:

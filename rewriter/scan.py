@@ -170,7 +170,7 @@ def _check_characters(source: Source, masked: str, result: Scan) -> None:
     bad = _INVALID_CHAR.search(masked)
     if bad:
         char = bad.group()
-        shown = "a NUL byte" if char == "\0" else f"the character {char!r} (U+{ord(char):04X})"
+        shown = "NUL byte" if char == "\0" else f"character {char!r} (U+{ord(char):04X})"
         result.diagnostics.append(
             Diagnostic.at(source, bad.start(), f"unexpected {shown}: not valid MLIR syntax")
         )
@@ -197,11 +197,25 @@ def _check_brackets(source: Source, masked: str, result: Scan) -> None:
         char = match.group()
         if char in "({[":
             stack.append(match.start())
-        elif not stack or masked[stack[-1]] != _CLOSING[char]:
-            expected = f"; expected {_partner(masked[stack[-1]])!r}" if stack else ""
+        elif not stack:
             result.diagnostics.append(
-                Diagnostic.at(source, match.start(), f"unbalanced {char!r}{expected}")
+                Diagnostic.at(source, match.start(), f"unbalanced {char!r}: nothing to close")
             )
+            return
+        elif masked[stack[-1]] != _CLOSING[char]:
+            if _balanced_without(masked, match.start(), stack):
+                expected = _partner(masked[stack[-1]])
+                message = f"unbalanced {char!r}: it closes nothing (expected {expected!r})"
+                result.diagnostics.append(Diagnostic.at(source, match.start(), message))
+                return
+            # Otherwise the innermost open bracket is the mistake: it was never closed.
+            opener = stack[-1]
+            line, column = source.line_col(match.start())
+            message = (
+                f"{masked[opener]!r} is never closed: expected {_partner(masked[opener])!r} "
+                f"before the {char!r} at {line}:{column}"
+            )
+            result.diagnostics.append(Diagnostic.at(source, opener, message))
             return
         else:
             stack.pop()
@@ -252,6 +266,18 @@ def _check_top_level(source: Source, masked: str, result: Scan) -> None:
                 "definition (`#name = ...`, `!name = ...`) or `{-# ... #-}` at the top level",
             )
         )
+
+
+def _balanced_without(masked: str, stray: int, stack: list[int]) -> bool:
+    """Whether the rest of the text balances when the closing bracket at ``stray`` is dropped."""
+    rest = list(stack)
+    for match in _BRACKET.finditer(masked, stray + 1):
+        char = match.group()
+        if char in "({[":
+            rest.append(match.start())
+        elif not rest or masked[rest.pop()] != _CLOSING[char]:
+            return False
+    return not rest
 
 
 def _partner(opener: str) -> str:
