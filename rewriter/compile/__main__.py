@@ -1,0 +1,48 @@
+"""Command line of the compiled path; see ``python -m rewriter.compile --help``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .build import compile_module
+from .toolchain import ToolchainError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rewriter.compile",
+        description="Compile a rewritten module (python -m rewriter output) to a shared object "
+        "whose public functions F are C entries _mlir_ciface_rw_entry_F.",
+    )
+    parser.add_argument("module", type=Path, help="rewritten StableHLO module (.mlir)")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="shared object to write")
+    parser.add_argument(
+        "--link",
+        action="append",
+        default=[],
+        metavar="LIB",
+        help="kernel library to link against (path or -l name; repeatable)",
+    )
+    parser.add_argument(
+        "--keep-temps", type=Path, metavar="DIR", help="keep every stage's files in DIR"
+    )
+    args = parser.parse_args(argv)
+    try:
+        text = args.module.read_text(encoding="utf-8")
+    except OSError as error:
+        print(f"{args.module}: error: cannot read: {error.strerror or error}", file=sys.stderr)
+        return 1
+    try:
+        entries = compile_module(text, args.output, link=args.link, keep_temps=args.keep_temps)
+    except ToolchainError as error:
+        print(f"{args.module}: error: {error}", file=sys.stderr)
+        return 1
+    for entry in entries:
+        print(f"{args.output}: {entry.c_symbol} ({entry.name})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

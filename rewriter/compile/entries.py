@@ -1,0 +1,93 @@
+"""Entry points of a compiled module: which functions, under which C names, with which types.
+
+Every public function ``@F`` with a body becomes the C entry ``_mlir_ciface_rw_entry_F``
+(MLIR's C interface): renamed so that JAX's ``@main`` cannot collide with C's ``main`` or
+with a kernel, and marked ``llvm.emit_c_interface``. The signatures travel with the shared
+object as JSON in the symbol ``rw_model_metadata``, so ``load`` needs nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+ENTRY_PREFIX = "rw_entry_"
+METADATA_SYMBOL = "rw_model_metadata"
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    element: str  # MLIR element type: "f32", "ui8", "complex<f32>", ...
+    shape: tuple[int, ...]  # -1 for a dynamic dimension
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str  # the function's name in the module, e.g. "main"
+    c_symbol: str  # e.g. "_mlir_ciface_rw_entry_main"
+    inputs: tuple[TensorSpec, ...]
+    results: tuple[TensorSpec, ...]
+
+
+def prepare(text: str) -> tuple[str, list[Entry]]:
+    """Rename and mark the public functions of ``text``; return the new text and entries."""
+    from iree.compiler import ir
+
+    context = ir.Context()
+    module = ir.Module.parse(text, context)
+    entries: list[Entry] = []
+    with context, ir.Location.unknown():
+        for operation in module.body.operations:
+            op = operation.operation
+            if op.name != "func.func" or not op.regions[0].blocks:
+                continue
+            visibility = (
+                op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+            )
+            if visibility is not None and ir.StringAttr(visibility).value != "public":
+                continue
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            symbol = ENTRY_PREFIX + name
+            ir.SymbolTable.replace_all_symbol_uses(name, symbol, module.operation)
+            ir.SymbolTable.set_symbol_name(op, symbol)
+            op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            entries.append(
+                Entry(
+                    name,
+                    f"_mlir_ciface_{symbol}",
+                    tuple(_spec(ir, t) for t in function_type.inputs),
+                    tuple(_spec(ir, t) for t in function_type.results),
+                )
+            )
+    return module.operation.get_asm(enable_debug_info=True), entries
+
+
+def _spec(ir, type_) -> TensorSpec:
+    try:
+        tensor = ir.RankedTensorType(type_)
+    except ValueError:
+        raise ValueError(f"entry points take and return ranked tensors, not {type_}") from None
+    shape = tuple(-1 if tensor.is_dynamic_dim(i) else tensor.shape[i] for i in range(tensor.rank))
+    return TensorSpec(str(tensor.element_type), shape)
+
+
+def metadata_source(entries: list[Entry]) -> str:
+    """C source defining the JSON description of ``entries`` as ``rw_model_metadata``."""
+    data = json.dumps([asdict(entry) for entry in entries], sort_keys=True)
+    escaped = "".join(
+        char if char.isalnum() or char in " :,[]{}_-<>." else f"\\{ord(char):03o}" for char in data
+    )
+    return f'const char {METADATA_SYMBOL}[] = "{escaped}";\n'
+
+
+def entries_from_json(data: str) -> list[Entry]:
+    return [
+        Entry(
+            item["name"],
+            item["c_symbol"],
+            tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["inputs"]),
+            tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["results"]),
+        )
+        for item in json.loads(data)
+    ]

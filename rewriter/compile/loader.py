@@ -1,0 +1,205 @@
+"""Call a compiled module from Python: numpy arrays in, numpy arrays out.
+
+Descriptors follow MLIR's C interface (abi/README.md): for each memref a struct
+``{allocated, aligned, offset, sizes[N], strides[N]}`` passed by pointer; results come back
+through a pointer passed first (a struct of descriptors when there are several). Result
+buffers belong to the caller: they are copied into numpy arrays and freed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
+
+_DTYPES = {
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "i1": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "ui8": "uint8",
+    "ui16": "uint16",
+    "ui32": "uint32",
+    "ui64": "uint64",
+    "si8": "int8",
+    "si16": "int16",
+    "si32": "int32",
+    "si64": "int64",
+    "complex<f32>": "complex64",
+    "complex<f64>": "complex128",
+}
+
+
+def dtype_of(element: str) -> np.dtype:
+    if element == "bf16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    try:
+        return np.dtype(_DTYPES[element])
+    except KeyError:
+        raise TypeError(f"no numpy type for MLIR element type {element}") from None
+
+
+class CompiledModule:
+    """The entry points of a compiled module, as attributes and by name."""
+
+    def __init__(self, functions: dict[str, Callable[..., object]], keep_alive: list[object]):
+        self.functions = functions
+        self._keep_alive = keep_alive  # the loaded libraries must outlive the callables
+
+    def __getattr__(self, name: str) -> Callable[..., object]:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str) -> Callable[..., object]:
+        return self.functions[name]
+
+    def __call__(self, *arrays):
+        return self.functions["main"](*arrays)
+
+
+def load(path: str | Path, *, kernels: Sequence[str | Path] = ()) -> CompiledModule:
+    """Load the shared object at ``path``; ``kernels`` are loaded first, globally, so that
+    the ``_mlir_ciface_*`` symbols the module calls resolve to them."""
+    import cffi
+
+    ffi = cffi.FFI()
+    libraries = [ffi.dlopen(str(k), ffi.RTLD_NOW | ffi.RTLD_GLOBAL) for k in kernels]
+    ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
+    ffi.cdef(_declarations(_probe_entries(path)))
+    library = ffi.dlopen(str(path), ffi.RTLD_NOW)
+    libc = ffi.dlopen(None)
+    entries = entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
+    functions = {e.name: _callable(ffi, library, libc, e) for e in entries}
+    return CompiledModule(functions, [ffi, library, libc, *libraries])
+
+
+def _probe_entries(path: str | Path) -> list[Entry]:
+    """Read the metadata with a throwaway FFI (the declarations depend on it)."""
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(f"extern const char {METADATA_SYMBOL}[];")
+    library = ffi.dlopen(str(path), ffi.RTLD_LAZY | ffi.RTLD_GLOBAL)
+    return entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
+
+
+def _descriptor_type(rank: int) -> str:
+    return f"rw_descriptor_{rank}d"
+
+
+def _declarations(entries: list[Entry]) -> str:
+    ranks = {len(s.shape) for e in entries for s in (*e.inputs, *e.results)}
+    lines = []
+    for rank in sorted(ranks):
+        arrays = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
+        lines.append(
+            f"typedef struct {{ void *allocated; void *aligned; int64_t offset;{arrays} }}"
+            f" {_descriptor_type(rank)};"
+        )
+    for entry in entries:
+        parameters = []
+        if len(entry.results) > 1:
+            fields = " ".join(
+                f"{_descriptor_type(len(r.shape))} r{i};" for i, r in enumerate(entry.results)
+            )
+            lines.append(f"typedef struct {{ {fields} }} rw_results_{entry.name};")
+            parameters.append(f"rw_results_{entry.name} *")
+        elif entry.results:
+            parameters.append(f"{_descriptor_type(len(entry.results[0].shape))} *")
+        parameters += [f"{_descriptor_type(len(s.shape))} *" for s in entry.inputs]
+        lines.append(f"void {entry.c_symbol}({', '.join(parameters) or 'void'});")
+    return "\n".join(lines)
+
+
+def _callable(ffi, library, libc, entry: Entry) -> Callable[..., object]:
+    function = getattr(library, entry.c_symbol)
+
+    def call(*arrays):
+        if len(arrays) != len(entry.inputs):
+            raise TypeError(f"{entry.name} takes {len(entry.inputs)} arrays, got {len(arrays)}")
+        keep = []
+        arguments = []
+        for index, (array, spec) in enumerate(zip(arrays, entry.inputs, strict=True)):
+            prepared = _check_input(entry.name, index, array, spec)
+            keep.append(prepared)
+            arguments.append(_input_descriptor(ffi, prepared, keep))
+        if len(entry.results) > 1:
+            results = ffi.new(f"rw_results_{entry.name} *")
+            function(results, *arguments)
+            descriptors = [getattr(results, f"r{i}") for i in range(len(entry.results))]
+        elif entry.results:
+            result = ffi.new(f"{_descriptor_type(len(entry.results[0].shape))} *")
+            function(result, *arguments)
+            descriptors = [result[0]]
+        else:
+            function(*arguments)
+            return None
+        outputs = _take_results(ffi, libc, descriptors, entry.results)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    call.__name__ = entry.name
+    call.__doc__ = f"{entry.name}{[s.shape for s in entry.inputs]} via {entry.c_symbol}"
+    return call
+
+
+def _check_input(name: str, index: int, array, spec: TensorSpec) -> np.ndarray:
+    prepared = np.ascontiguousarray(array, dtype=dtype_of(spec.element))
+    if prepared.ndim != len(spec.shape) or any(
+        want not in (-1, got) for want, got in zip(spec.shape, prepared.shape, strict=True)
+    ):
+        raise ValueError(
+            f"{name}: argument {index} has shape {prepared.shape}, expected "
+            f"{tuple('?' if d < 0 else d for d in spec.shape)}"
+        )
+    return prepared
+
+
+def _input_descriptor(ffi, array: np.ndarray, keep: list[object]):
+    rank = array.ndim
+    descriptor = ffi.new(f"{_descriptor_type(rank)} *")
+    # A zero-size array still needs a valid pointer.
+    data = ffi.from_buffer(array if array.size else np.zeros(1, array.dtype))
+    keep.append(data)
+    descriptor.allocated = descriptor.aligned = data
+    descriptor.offset = 0
+    for axis in range(rank):
+        descriptor.sizes[axis] = array.shape[axis]
+        descriptor.strides[axis] = array.strides[axis] // array.itemsize if array.size else 1
+    return descriptor
+
+
+def _take_results(ffi, libc, descriptors, specs: Sequence[TensorSpec]) -> list[np.ndarray]:
+    outputs = []
+    freed = set()
+    for descriptor, spec in zip(descriptors, specs, strict=True):
+        dtype = dtype_of(spec.element)
+        rank = len(spec.shape)
+        shape = tuple(descriptor.sizes[i] for i in range(rank))
+        strides = tuple(descriptor.strides[i] * dtype.itemsize for i in range(rank))
+        count = int(np.prod(shape)) if shape else 1
+        if count:
+            extent = dtype.itemsize + sum(
+                (n - 1) * abs(st) for n, st in zip(shape, strides, strict=True)
+            )
+            start = ffi.cast("char *", descriptor.aligned) + descriptor.offset * dtype.itemsize
+            flat = np.frombuffer(ffi.buffer(start, extent), dtype=dtype)
+            view = np.lib.stride_tricks.as_strided(flat, shape, strides)
+            outputs.append(np.array(view, copy=True))
+        else:
+            outputs.append(np.zeros(shape, dtype))
+        allocated = int(ffi.cast("uintptr_t", descriptor.allocated))
+        if allocated and allocated not in freed:
+            freed.add(allocated)
+            libc.free(descriptor.allocated)
+    return outputs

@@ -1,0 +1,151 @@
+"""The external tools of the compiled path, and running one stage of it.
+
+StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
+``iree-base-compiler``); LLVM dialect, LLVM IR and the shared object come from upstream
+MLIR and clang (Debian ``mlir-22-tools`` and ``clang-22``). The two MLIR versions only
+agree on the generic op form, so the hand-over between them is printed generically.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+LLVM_VERSION = 22
+
+INSTALL_HINTS = {
+    "iree-opt": "pip install iree-base-compiler",
+    f"mlir-opt-{LLVM_VERSION}": f"apt-get install mlir-{LLVM_VERSION}-tools",
+    f"mlir-translate-{LLVM_VERSION}": f"apt-get install mlir-{LLVM_VERSION}-tools",
+    f"clang-{LLVM_VERSION}": f"apt-get install clang-{LLVM_VERSION}",
+}
+
+BUFFERIZE = (
+    "builtin.module("
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}, "
+    "func.func(iree-linalg-ext-to-loops, iree-codegen-math-transform), "
+    "convert-linalg-to-loops)"
+)
+
+# ownership-based deallocation makes the compiled code free what it allocates; results
+# returned to the caller are owned by the caller (cloned where needed).
+LOWER_TO_LLVM = (
+    "builtin.module("
+    "ownership-based-buffer-deallocation, canonicalize, buffer-deallocation-simplification, "
+    "bufferization-lower-deallocations, convert-bufferization-to-memref, convert-scf-to-cf, "
+    "expand-strided-metadata, lower-affine, convert-math-to-llvm, convert-math-to-libm, "
+    "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm, "
+    "convert-cf-to-llvm, reconcile-unrealized-casts)"
+)
+
+
+class ToolchainError(Exception):
+    """A tool is missing or a stage failed; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    tool: str
+    arguments: tuple[str, ...]  # "{in}" and "{out}" are replaced by the stage's files
+    output_suffix: str
+
+
+STAGES = (
+    Stage(
+        "stablehlo-to-linalg",
+        "iree-opt",
+        ("--iree-stablehlo-input-transformation-pipeline", "{in}", "-o", "{out}"),
+        ".mlir",
+    ),
+    Stage(
+        "bufferize", "iree-opt", (f"--pass-pipeline={BUFFERIZE}", "{in}", "-o", "{out}"), ".mlir"
+    ),
+    Stage("generic-form", "iree-opt", ("--mlir-print-op-generic", "{in}", "-o", "{out}"), ".mlir"),
+    Stage(
+        "lower-to-llvm",
+        f"mlir-opt-{LLVM_VERSION}",
+        (f"--pass-pipeline={LOWER_TO_LLVM}", "{in}", "-o", "{out}"),
+        ".mlir",
+    ),
+    Stage(
+        "translate",
+        f"mlir-translate-{LLVM_VERSION}",
+        ("--mlir-to-llvmir", "{in}", "-o", "{out}"),
+        ".ll",
+    ),
+)
+
+
+def find_tool(name: str) -> str:
+    """Absolute path of ``name``; a ToolchainError naming the package when it is missing."""
+    found = shutil.which(name)
+    if not found:
+        beside_python = Path(sys.executable).parent / name
+        if beside_python.exists():
+            found = str(beside_python)
+    if not found and name.endswith(f"-{LLVM_VERSION}"):
+        unversioned = Path(f"/usr/lib/llvm-{LLVM_VERSION}/bin") / name.rsplit("-", 1)[0]
+        if unversioned.exists():
+            found = str(unversioned)
+    if not found:
+        raise ToolchainError(f"{name} not found: install it with `{INSTALL_HINTS[name]}`")
+    return found
+
+
+def check_tools() -> None:
+    """Fail early, naming every missing tool at once."""
+    missing = []
+    for name in INSTALL_HINTS:
+        try:
+            find_tool(name)
+        except ToolchainError as error:
+            missing.append(str(error))
+    if missing:
+        raise ToolchainError("\n".join(missing))
+
+
+def run_stage(stage: Stage, source: Path, output: Path) -> None:
+    """Run one stage; on failure raise with the tool's own diagnostics."""
+    command = [find_tool(stage.tool)] + [
+        a.replace("{in}", str(source)).replace("{out}", str(output)) for a in stage.arguments
+    ]
+    _run(stage.name, command)
+
+
+def link_shared_object(
+    inputs: list[Path], output: Path, link: list[str], optimize: str = "-O2"
+) -> None:
+    """clang: LLVM IR and C sources into one shared object, linked against ``link``."""
+    command = [
+        find_tool(f"clang-{LLVM_VERSION}"),
+        optimize,
+        "-fPIC",
+        "-shared",
+        "-Wno-override-module",
+        *map(str, inputs),
+        "-o",
+        str(output),
+    ]
+    for library in link:
+        path = Path(library)
+        if path.exists():
+            command += [str(path.resolve()), f"-Wl,-rpath,{path.resolve().parent}"]
+        else:
+            command.append(f"-l{library}")
+    command.append("-lm")
+    _run("link", command)
+
+
+def _run(stage: str, command: list[str]) -> None:
+    process = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    if process.returncode != 0:
+        raise ToolchainError(
+            f"stage '{stage}' failed ({Path(command[0]).name} exited with "
+            f"{process.returncode}):\n{process.stderr.strip()}"
+        )
