@@ -1,0 +1,23 @@
+#loc1 = loc("x")
+module @jit_sum_and_max attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func private @sum_and_max(tensor<4x6xf32> {bufferization.access = "read"}, f32) -> (tensor<4xf32>, tensor<4xi32>) attributes {llvm.emit_c_interface}
+  func.func public @main(%arg0: tensor<4x6xf32> loc("x")) -> (tensor<4xf32> {jax.result_info = "result[0]"}, tensor<4xi32> {jax.result_info = "result[1]"}) {
+    %scale = arith.constant 5.000000e-01 : f32 loc(#loc14)
+    %0:2 = func.call @sum_and_max(%arg0, %scale) : (tensor<4x6xf32>, f32) -> (tensor<4xf32>, tensor<4xi32>) loc(#loc14)
+    return %0#0, %0#1 : tensor<4xf32>, tensor<4xi32> loc(#loc13)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("samples/two_results/export.py":24:11 to :43)
+#loc3 = loc("samples/_export_util.py":52:10 to 56:12)
+#loc4 = loc("samples/_export_util.py":62:28 to :68)
+#loc5 = loc("samples/two_results/export.py":32:4 to :61)
+#loc6 = loc("sum_and_max"(#loc2))
+#loc7 = loc("export_text"(#loc3))
+#loc8 = loc("export_and_print"(#loc4))
+#loc9 = loc("<module>"(#loc5))
+#loc10 = loc(callsite(#loc8 at #loc9))
+#loc11 = loc(callsite(#loc7 at #loc10))
+#loc12 = loc(callsite(#loc6 at #loc11))
+#loc13 = loc("jit(sum_and_max)"(#loc11))
+#loc14 = loc("jit(sum_and_max)/ffi_call"(#loc12))
