@@ -28,6 +28,9 @@ HANDLERS = {
     "attr_kernel": "AttrKernel",
     "count_calls": "CountCalls",
     "row_scale": "RowScale",
+    "scale": "Scale",
+    "offset": "Offset",
+    "step": "Step",
 }
 
 
@@ -67,6 +70,9 @@ int64_t count_calls_value(void);
 void count_calls_reset(void);
 void _mlir_ciface_row_scale(rw_memref_f32_2d *result, rw_memref_f32_2d *x,
                             rw_memref_i32_1d *result_shape, float factor);
+void _mlir_ciface_scale(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float factor);
+void _mlir_ciface_offset(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float delta);
+void _mlir_ciface_step(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float rate);
 
 void free(void *ptr);
 """

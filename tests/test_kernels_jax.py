@@ -19,17 +19,15 @@ import jax
 import ml_dtypes
 import numpy as np
 import pytest
-from kernel_library import REPO, build_kernel_library, load_kernels, register_with_jax
+from kernel_library import REPO, load_kernels
 
 SAMPLES = REPO / "samples"
 
 
 @pytest.fixture(scope="session")
-def kernels(tmp_path_factory):
-    """The kernel library, built once per session, its handlers registered with JAX."""
-    path = build_kernel_library(tmp_path_factory.mktemp("kernels"))
-    register_with_jax(path)
-    return load_kernels(path)
+def kernels(kernel_library):
+    """The kernel library (built once per session in conftest.py) as its cffi module."""
+    return load_kernels(kernel_library)
 
 
 def sample(name: str) -> types.SimpleNamespace:

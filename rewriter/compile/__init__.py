@@ -5,13 +5,14 @@
 
 from .build import compile_module
 from .entries import ENTRY_PREFIX, Entry, TensorSpec
-from .loader import CompiledModule, load
+from .loader import CompiledModule, LoadError, load
 from .toolchain import ToolchainError
 
 __all__ = [
     "ENTRY_PREFIX",
     "CompiledModule",
     "Entry",
+    "LoadError",
     "TensorSpec",
     "ToolchainError",
     "compile_module",

@@ -8,6 +8,7 @@ buffers belong to the caller: they are copied into numpy arrays and freed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -77,6 +78,7 @@ def load(path: str | Path, *, kernels: Sequence[str | Path] = ()) -> CompiledMod
     libraries = [ffi.dlopen(str(k), ffi.RTLD_NOW | ffi.RTLD_GLOBAL) for k in kernels]
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
     ffi.cdef(_declarations(_probe_entries(path)))
+    # The library is already bound by the probe; this handle shares it.
     library = ffi.dlopen(str(path), ffi.RTLD_NOW)
     libc = ffi.dlopen(None)
     entries = entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
@@ -85,13 +87,30 @@ def load(path: str | Path, *, kernels: Sequence[str | Path] = ()) -> CompiledMod
 
 
 def _probe_entries(path: str | Path) -> list[Entry]:
-    """Read the metadata with a throwaway FFI (the declarations depend on it)."""
+    """Read the metadata with a throwaway FFI (the declarations depend on it).
+
+    The library is bound now (RTLD_NOW): a kernel symbol that no loaded library defines
+    is an error here, not a crash of the process at the first call.
+    """
     import cffi
 
     ffi = cffi.FFI()
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[];")
-    library = ffi.dlopen(str(path), ffi.RTLD_LAZY | ffi.RTLD_GLOBAL)
+    try:
+        library = ffi.dlopen(str(path), ffi.RTLD_NOW)
+    except OSError as error:
+        missing = re.search(r"undefined symbol: (\S+)", str(error))
+        if missing:
+            raise LoadError(
+                f"{path} calls {missing.group(1)}, which none of the kernel libraries "
+                "given to load() defines"
+            ) from None
+        raise LoadError(f"cannot load {path}: {error}") from None
     return entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
+
+
+class LoadError(Exception):
+    """A compiled module cannot be loaded (missing kernel symbols, not a module of ours)."""
 
 
 def _descriptor_type(rank: int) -> str:

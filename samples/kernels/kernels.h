@@ -25,6 +25,8 @@ extern "C" {
 
 /* samples/rms_norm: target rms_norm, handler RmsNorm. */
 void _mlir_ciface_rms_norm(rw_memref_f32_2d *result, rw_memref_f32_2d *x, float eps);
+/* samples/name_clash: the same kernel under the renamed extern @rms_norm_1 (rule 5). */
+void _mlir_ciface_rms_norm_1(rw_memref_f32_2d *result, rw_memref_f32_2d *x, float eps);
 
 /* samples/two_results: target sum_and_max, handler SumAndMax. */
 typedef struct sum_and_max_results {
@@ -51,6 +53,12 @@ void count_calls_reset(void);
  * rewrite passes on as an ordinary operand; the XLA handler never sees it. */
 void _mlir_ciface_row_scale(rw_memref_f32_2d *result, rw_memref_f32_2d *x,
                             rw_memref_i32_1d *result_shape, float factor);
+
+/* samples/two_targets and samples/while_and_private: targets scale, offset and step,
+ * handlers Scale, Offset and Step; rank-1 float32, any length. */
+void _mlir_ciface_scale(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float factor);
+void _mlir_ciface_offset(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float delta);
+void _mlir_ciface_step(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float rate);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -30,4 +30,4 @@ if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))  # samples/
     from _export_util import export_and_print
 
-    export_and_print(f, jax.ShapeDtypeStruct((2, 3), jnp.float32), targets=["scale", "offset"])
+    export_and_print(f, jax.ShapeDtypeStruct((6,), jnp.float32), targets=["scale", "offset"])

@@ -1,24 +1,24 @@
 #loc1 = loc("x")
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @scale(tensor<2x3xf32> {bufferization.access = "read"}, f32) -> tensor<2x3xf32> attributes {llvm.emit_c_interface}
-  func.func private @offset(tensor<2x3xf32> {bufferization.access = "read"}, f32) -> tensor<2x3xf32> attributes {llvm.emit_c_interface}
-  func.func public @main(%arg0: tensor<2x3xf32> loc("x")) -> (tensor<2x3xf32> {jax.result_info = "result"}) {
+  func.func private @scale(tensor<6xf32> {bufferization.access = "read"}, f32) -> tensor<6xf32> attributes {llvm.emit_c_interface}
+  func.func private @offset(tensor<6xf32> {bufferization.access = "read"}, f32) -> tensor<6xf32> attributes {llvm.emit_c_interface}
+  func.func public @main(%arg0: tensor<6xf32> loc("x")) -> (tensor<6xf32> {jax.result_info = "result"}) {
     %cst = stablehlo.constant dense<3.000000e+00> : tensor<f32> loc(#loc24)
     %factor = arith.constant 2.000000e+00 : f32 loc(#loc35)
-    %0 = func.call @scale(%arg0, %factor) : (tensor<2x3xf32>, f32) -> tensor<2x3xf32> loc(#loc35)
-    %1 = stablehlo.tanh %0 : tensor<2x3xf32> loc(#loc31)
-    %2 = stablehlo.add %1, %arg0 : tensor<2x3xf32> loc(#loc32)
+    %0 = func.call @scale(%arg0, %factor) : (tensor<6xf32>, f32) -> tensor<6xf32> loc(#loc35)
+    %1 = stablehlo.tanh %0 : tensor<6xf32> loc(#loc31)
+    %2 = stablehlo.add %1, %arg0 : tensor<6xf32> loc(#loc32)
     %delta = arith.constant -5.000000e-01 : f32 loc(#loc36)
-    %3 = func.call @offset(%2, %delta) : (tensor<2x3xf32>, f32) -> tensor<2x3xf32> loc(#loc36)
-    %4 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32> loc(#loc34)
-    %5 = stablehlo.multiply %3, %4 : tensor<2x3xf32> loc(#loc34)
-    return %5 : tensor<2x3xf32> loc(#loc24)
+    %3 = func.call @offset(%2, %delta) : (tensor<6xf32>, f32) -> tensor<6xf32> loc(#loc36)
+    %4 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<6xf32> loc(#loc34)
+    %5 = stablehlo.multiply %3, %4 : tensor<6xf32> loc(#loc34)
+    return %5 : tensor<6xf32> loc(#loc24)
   } loc(#loc)
 } loc(#loc)
 #loc = loc(unknown)
 #loc2 = loc("samples/_export_util.py":52:10 to 56:12)
 #loc3 = loc("samples/_export_util.py":62:28 to :68)
-#loc4 = loc("samples/two_targets/export.py":33:4 to :95)
+#loc4 = loc("samples/two_targets/export.py":33:4 to :93)
 #loc5 = loc("samples/two_targets/export.py":16:11 to :100)
 #loc6 = loc("samples/two_targets/export.py":25:17 to :30)
 #loc7 = loc("samples/two_targets/export.py":25:8 to :31)
