@@ -46,7 +46,7 @@ def ffi_attributes(call: model.CustomCall) -> tuple[list[tuple[str, model.Attr]]
     for key in ("mhlo.backend_config", "backend_config"):
         config = call.attributes.get(key)
         if isinstance(config, model.DictAttr):
-            return list(config.entries), None
+            return _sorted_entries(config), None
     config = call.attributes.get("backend_config")
     if isinstance(config, model.StringAttr) and config.value:
         return [], "backend_config"
@@ -66,10 +66,15 @@ def attribute_operands(call: model.CustomCall) -> list[AttributeOperand]:
     return operands
 
 
+def _sorted_entries(dictionary: model.DictAttr) -> list[tuple[str, model.Attr]]:
+    """Entries in MLIR's dictionary order (bytewise by name), whatever order the text has."""
+    return sorted(dictionary.entries, key=lambda entry: entry[0].encode("utf-8"))
+
+
 def _operands(path: str, attr: model.Attr) -> list[AttributeOperand]:
     if isinstance(attr, model.DictAttr):
         found: list[AttributeOperand] = []
-        for name, value in attr.entries:
+        for name, value in _sorted_entries(attr):
             found.extend(_operands(f"{path}.{name}", value))
         return found
     return [_operand(path, attr)]

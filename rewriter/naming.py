@@ -16,11 +16,17 @@ def c_identifier(target: str) -> str:
 
 
 class SymbolNamer:
-    """Chooses one extern name per (target, signature), deterministically, in call order."""
+    """Chooses one extern name per (target, signature), deterministically, in call order.
 
-    def __init__(self, existing: set[str]):
-        self.taken = set(existing)
+    Every target that is a valid C identifier and names no existing symbol keeps its name
+    for its first signature, whatever order the calls come in: those names are reserved
+    before any sanitised or suffixed name is handed out.
+    """
+
+    def __init__(self, existing: set[str], targets: list[str] | tuple[str, ...] = ()):
         self.existing = existing
+        self.reserved = {t for t in targets if _C_IDENTIFIER.fullmatch(t) and t not in existing}
+        self.taken = set(existing) | self.reserved
         self.assigned: dict[tuple[str, str], str] = {}
 
     def name(self, target: str, signature: str) -> tuple[str, str | None]:
@@ -29,6 +35,10 @@ class SymbolNamer:
         if key in self.assigned:
             name = self.assigned[key]
             return name, None if name == target else self._why(target, name)
+        if target in self.reserved:
+            self.reserved.discard(target)  # its first signature takes it
+            self.assigned[key] = target
+            return target, None
         base = target if _C_IDENTIFIER.fullmatch(target) else c_identifier(target)
         name = base
         counter = 0
@@ -41,6 +51,10 @@ class SymbolNamer:
 
     def _why(self, target: str, name: str) -> str:
         if not _C_IDENTIFIER.fullmatch(target):
+            if name != c_identifier(target):
+                return (
+                    f"'{target}' is not a valid C identifier, and @{c_identifier(target)} is taken"
+                )
             return f"'{target}' is not a valid C identifier"
         if target in self.existing:
             return f"a symbol named '{target}' already exists in the module"

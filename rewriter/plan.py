@@ -49,72 +49,85 @@ def plan_rewrite(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
 ) -> Plan:
-    """Decide about every custom call the scan found and collect the edits."""
+    """Decide about every custom call the scan found and collect the edits.
+
+    Two passes: first every call is parsed and judged, so that naming (rule 5) knows all
+    targets before it hands out names; then the edits are made in file order.
+    """
     plan = Plan()
-    symbols = SymbolNamer(scan.symbols)
-    values = ValueNamer(scan.values)
-    # module index -> {symbol: declaration}, in first-use order
-    declarations: dict[int, dict[str, str]] = {}
+    selected: list[tuple[model.CustomCall, CallReport]] = []
     for site in scan.calls:
         try:
             call = parse_call(source, scan, site)
         except CallSyntaxError as error:
             plan.errors.append(error.diagnostic)
             continue
-        line, column = source.line_col(call.span.start)
-        report = CallReport(
-            source.filename,
-            line,
-            column,
-            call.target,
-            tuple(t.text for t in call.input_types),
-            tuple(t.text for t in call.result_types),
-            (),
-            None,
-            None,
-            "left alone",
-        )
+        report = _judge(source, call, targets, skip, plan)
         plan.reports.append(report)
-        report.reason = skip_reason(call, targets, skip)
-        if report.reason:
-            continue
-        problem = _unsupported(call)
-        if problem is None:
-            try:
-                report.attributes = tuple(attribute_operands(call))
-            except UnsupportedAttribute as error:
-                problem = (error.attr.span.start, error.message)
-        if problem is not None:
-            offset, message = problem
-            report.status, report.reason = "error", message
-            plan.errors.append(Diagnostic.at(source, offset, message))
-            continue
-        extern_type = _extern_type(call, report.attributes)
-        symbol, why = symbols.name(call.target, extern_type)
+        if report.status == "rewritten":
+            selected.append((call, report))
+
+    symbols = SymbolNamer(scan.symbols, [call.target for call, _ in selected])
+    values = ValueNamer(scan.values)
+    newline = "\r\n" if source.text.count("\r\n") * 2 > source.text.count("\n") else "\n"
+    declarations: dict[int, dict[str, str]] = {}  # module -> {symbol: declaration}
+    for call, report in selected:
+        symbol, why = symbols.name(call.target, _extern_type(call, report.attributes))
         if why and not _already_warned(plan, call.target, symbol):
+            message = (
+                f"custom call target '{call.target}' becomes extern @{symbol} "
+                f"(C symbol _mlir_ciface_{symbol}): {why}"
+            )
             plan.warnings.append(
-                Diagnostic.at(
-                    source,
-                    call.target_span.start,
-                    f"custom call target '{call.target}' becomes extern @{symbol} "
-                    f"(C symbol _mlir_ciface_{symbol}): {why}",
-                    severity="warning",
-                )
+                Diagnostic.at(source, call.target_span.start, message, severity="warning")
             )
-        report.symbol, report.status = symbol, "rewritten"
-        plan.edits.append(
-            Edit(
-                call.span.start,
-                call.span.end,
-                _replacement(call, report.attributes, symbol, values),
-            )
-        )
+        report.symbol = symbol
+        replacement = _replacement(call, report.attributes, symbol, values, newline)
+        plan.edits.append(Edit(call.span.start, call.span.end, replacement))
         declarations.setdefault(call.module, {}).setdefault(
             symbol, _declaration(call, report.attributes, symbol)
         )
     for module_index, decls in declarations.items():
-        plan.edits.append(_declaration_edit(scan, module_index, list(decls.values())))
+        plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
     return plan
+
+
+def _judge(
+    source: Source,
+    call: model.CustomCall,
+    targets: Sequence[str] | None,
+    skip: Sequence[str] | None,
+    plan: Plan,
+) -> CallReport:
+    """Rules 6 and 7 and the attribute conversion for one call; errors go to ``plan``."""
+    line, column = source.line_col(call.span.start)
+    report = CallReport(
+        source.filename,
+        line,
+        column,
+        call.target,
+        tuple(t.text for t in call.input_types),
+        tuple(t.text for t in call.result_types),
+        (),
+        None,
+        skip_reason(call, targets, skip),
+        "left alone",
+    )
+    if report.reason:
+        return report
+    problem = _unsupported(call)
+    if problem is None:
+        try:
+            report.attributes = tuple(attribute_operands(call))
+        except UnsupportedAttribute as error:
+            problem = (error.attr.span.start, error.message)
+    if problem is not None:
+        offset, message = problem
+        report.status, report.reason = "error", message
+        plan.errors.append(Diagnostic.at(source, offset, message))
+    else:
+        report.status = "rewritten"
+    return report
 
 
 def _already_warned(plan: Plan, target: str, symbol: str) -> bool:
@@ -184,6 +197,7 @@ def _replacement(
     attributes: Sequence[AttributeOperand],
     symbol: str,
     values: ValueNamer,
+    newline: str = "\n",
 ) -> str:
     location = f" {call.location}" if call.location else ""
     lines: list[str] = []
@@ -204,7 +218,7 @@ def _replacement(
     lines.append(
         f"{results}func.call @{symbol}({arguments}) : ({types}) -> {call.results_text}{location}"
     )
-    return ("\n" + call.indent).join(lines)
+    return (newline + call.indent).join(lines)
 
 
 def _declaration(
@@ -221,14 +235,16 @@ def _declaration(
     )
 
 
-def _declaration_edit(scan: Scan, module_index: int, declarations: list[str]) -> Edit:
+def _declaration_edit(
+    scan: Scan, module_index: int, declarations: list[str], newline: str = "\n"
+) -> Edit:
     if module_index >= 0:
         body = scan.modules[module_index]
         offset, indent, opens_line = body.insert_at, body.indent, body.needs_newline
     else:
         offset, indent, opens_line = scan.top_level_insert, scan.top_level_indent, False
-    lines = "".join(f"{indent}{declaration}\n" for declaration in declarations)
+    lines = "".join(f"{indent}{declaration}{newline}" for declaration in declarations)
     if opens_line:
         closing_indent = indent[:-2]
-        return Edit.insert(offset, "\n" + lines + closing_indent)
+        return Edit.insert(offset, newline + lines + closing_indent)
     return Edit.insert(offset, lines)

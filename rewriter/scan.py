@@ -336,7 +336,7 @@ def _find_modules(source: Source, masked: str, result: Scan, generic_modules: li
         if open_ == -1 or not _STATEMENT_PREFIX.fullmatch(text[statement:keyword]):
             continue
         close = _match_close(masked, open_)
-        result.modules.append(_module_body(text, keyword, open_, close))
+        result.modules.append(_module_body(text, masked, keyword, open_, close))
     for match in _MODULE.finditer(masked):
         keyword = match.start()
         if masked.endswith("builtin.", 0, keyword):
@@ -355,14 +355,15 @@ def _find_modules(source: Source, masked: str, result: Scan, generic_modules: li
         if position >= len(masked) or masked[position] != "{":
             continue
         close = _match_close(masked, position)
-        result.modules.append(_module_body(text, keyword, position, close))
+        result.modules.append(_module_body(text, masked, keyword, position, close))
     if not result.modules:
         result.top_level_insert, result.top_level_indent = _first_top_level_op(masked)
 
 
-def _module_body(text: str, keyword: int, open_: int, close: int) -> ModuleBody:
+def _module_body(text: str, masked: str, keyword: int, open_: int, close: int) -> ModuleBody:
+    """Where declarations go: before the first op of the body (comments are not ops)."""
     first = open_ + 1
-    while first < close and text[first] in " \t\r\n":
+    while first < close and masked[first] in " \t\r\n":
         first += 1
     line_start = text.rfind("\n", 0, first) + 1
     if line_start <= open_:

@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 
 def jaxlib_verify(text: str) -> str | None:
@@ -35,32 +34,27 @@ def jaxlib_verify(text: str) -> str | None:
 
 
 def iree_opt() -> str:
-    """iree-opt from PATH or next to this interpreter (the iree-base-compiler wheel)."""
-    found = shutil.which("iree-opt")
-    if found:
-        return found
+    """iree-opt next to this interpreter (the iree-base-compiler wheel), else from PATH."""
     candidate = os.path.join(os.path.dirname(sys.executable), "iree-opt")
     if os.path.exists(candidate):
         return candidate
+    found = shutil.which("iree-opt")
+    if found:
+        return found
     raise SystemExit("verify.py: iree-opt not found: pip install iree-base-compiler")
 
 
 def iree_verify(text: str) -> str | None:
     """None when IREE's StableHLO input pipeline accepts ``text``, else its stderr."""
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False, encoding="utf-8") as file:
-        file.write(text)
-        path = file.name
-    try:
-        done = subprocess.run(
-            [iree_opt(), "--iree-stablehlo-input-transformation-pipeline", path,
-             "-o", os.devnull],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    finally:
-        os.unlink(path)
+    done = subprocess.run(
+        [iree_opt(), "--iree-stablehlo-input-transformation-pipeline", "-", "-o", os.devnull],
+        input=text,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
     if done.returncode != 0:
         return done.stderr.strip() or f"iree-opt exited with status {done.returncode}"
     return None
@@ -68,8 +62,9 @@ def iree_verify(text: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iree", action="store_true",
-                        help="also run IREE's StableHLO input pipeline on the module")
+    parser.add_argument(
+        "--iree", action="store_true", help="also run IREE's StableHLO input pipeline on the module"
+    )
     args = parser.parse_args(argv)
     data = sys.stdin.buffer.read()
     try:
