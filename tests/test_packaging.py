@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import venv
@@ -16,8 +17,17 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # Build from a copy of the tracked sources: a build/ folder left in a checkout could
+    # otherwise slip stale files into the wheel.
+    source = tmp_path_factory.mktemp("source") / "checkout"
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for name in tracked:
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(ROOT), "-w", str(out)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(source), "-w", str(out)],
         check=True,
         capture_output=True,
         timeout=600,
@@ -29,8 +39,9 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_ships_grammar_and_abi(wheel: Path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "rewriter/grammar/stablehlo.lark" in names
-    assert "rewriter/abi/include/rewriter/memref.h" in names
-    assert "rewriter/abi/README.md" in names
+    assert "rewriter/abi_files/include/rewriter/memref.h" in names
+    assert "rewriter/abi_files/README.md" in names
+    assert "rewriter/compile/loader.py" in names
 
 
 def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path):
@@ -79,3 +90,9 @@ def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path
         check=True,
     )
     assert str(environment) in where.stdout
+    include = subprocess.run(
+        [str(python), "-c", "import rewriter.abi as a; print(a.include_dir())"],
+        cwd=elsewhere, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    assert include.startswith(str(environment))
+    assert (Path(include) / "rewriter" / "memref.h").is_file()
