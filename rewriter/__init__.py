@@ -2,6 +2,7 @@
 
 from .api import Result, analyze, decode, rewrite, validate
 from .diagnostics import Diagnostic, RewriteError
+from .header import emit_header
 from .plan import CallReport
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "RewriteError",
     "analyze",
     "decode",
+    "emit_header",
     "rewrite",
     "validate",
 ]

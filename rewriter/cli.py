@@ -14,6 +14,7 @@ examples:
   python -m rewriter --in-place exports/*.mlir
   python -m rewriter --check exports/*.mlir     # exit 1 if a file would change
   python -m rewriter --list model.mlir           # what would happen to each custom call
+  python -m rewriter --emit-header kernels.h model.mlir   # the C prototypes to implement
 
 exit status: 0 ok, 1 error in the input or (with --check) a file would change, 2 usage error
 """
@@ -57,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--validate", action="store_true", help="also parse every op with the full grammar (slower)"
     )
+    parser.add_argument(
+        "--emit-header",
+        metavar="OUT.h",
+        help="write the C prototypes of every extern to OUT.h (the module itself is then "
+        "written only with -o)",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -82,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("several files need --in-place, --check or --list")
     if args.in_place and "-" in files:
         parser.error("--in-place needs files, not standard input")
+    if args.emit_header and (len(files) > 1 or args.in_place or args.check or args.list):
+        parser.error("--emit-header takes one input file (and optionally -o)")
     try:
         return _run(args, files)
     except KeyboardInterrupt:
@@ -121,6 +130,11 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             continue
         for warning in result.warnings:
             print(warning.format(color), file=sys.stderr)
+        if args.emit_header:
+            if not _write_header(args, result.original, name):
+                return 1
+            if not args.output:
+                continue
         if args.list:
             for report in result.calls:
                 print(_list_line(report))
@@ -159,6 +173,20 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         summary = f"{len(changed)} of {len(files)} files {verb}"
         print(summary + (", with errors" if status and not args.check else ""), file=sys.stderr)
     return status
+
+
+def _write_header(args: argparse.Namespace, text: str, name: str) -> bool:
+    from .files import write_atomically
+    from .header import emit_header
+
+    header = emit_header(text, targets=args.target, skip=args.skip, filename=name)
+    try:
+        write_atomically(args.emit_header, header.encode("utf-8"))
+    except OSError as error:
+        message = error.strerror or error
+        print(f"{args.emit_header}: error: cannot write: {message}", file=sys.stderr)
+        return False
+    return True
 
 
 def _plural(count: int, noun: str) -> str:

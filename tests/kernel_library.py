@@ -56,7 +56,7 @@ CDEF = (
         ]
     )
     + """
-typedef struct { rw_memref_f32_1d sums; rw_memref_i32_1d argmax; } sum_and_max_results;
+typedef struct { rw_memref_f32_1d result0; rw_memref_i32_1d result1; } sum_and_max_results;
 
 void _mlir_ciface_rms_norm(rw_memref_f32_2d *result, rw_memref_f32_2d *x, float eps);
 void _mlir_ciface_sum_and_max(sum_and_max_results *results, rw_memref_f32_2d *x, float scale);

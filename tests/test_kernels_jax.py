@@ -157,8 +157,8 @@ def test_sum_and_max(kernels, strided):
     results = kernels.ffi.new("sum_and_max_results *")
     x_desc = Descriptors(kernels.ffi, strided)(x)
     kernels.lib._mlir_ciface_sum_and_max(results, x_desc, np.float32(0.5))
-    assert same_bits(take(kernels, results.sums, np.float32), sums)
-    assert same_bits(take(kernels, results.argmax, np.int32), argmax)
+    assert same_bits(take(kernels, results.result0, np.float32), sums)
+    assert same_bits(take(kernels, results.result1, np.int32), argmax)
 
 
 # --- attr_kernel ---------------------------------------------------------------------------------

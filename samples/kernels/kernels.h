@@ -30,9 +30,9 @@ void _mlir_ciface_rms_norm_1(rw_memref_f32_2d *result, rw_memref_f32_2d *x, floa
 
 /* samples/two_results: target sum_and_max, handler SumAndMax. */
 typedef struct sum_and_max_results {
-    rw_memref_f32_1d sums;   /* sum(x, axis=-1) * scale */
-    rw_memref_i32_1d argmax; /* argmax(x, axis=-1), first maximum */
-} sum_and_max_results;
+    rw_memref_f32_1d result0; /* sum(x, axis=-1) * scale */
+    rw_memref_i32_1d result1; /* argmax(x, axis=-1), first maximum */
+} sum_and_max_results;   /* as `python -m rewriter --emit-header` names it */
 void _mlir_ciface_sum_and_max(sum_and_max_results *results, rw_memref_f32_2d *x, float scale);
 
 /* samples/attribute_kernel: target attr_kernel, handler AttrKernel.  Attributes in

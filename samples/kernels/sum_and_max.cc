@@ -46,7 +46,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(SumAndMax, SumAndMaxImpl,
 extern "C" void _mlir_ciface_sum_and_max(sum_and_max_results* results, rw_memref_f32_2d* x,
                                          float scale) {
   if (x->sizes[1] == 0) std::abort();
-  kernels::check_alloc(rw_memref_f32_1d_alloc(&results->sums, x->sizes));
-  kernels::check_alloc(rw_memref_i32_1d_alloc(&results->argmax, x->sizes));
-  SumAndMaxRows(scale, kernels::view2d<float>(x), results->sums.aligned, results->argmax.aligned);
+  kernels::check_alloc(rw_memref_f32_1d_alloc(&results->result0, x->sizes));
+  kernels::check_alloc(rw_memref_i32_1d_alloc(&results->result1, x->sizes));
+  SumAndMaxRows(scale, kernels::view2d<float>(x), results->result0.aligned, results->result1.aligned);
 }

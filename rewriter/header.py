@@ -1,0 +1,296 @@
+"""``--emit-header``: the exact C prototypes of every extern of a rewrite.
+
+From an original export the header is exact: parameter names come from the FFI attribute
+names and unsigned attributes keep their C types. From an already rewritten module it is
+rebuilt from the extern declarations, where signedness and names are gone: unsigned
+attributes then read as signed C types of the same width (the same ABI), and f16/bf16
+attributes, passed as i16 bits, as ``int16_t``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .api import analyze
+from .naming import c_identifier
+
+_SCALARS = {
+    "f32": "float",
+    "f64": "double",
+    "f16": "uint16_t",
+    "bf16": "uint16_t",
+    "i1": "bool",
+    "i8": "int8_t",
+    "i16": "int16_t",
+    "i32": "int32_t",
+    "i64": "int64_t",
+    "si8": "int8_t",
+    "si16": "int16_t",
+    "si32": "int32_t",
+    "si64": "int64_t",
+    "ui8": "uint8_t",
+    "ui16": "uint16_t",
+    "ui32": "uint32_t",
+    "ui64": "uint64_t",
+}
+_DESCRIBED = {
+    "f32",
+    "f64",
+    "f16",
+    "bf16",
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "ui8",
+    "ui16",
+    "ui32",
+    "ui64",
+}
+_C_KEYWORDS = set(
+    "auto bool break case char const continue default do double else enum extern float for "
+    "goto if inline int long register restrict return short signed sizeof static struct "
+    "switch typedef union unsigned void volatile while result results".split()
+)
+_TENSOR = re.compile(r"tensor<((?:(?:[0-9]+|\?)x)*)(.+)>")
+
+
+@dataclass
+class Parameter:
+    name: str
+    c_type: str
+
+
+@dataclass
+class Prototype:
+    symbol: str
+    target: str
+    where: str  # "file:line:col" of the (first) call
+    parameters: list[Parameter]
+    result_types: list[str]  # C descriptor types of the results
+    note: str = ""
+
+
+def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
+    """``tensor<10x10xf32>`` -> ``rw_memref_f32_2d``; signedness from ``unsigned_from``."""
+    match = _TENSOR.fullmatch(mlir_type.strip())
+    if not match:
+        raise ValueError(f"no C descriptor for {mlir_type}")
+    rank = match.group(1).count("x")
+    element = match.group(2)
+    if unsigned_from:
+        original = _TENSOR.fullmatch(unsigned_from)
+        if original:
+            element = original.group(2)
+    element = re.sub(r"^si([0-9]+)$", r"i\1", element)
+    element = {"complex<f32>": "c64", "complex<f64>": "c128"}.get(element, element)
+    return f"rw_memref_{element}_{rank}d"
+
+
+def _split_types(text: str) -> list[str]:
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "<({[":
+            depth += 1
+        elif char in ">)}]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    if text[start:].strip():
+        parts.append(text[start:].strip())
+    return parts
+
+
+def _unique(name: str, used: set[str]) -> str:
+    base = c_identifier(name)
+    if base in _C_KEYWORDS:
+        base += "_"
+    candidate, counter = base, 0
+    while candidate in used:
+        counter += 1
+        candidate = f"{base}_{counter}"
+    used.add(candidate)
+    return candidate
+
+
+def prototypes(
+    text: str,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+) -> list[Prototype]:
+    """One prototype per extern, from a rewrite of ``text`` and from its existing externs."""
+    result = analyze(text, targets=targets, skip=skip, filename=filename)
+    found: dict[str, Prototype] = {}
+    for call in result.calls:
+        if call.status != "rewritten" or call.symbol in found:
+            continue
+        used: set[str] = set()
+        parameters = [
+            Parameter(_unique(f"arg{i}", used), descriptor_type(t) + " *")
+            for i, t in enumerate(call.operand_types)
+        ]
+        for attribute in call.attributes:
+            if attribute.type.startswith("tensor<"):
+                source = attribute.source_type
+                if source.startswith("array<"):
+                    source = f"tensor<{attribute.type[7:].split('x')[0]}x{source[6:-1]}>"
+                c_type = descriptor_type(attribute.type, source) + " *"
+            else:
+                c_type = _SCALARS[attribute.source_type]
+            parameters.append(Parameter(_unique(attribute.path, used), c_type))
+        found[call.symbol] = Prototype(
+            call.symbol,
+            call.target,
+            f"{call.filename}:{call.line}:{call.column}",
+            parameters,
+            [descriptor_type(t) for t in call.result_types],
+        )
+    for prototype in _declared_externs(text, filename):
+        found.setdefault(prototype.symbol, prototype)
+    return list(found.values())
+
+
+_DECLARATION = re.compile(
+    r"^[ \t]*func\.func private @([A-Za-z_][A-Za-z0-9_]*)\((.*) "
+    r"attributes \{llvm\.emit_c_interface\}[ \t]*\r?$",
+    re.MULTILINE,
+)
+
+
+def _close_paren(text: str) -> int:
+    """Index of the `)` closing the parameter list that ``text`` starts inside."""
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "(<{[":
+            depth += 1
+        elif char in "}]" or (char == ">" and text[index - 1] != "-"):
+            depth -= 1
+        elif char == ")":
+            if depth == 0:
+                return index
+            depth -= 1
+    raise ValueError("unbalanced extern declaration")
+
+
+def _declared_externs(text: str, filename: str) -> list[Prototype]:
+    """Prototypes rebuilt from extern declarations already in ``text`` (a rewritten module)."""
+    found = []
+    for match in _DECLARATION.finditer(text):
+        symbol, rest = match.groups()
+        close = _close_paren(rest)
+        parameters_text = rest[:close]
+        results_text = rest[close + 1 :].strip().removeprefix("->").strip()
+        used: set[str] = set()
+        parameters = []
+        for index, parameter in enumerate(_split_types(parameters_text)):
+            type_text = re.sub(r"\s*\{.*\}$", "", parameter)
+            if type_text.startswith("tensor<"):
+                c_type = descriptor_type(type_text) + " *"
+            else:
+                c_type = _SCALARS.get(type_text, type_text)
+            parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
+        results = _split_types(results_text) if results_text else []
+        line = text.count("\n", 0, match.start()) + 1
+        found.append(
+            Prototype(
+                symbol,
+                symbol,
+                f"{filename}:{line}:1",
+                parameters,
+                [descriptor_type(t) for t in results],
+                note="rebuilt from the declaration: the original target, attribute names and "
+                "signedness are not in a rewritten module (give the original export for those)",
+            )
+        )
+    return found
+
+
+def render_header(protos: list[Prototype], guard: str = "REWRITER_EXTERNS_H") -> str:
+    """The header text: includes, result structs, prototypes, each with its origin."""
+    lines = [
+        "/* Generated by `python -m rewriter --emit-header`: the C entry points that the",
+        " * rewritten module calls (calling contract: abi/README.md). Do not edit. */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stdbool.h>",
+        "#include <stdint.h>",
+        "",
+        '#include "rewriter/memref.h"',
+        "",
+    ]
+    extra = sorted(
+        {
+            t.rstrip(" *")
+            for p in protos
+            for t in [*(q.c_type for q in p.parameters), *p.result_types]
+            if t.startswith("rw_memref_") and not _declared_in_memref_h(t.rstrip(" *"))
+        }
+    )
+    for name in extra:
+        lines += _extra_descriptor(name)
+    lines += ["#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+    for proto in protos:
+        if proto.note:
+            lines.append(f"/* extern @{proto.symbol} declared at {proto.where}; {proto.note} */")
+        else:
+            lines.append(f"/* custom_call @{proto.target} at {proto.where} */")
+        arguments = []
+        if len(proto.result_types) > 1:
+            struct = f"{proto.symbol}_results"
+            fields = " ".join(f"{t} result{i};" for i, t in enumerate(proto.result_types))
+            lines.append(f"typedef struct {struct} {{ {fields} }} {struct};")
+            arguments.append(f"{struct} *results")
+        elif proto.result_types:
+            arguments.append(f"{proto.result_types[0]} *result")
+        arguments += [
+            f"{p.c_type}{'' if p.c_type.endswith('*') else ' '}{p.name}" for p in proto.parameters
+        ]
+        lines.append(f"void _mlir_ciface_{proto.symbol}({', '.join(arguments) or 'void'});")
+        lines.append("")
+    lines += ["#ifdef __cplusplus", '} /* extern "C" */', "#endif", "", f"#endif /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def _declared_in_memref_h(name: str) -> bool:
+    match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
+    return bool(match) and match.group(1) in _DESCRIBED and int(match.group(2)) <= 4
+
+
+def _extra_descriptor(name: str) -> list[str]:
+    match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
+    element, rank = match.group(1), int(match.group(2))
+    c_element = {"c64": "rw_complex_f32", "c128": "rw_complex_f64"}.get(
+        element, _SCALARS.get(element, "uint8_t")
+    )
+    lines = []
+    if element in ("c64", "c128"):
+        base = "float" if element == "c64" else "double"
+        lines.append(f"#ifndef RW_{c_element.upper()}_DEFINED")
+        lines.append(f"#define RW_{c_element.upper()}_DEFINED")
+        lines.append(f"typedef struct {{ {base} re, im; }} {c_element};")
+        lines.append("#endif")
+    macro = "RW_MEMREF_DECLARE_0D" if rank == 0 else "RW_MEMREF_DECLARE"
+    arguments = f"{name}, {c_element}" + ("" if rank == 0 else f", {rank}")
+    lines += [f"{macro}({arguments})", ""]
+    return lines
+
+
+def emit_header(
+    text: str,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+) -> str:
+    """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
+    return render_header(prototypes(text, targets=targets, skip=skip, filename=filename))

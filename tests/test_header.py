@@ -1,0 +1,163 @@
+"""`--emit-header`: the generated prototypes are exactly what the kernels implement.
+
+Each sample's kernel source (samples/kernels) is compiled against the header generated
+from the sample's export, instead of the hand-written kernels.h, with -Wall -Werror: it
+must compile. A kernel whose signature differs must not.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+KERNELS = SAMPLES / "kernels"
+
+KERNEL_SOURCES = {
+    "rms_norm": "rms_norm.cc",
+    "name_clash": "rms_norm.cc",
+    "two_results": "sum_and_max.cc",
+    "attribute_kernel": "attr_kernel.cc",
+    "side_effect": "count_calls.cc",
+    "dynamic_shape": "row_scale.cc",
+    "two_targets": "elementwise.cc",
+    "while_and_private": "elementwise.cc",
+}
+
+
+def emit_header(source: Path, header: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rewriter", "--emit-header", str(header), str(source)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+
+
+def compile_cxx(source: Path, header: Path) -> subprocess.CompletedProcess[str]:
+    """Syntax-check ``source`` with ``header`` in place of samples/kernels/kernels.h."""
+    return subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-Wall",
+            "-Werror",
+            "-fsyntax-only",
+            "-isystem",
+            jax.ffi.include_dir(),
+            f"-I{ROOT / 'abi' / 'include'}",
+            f"-I{KERNELS}",
+            "-DSAMPLES_KERNELS_H",
+            "-include",
+            str(header),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+    )
+
+
+def compile_c(code: str, header: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    source = tmp_path / "kernel.c"
+    source.write_text(f'#include "{header}"\n{code}')
+    return subprocess.run(
+        [
+            "cc",
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            "-fsyntax-only",
+            f"-I{ROOT / 'abi' / 'include'}",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_SOURCES))
+def test_sample_kernel_compiles_against_generated_header(name: str, tmp_path: Path):
+    header = tmp_path / f"{name}.h"
+    emitted = emit_header(SAMPLES / name / f"{name}.mlir", header)
+    assert emitted.returncode == 0, emitted.stderr
+    assert emitted.stdout == ""  # without -o only the header is written
+    text = header.read_text()
+    assert "custom_call @" in text and f"samples/{name}/{name}.mlir:" in text
+    compiled = compile_cxx(KERNELS / KERNEL_SOURCES[name], header)
+    assert compiled.returncode == 0, compiled.stderr
+
+
+RMS_NORM_BODY = """{
+    int64_t sizes[2] = {x->sizes[0], x->sizes[1]};
+    (void)eps;
+    if (rw_memref_f32_2d_alloc(result, sizes) != 0) return;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "signature, compiles",
+    [
+        ("rw_memref_f32_2d *result, rw_memref_f32_2d *x, float eps", True),
+        ("rw_memref_f32_2d *result, rw_memref_f32_2d *x, double eps", False),
+        ("rw_memref_f32_2d *result, rw_memref_f32_1d *x, float eps", False),
+        ("rw_memref_f32_2d *x, float eps, rw_memref_f32_2d *result", False),
+    ],
+)
+def test_wrong_signature_does_not_compile(signature, compiles, tmp_path: Path):
+    header = tmp_path / "externs.h"
+    assert emit_header(SAMPLES / "rms_norm" / "rms_norm.mlir", header).returncode == 0
+    code = f"void _mlir_ciface_rms_norm({signature})\n{RMS_NORM_BODY}"
+    compiled = compile_c(code, header, tmp_path)
+    assert (compiled.returncode == 0) == compiles, compiled.stderr
+    if not compiles:
+        assert "conflicting types" in compiled.stderr
+
+
+def test_unsigned_attributes_keep_their_c_types(tmp_path: Path):
+    header = tmp_path / "attr.h"
+    assert (
+        emit_header(SAMPLES / "attribute_kernel" / "attribute_kernel.mlir", header).returncode == 0
+    )
+    text = header.read_text()
+    for expected in (
+        "uint8_t u8",
+        "uint16_t u16",
+        "uint32_t u32",
+        "uint64_t u64",
+        "int8_t i8",
+        "uint16_t bf16",
+        "uint16_t f16",
+        "bool boolean",
+        "rw_memref_i8_1d *text",
+        "rw_memref_i64_1d *iarr",
+    ):
+        assert expected in text
+
+
+def test_header_from_a_rewritten_module(tmp_path: Path):
+    """Rebuilt from the extern declarations: same ABI; names and signedness are gone."""
+    header = tmp_path / "rebuilt.h"
+    rewritten = SAMPLES / "rms_norm" / "rms_norm.rewritten.mlir"
+    assert emit_header(rewritten, header).returncode == 0
+    text = header.read_text()
+    assert (
+        "void _mlir_ciface_rms_norm(rw_memref_f32_2d *result, rw_memref_f32_2d *arg0, "
+        "float arg1);" in text
+    )
+    assert "rebuilt from the declaration" in text
+    assert compile_cxx(KERNELS / "rms_norm.cc", header).returncode == 0
+
+
+def test_header_python_api_matches_cli(tmp_path: Path):
+    import rewriter
+
+    header = tmp_path / "cli.h"
+    source = SAMPLES / "two_results" / "two_results.mlir"
+    assert emit_header(source, header).returncode == 0
+    assert rewriter.emit_header(source.read_text(), filename=str(source)) == header.read_text()
