@@ -82,17 +82,27 @@ STAGES = (
 )
 
 
+TOOL_PATH_VARIABLE = "REWRITER_TOOL_PATH"
+
+
+def search_path() -> str:
+    """Where tools are looked for: $REWRITER_TOOL_PATH if set, else $PATH, the folder of
+    this Python's scripts (pip's iree-opt) and Debian's /usr/lib/llvm-22/bin."""
+    if TOOL_PATH_VARIABLE in os.environ:
+        return os.environ[TOOL_PATH_VARIABLE]
+    folders = [os.environ.get("PATH", ""), str(Path(sys.executable).parent),
+               f"/usr/lib/llvm-{LLVM_VERSION}/bin"]
+    return os.pathsep.join(folder for folder in folders if folder)
+
+
 def find_tool(name: str) -> str:
     """Absolute path of ``name``; a ToolchainError naming the package when it is missing."""
-    found = shutil.which(name)
-    if not found:
-        beside_python = Path(sys.executable).parent / name
-        if beside_python.exists():
-            found = str(beside_python)
+    path = search_path()
+    found = shutil.which(name, path=path)
     if not found and name.endswith(f"-{LLVM_VERSION}"):
-        unversioned = Path(f"/usr/lib/llvm-{LLVM_VERSION}/bin") / name.rsplit("-", 1)[0]
-        if unversioned.exists():
-            found = str(unversioned)
+        found = shutil.which(name.rsplit("-", 1)[0], path=f"/usr/lib/llvm-{LLVM_VERSION}/bin")
+        if found and TOOL_PATH_VARIABLE in os.environ:
+            found = None  # an explicit search path is taken literally
     if not found:
         raise ToolchainError(f"{name} not found: install it with `{INSTALL_HINTS[name]}`")
     return found
