@@ -99,7 +99,7 @@ def _probe_entries(path: str | Path) -> list[Entry]:
     try:
         library = ffi.dlopen(str(path), ffi.RTLD_NOW)
     except OSError as error:
-        missing = re.search(r"undefined symbol: (\S+)", str(error))
+        missing = re.search(r"undefined symbol: ([A-Za-z0-9_$.]*[A-Za-z0-9_$])", str(error))
         if missing:
             raise LoadError(
                 f"{path} calls {missing.group(1)}, which none of the kernel libraries "
