@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .api import analyze
-from .naming import c_identifier
+from .naming import c_identifier, first_free
+from .typetext import closing_bracket, split_types
 
 _SCALARS = {
     "f32": "float",
@@ -90,34 +91,9 @@ def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
     return f"rw_memref_{element}_{rank}d"
 
 
-def _split_types(text: str) -> list[str]:
-    text = text.strip()
-    if text.startswith("(") and text.endswith(")"):
-        text = text[1:-1]
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char in "<({[":
-            depth += 1
-        elif char in ">)}]":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:index].strip())
-            start = index + 1
-    if text[start:].strip():
-        parts.append(text[start:].strip())
-    return parts
-
-
 def _unique(name: str, used: set[str]) -> str:
     base = c_identifier(name)
-    if base in _C_KEYWORDS:
-        base += "_"
-    candidate, counter = base, 0
-    while candidate in used:
-        counter += 1
-        candidate = f"{base}_{counter}"
-    used.add(candidate)
-    return candidate
+    return first_free(base + "_" if base in _C_KEYWORDS else base, used)
 
 
 def prototypes(
@@ -166,39 +142,24 @@ _DECLARATION = re.compile(
 )
 
 
-def _close_paren(text: str) -> int:
-    """Index of the `)` closing the parameter list that ``text`` starts inside."""
-    depth = 0
-    for index, char in enumerate(text):
-        if char in "(<{[":
-            depth += 1
-        elif char in "}]" or (char == ">" and text[index - 1] != "-"):
-            depth -= 1
-        elif char == ")":
-            if depth == 0:
-                return index
-            depth -= 1
-    raise ValueError("unbalanced extern declaration")
-
-
 def _declared_externs(text: str, filename: str) -> list[Prototype]:
     """Prototypes rebuilt from extern declarations already in ``text`` (a rewritten module)."""
     found = []
     for match in _DECLARATION.finditer(text):
         symbol, rest = match.groups()
-        close = _close_paren(rest)
+        close = closing_bracket(rest)
         parameters_text = rest[:close]
         results_text = rest[close + 1 :].strip().removeprefix("->").strip()
         used: set[str] = set()
         parameters = []
-        for index, parameter in enumerate(_split_types(parameters_text)):
+        for index, parameter in enumerate(split_types(parameters_text)):
             type_text = re.sub(r"\s*\{.*\}$", "", parameter)
             if type_text.startswith("tensor<"):
                 c_type = descriptor_type(type_text) + " *"
             else:
                 c_type = _SCALARS.get(type_text, type_text)
             parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
-        results = _split_types(results_text) if results_text else []
+        results = split_types(results_text) if results_text else []
         line = text.count("\n", 0, match.start()) + 1
         found.append(
             Prototype(

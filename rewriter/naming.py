@@ -9,6 +9,16 @@ _NOT_C = re.compile(r"[^A-Za-z0-9_]")
 _NOT_SSA = re.compile(r"[^A-Za-z0-9_$\-]")
 
 
+def first_free(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_1``, ``base_2``, ... whichever is not taken yet; now taken."""
+    name, counter = base, 0
+    while name in taken:
+        counter += 1
+        name = f"{base}_{counter}"
+    taken.add(name)
+    return name
+
+
 def c_identifier(target: str) -> str:
     """``target`` made into a C identifier: other characters become ``_``."""
     name = _NOT_C.sub("_", target) or "_"
@@ -40,12 +50,7 @@ class SymbolNamer:
             self.assigned[key] = target
             return target, None
         base = target if _C_IDENTIFIER.fullmatch(target) else c_identifier(target)
-        name = base
-        counter = 0
-        while name in self.taken:
-            counter += 1
-            name = f"{base}_{counter}"
-        self.taken.add(name)
+        name = first_free(base, self.taken)
         self.assigned[key] = name
         return name, None if name == target else self._why(target, name)
 
@@ -71,10 +76,4 @@ class ValueNamer:
         base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
         if base[0].isdigit():
             base = "_" + base
-        name = base
-        counter = 0
-        while name in self.taken:
-            counter += 1
-            name = f"{base}_{counter}"
-        self.taken.add(name)
-        return "%" + name
+        return "%" + first_free(base, self.taken)

@@ -13,6 +13,7 @@ from lark import Token, Transformer, Tree, v_args
 
 from . import model
 from .strings import decode_string
+from .typetext import split_types, top_level_arrow
 
 _SIGNLESS_SCALARS = re.compile(r"(?:[su]?i[0-9]+|f[0-9]+|bf16|index|tf32|f8\w*|f4\w*|f6\w*)")
 
@@ -200,9 +201,9 @@ def custom_call_from_tree(tree: Tree, text: str, base: int) -> model.CustomCall:
     assert function_type is not None
     types = [c for c in function_type.children if isinstance(c, model.Type)]
     fn_text = text[function_type.meta.start_pos : function_type.meta.end_pos]
-    arrow = _top_level_arrow(fn_text)
+    arrow = top_level_arrow(fn_text)
     results_text = fn_text[arrow + 2 :].strip()
-    n_inputs = _count_top_level_types(fn_text[:arrow])
+    n_inputs = len(split_types(fn_text[:arrow]))
     first = converted.meta.start_pos
     indent_end = first + len(text[first:]) - len(text[first:].lstrip(" \t"))
     return model.CustomCall(
@@ -241,35 +242,3 @@ def _merge(dictionaries: list[model.DictAttr]) -> model.DictAttr:
         else model.Span(0, 0)
     )
     return model.DictAttr("", span, tuple(entries))
-
-
-def _top_level_arrow(function_type_text: str) -> int:
-    depth = 0
-    for index, char in enumerate(function_type_text):
-        if char in "(<[{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == ">" and function_type_text[index - 1] != "-":
-            depth -= 1
-        elif char == "-" and depth == 0 and function_type_text.startswith("->", index):
-            return index
-    raise ValueError("function type without arrow")
-
-
-def _count_top_level_types(inputs_text: str) -> int:
-    inner = inputs_text.strip()[1:-1].strip()
-    if not inner:
-        return 0
-    depth = 0
-    count = 1
-    for index, char in enumerate(inner):
-        if char in "(<[{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == ">" and inner[index - 1] != "-":
-            depth -= 1
-        elif char == "," and depth == 0:
-            count += 1
-    return count

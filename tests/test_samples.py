@@ -34,6 +34,7 @@ def test_every_rewriting_sample_has_a_golden_output():
         "attribute_kernel",
         "side_effect",
         "dynamic_shape",
+        "mlp_model",
     }
 
 

@@ -90,8 +90,11 @@ def search_path() -> str:
     this Python's scripts (pip's iree-opt) and Debian's /usr/lib/llvm-22/bin."""
     if TOOL_PATH_VARIABLE in os.environ:
         return os.environ[TOOL_PATH_VARIABLE]
-    folders = [os.environ.get("PATH", ""), str(Path(sys.executable).parent),
-               f"/usr/lib/llvm-{LLVM_VERSION}/bin"]
+    folders = [
+        os.environ.get("PATH", ""),
+        str(Path(sys.executable).parent),
+        f"/usr/lib/llvm-{LLVM_VERSION}/bin",
+    ]
     return os.pathsep.join(folder for folder in folders if folder)
 
 
