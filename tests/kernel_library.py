@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import re
 from pathlib import Path
 
 import cffi
@@ -41,8 +42,20 @@ def _descriptor(name: str, c_type: str, rank: int) -> str:
     )
 
 
+def _kernel_declarations() -> str:
+    """The declarations of samples/kernels/kernels.h, without comments and preprocessor lines
+    (what cffi's cdef can read), so the header stays the one list of entry points."""
+    text = (KERNELS / "kernels.h").read_text()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    body = text[
+        text.index('extern "C" {') + len('extern "C" {') : text.rindex("#ifdef __cplusplus")
+    ]
+    lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
+    return "\n".join(lines)
+
+
 # What Python calls: the descriptor types of abi/include/rewriter/memref.h that the entries
-# use, and the prototypes of samples/kernels/kernels.h.
+# use, and the declarations of samples/kernels/kernels.h.
 CDEF = (
     "".join(
         _descriptor(f"rw_memref_{element}_{rank}d", c_type, rank)
@@ -55,27 +68,8 @@ CDEF = (
             ("i64", "int64_t", 1),
         ]
     )
-    + """
-typedef struct { rw_memref_f32_1d result0; rw_memref_i32_1d result1; } sum_and_max_results;
-
-void _mlir_ciface_rms_norm(rw_memref_f32_2d *result, rw_memref_f32_2d *x, float eps);
-void _mlir_ciface_sum_and_max(sum_and_max_results *results, rw_memref_f32_2d *x, float scale);
-void _mlir_ciface_attr_kernel(rw_memref_f64_1d *result, rw_memref_f32_1d *x, uint16_t bf16,
-                              bool boolean, uint16_t f16, float f32, double f64,
-                              rw_memref_f32_1d *farr, int16_t i16, int32_t i32, int64_t i64,
-                              int8_t i8, rw_memref_i64_1d *iarr, rw_memref_i8_1d *text,
-                              uint16_t u16, uint32_t u32, uint64_t u64, uint8_t u8);
-void _mlir_ciface_count_calls(rw_memref_f32_1d *x, int32_t tag);
-int64_t count_calls_value(void);
-void count_calls_reset(void);
-void _mlir_ciface_row_scale(rw_memref_f32_2d *result, rw_memref_f32_2d *x,
-                            rw_memref_i32_1d *result_shape, float factor);
-void _mlir_ciface_scale(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float factor);
-void _mlir_ciface_offset(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float delta);
-void _mlir_ciface_step(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float rate);
-
-void free(void *ptr);
-"""
+    + _kernel_declarations()
+    + "\nvoid free(void *ptr);\n"
 )
 
 
