@@ -94,3 +94,11 @@ def test_load_without_the_kernel_is_an_error_not_a_crash(tmp_path: Path):
     run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 7, run.stderr
     assert "calls _mlir_ciface_rms_norm, which none of the kernel libraries" in run.stdout
+
+
+def test_only_entry_points_are_exported(tmp_path: Path):
+    library = tmp_path / "libmodel.so"
+    assert compile_cli(str(RMS_NORM), "-o", str(library)).returncode == 0
+    assert exported_symbols(library) == {
+        "_mlir_ciface_rw_entry_main", "rw_entry_main", "rw_model_metadata"
+    }

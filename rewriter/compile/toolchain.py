@@ -134,13 +134,22 @@ def run_stage(stage: Stage, source: Path, output: Path) -> None:
 def link_shared_object(
     inputs: list[Path], output: Path, link: list[str], optimize: str = "-O2"
 ) -> None:
-    """clang: LLVM IR and C sources into one shared object, linked against ``link``."""
+    """clang: LLVM IR and C sources into one shared object, linked against ``link``.
+
+    Only the entry points and the metadata are exported: helpers such as MLIR's
+    ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's.
+    """
+    exports = output.with_name(output.name + ".exports")
+    exports.write_text(
+        "{ global: _mlir_ciface_rw_entry_*; rw_entry_*; rw_model_metadata; local: *; };\n"
+    )
     command = [
         find_tool(f"clang-{LLVM_VERSION}"),
         optimize,
         "-fPIC",
         "-shared",
         "-Wno-override-module",
+        f"-Wl,--version-script={exports}",
         *map(str, inputs),
         "-o",
         str(output),
@@ -152,7 +161,10 @@ def link_shared_object(
         else:
             command.append(f"-l{library}")
     command.append("-lm")
-    _run("link", command)
+    try:
+        _run("link", command)
+    finally:
+        exports.unlink(missing_ok=True)
 
 
 def _run(stage: str, command: list[str]) -> None:
