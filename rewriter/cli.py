@@ -203,6 +203,8 @@ def _list_line(report) -> str:
         signature += f" {{{attributes}}}"
     if report.status == "rewritten":
         decision = f"rewritten as @{report.symbol}"
+        if report.wrapper:
+            decision += f" (through @{report.wrapper})"
     elif report.status == "error":
         decision = f"error: {report.reason}"
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .api import analyze
 from .naming import c_identifier, first_free
@@ -73,6 +73,7 @@ class Prototype:
     parameters: list[Parameter]
     result_types: list[str]  # C descriptor types of the results
     note: str = ""
+    layout_notes: list[str] = field(default_factory=list)
 
 
 def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
@@ -112,7 +113,7 @@ def prototypes(
         used: set[str] = set()
         parameters = [
             Parameter(_unique(f"arg{i}", used), descriptor_type(t) + " *")
-            for i, t in enumerate(call.operand_types)
+            for i, t in enumerate(call.extern_operand_types)
         ]
         for attribute in call.attributes:
             if attribute.type.startswith("tensor<"):
@@ -128,7 +129,8 @@ def prototypes(
             call.target,
             f"{call.filename}:{call.line}:{call.column}",
             parameters,
-            [descriptor_type(t) for t in call.result_types],
+            [descriptor_type(t) for t in call.extern_result_types],
+            layout_notes=_layout_notes(call),
         )
     for prototype in _declared_externs(text, filename):
         found.setdefault(prototype.symbol, prototype)
@@ -140,6 +142,28 @@ _DECLARATION = re.compile(
     r"attributes \{llvm\.emit_c_interface\}[ \t]*\r?$",
     re.MULTILINE,
 )
+
+
+def _layout_notes(call) -> list[str]:
+    """One line per operand or result that the kernel sees transposed (non-default layout)."""
+    notes = []
+    groups = (
+        ("arg", call.operand_types, call.extern_operand_types, call.operand_perms),
+        ("result", call.result_types, call.extern_result_types, call.result_perms),
+    )
+    for prefix, logical, physical, perms in groups:
+        for index, (logical_type, physical_type, perm) in enumerate(
+            zip(logical, physical, perms, strict=True)
+        ):
+            if perm != tuple(range(len(perm))):
+                minor_to_major = ", ".join(map(str, reversed(perm)))
+                order = ", ".join(map(str, perm))
+                notes.append(
+                    f"{prefix}{index}: {logical_type} in layout {{{minor_to_major}}}: the "
+                    f"descriptor is {physical_type}, its dims are the logical dims "
+                    f"({order}) in that order"
+                )
+    return notes
 
 
 def _declared_externs(text: str, filename: str) -> list[Prototype]:
@@ -203,6 +227,10 @@ def render_header(protos: list[Prototype], guard: str = "REWRITER_EXTERNS_H") ->
     for proto in protos:
         if proto.note:
             lines.append(f"/* extern @{proto.symbol} declared at {proto.where}; {proto.note} */")
+        elif proto.layout_notes:
+            lines.append(f"/* custom_call @{proto.target} at {proto.where}")
+            lines += [f" * {note}" for note in proto.layout_notes]
+            lines.append(" */")
         else:
             lines.append(f"/* custom_call @{proto.target} at {proto.where} */")
         arguments = []

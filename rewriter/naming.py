@@ -54,6 +54,10 @@ class SymbolNamer:
         self.assigned[key] = name
         return name, None if name == target else self._why(target, name)
 
+    def fresh(self, base: str) -> str:
+        """A new symbol name (for helper functions), clashing with nothing."""
+        return first_free(base, self.taken)
+
     def _why(self, target: str, name: str) -> str:
         if not _C_IDENTIFIER.fullmatch(target):
             if name != c_identifier(target):

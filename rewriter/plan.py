@@ -13,6 +13,15 @@ from .calls import CallSyntaxError, parse_call
 from .constants import AttributeOperand, UnsupportedAttribute, attribute_operands
 from .diagnostics import Diagnostic
 from .edits import Edit
+from .layouts import (
+    LayoutError,
+    Permutation,
+    Wrapper,
+    is_identity,
+    permutations,
+    physical,
+    results_text,
+)
 from .naming import SymbolNamer, ValueNamer
 from .scan import Scan
 from .select import skip_reason
@@ -33,6 +42,13 @@ class CallReport:
     symbol: str | None  # the extern's name when rewritten
     reason: str | None  # why it was left alone, or the error that stops it
     status: str  # "rewritten", "left alone" or "error"
+    # Per operand and result: logical dims from major to minor as the kernel sees them
+    # (the identity unless operand_layouts/result_layouts say otherwise).
+    operand_perms: tuple[Permutation, ...] = ()
+    result_perms: tuple[Permutation, ...] = ()
+    extern_operand_types: tuple[str, ...] = ()  # the kernel's view (layouts applied)
+    extern_result_types: tuple[str, ...] = ()
+    wrapper: str | None = None  # private function applying the layouts, if any
 
 
 @dataclass
@@ -70,9 +86,11 @@ def plan_rewrite(
     symbols = SymbolNamer(scan.symbols, [call.target for call, _ in selected])
     values = ValueNamer(scan.values)
     newline = "\r\n" if source.text.count("\r\n") * 2 > source.text.count("\n") else "\n"
-    declarations: dict[int, dict[str, str]] = {}  # module -> {symbol: declaration}
+    # module -> {symbol: declaration line or layout wrapper}
+    declarations: dict[int, dict[str, str | Wrapper]] = {}
+    wrappers: dict[tuple[object, ...], str] = {}
     for call, report in selected:
-        symbol, why = symbols.name(call.target, _extern_type(call, report.attributes))
+        symbol, why = symbols.name(call.target, _extern_type(report))
         if why and not _already_warned(plan, call.target, symbol):
             message = (
                 f"custom call target '{call.target}' becomes extern @{symbol} "
@@ -82,11 +100,32 @@ def plan_rewrite(
                 Diagnostic.at(source, call.target_span.start, message, severity="warning")
             )
         report.symbol = symbol
-        replacement = _replacement(call, report.attributes, symbol, values, newline)
+        module_declarations = declarations.setdefault(call.module, {})
+        module_declarations.setdefault(symbol, _declaration(report, symbol))
+        callee = symbol
+        if not all(map(is_identity, (*report.operand_perms, *report.result_perms))):
+            key = (
+                call.module,
+                symbol,
+                _extern_type(report),
+                _logical_type(call, report),
+                report.operand_perms,
+                report.result_perms,
+            )
+            if key not in wrappers:
+                wrappers[key] = symbols.fresh(f"{symbol}_layout")
+                module_declarations[wrappers[key]] = Wrapper(
+                    wrappers[key],
+                    symbol,
+                    call.input_types,
+                    report.operand_perms,
+                    tuple(a.type for a in report.attributes),
+                    call.result_types,
+                    report.result_perms,
+                )
+            callee = report.wrapper = wrappers[key]
+        replacement = _replacement(call, report.attributes, callee, values, newline)
         plan.edits.append(Edit(call.span.start, call.span.end, replacement))
-        declarations.setdefault(call.module, {}).setdefault(
-            symbol, _declaration(call, report.attributes, symbol)
-        )
     for module_index, decls in declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
     return plan
@@ -118,8 +157,10 @@ def _judge(
     problem = _unsupported(call)
     if problem is None:
         try:
+            operand_perms, result_perms = permutations(call)
+            report.operand_perms, report.result_perms = tuple(operand_perms), tuple(result_perms)
             report.attributes = tuple(attribute_operands(call))
-        except UnsupportedAttribute as error:
+        except (UnsupportedAttribute, LayoutError) as error:
             problem = (error.attr.span.start, error.message)
     if problem is not None:
         offset, message = problem
@@ -127,6 +168,12 @@ def _judge(
         plan.errors.append(Diagnostic.at(source, offset, message))
     else:
         report.status = "rewritten"
+        report.extern_operand_types = tuple(
+            physical(t, p) for t, p in zip(call.input_types, report.operand_perms, strict=True)
+        )
+        report.extern_result_types = tuple(
+            physical(t, p) for t, p in zip(call.result_types, report.result_perms, strict=True)
+        )
     return report
 
 
@@ -149,47 +196,25 @@ def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
                 f"custom call @{call.target} has an operand or result of type {type_.text}; "
                 "only tensors are supported"
             )
-    for name, types in (
-        ("operand_layouts", call.input_types),
-        ("result_layouts", call.result_types),
-    ):
-        layouts = call.attributes.get(name)
-        if layouts is None:
-            continue
-        if not isinstance(layouts, model.ListAttr) or len(layouts.items) != len(types):
-            return layouts.span.start, f"custom call @{call.target} has malformed {name}"
-        for index, (layout, type_) in enumerate(zip(layouts.items, types, strict=True)):
-            if not _is_default_layout(layout, len(type_.dims)):
-                return layout.span.start, (
-                    f"custom call @{call.target} declares a non-default layout "
-                    f"{_layout_text(layout)} for {name.split('_')[0]} {index}; only the default "
-                    "row-major layout (minor-to-major descending) is supported yet"
-                )
     return None
-
-
-def _layout_text(layout: model.Attr) -> str:
-    return layout.body[len("dense") :] if isinstance(layout, model.DenseAttr) else layout.text
-
-
-def _is_default_layout(layout: model.Attr, rank: int) -> bool:
-    if not isinstance(layout, model.DenseAttr):
-        return False
-    inner = layout.body[layout.body.index("<") + 1 : -1].replace(" ", "")
-    expected = [str(d) for d in range(rank - 1, -1, -1)]
-    if rank == 0:
-        return inner == ""
-    if rank == 1 and inner == "0":
-        return True
-    return inner == "[" + ",".join(expected) + "]"
 
 
 def _operand_types(call: model.CustomCall, attributes: Sequence[AttributeOperand]) -> list[str]:
     return [t.text for t in call.input_types] + [a.type for a in attributes]
 
 
-def _extern_type(call: model.CustomCall, attributes: Sequence[AttributeOperand]) -> str:
-    return f"({', '.join(_operand_types(call, attributes))}) -> {call.results_text}"
+def _extern_parameters(report: CallReport) -> list[str]:
+    return [*report.extern_operand_types, *(a.type for a in report.attributes)]
+
+
+def _extern_type(report: CallReport) -> str:
+    """The extern's function type: the kernel's view of the operands, then attributes."""
+    results = results_text(report.extern_result_types)
+    return f"({', '.join(_extern_parameters(report))}) -> {results}"
+
+
+def _logical_type(call: model.CustomCall, report: CallReport) -> str:
+    return f"({', '.join(_operand_types(call, report.attributes))}) -> {call.results_text}"
 
 
 def _replacement(
@@ -221,14 +246,13 @@ def _replacement(
     return (newline + call.indent).join(lines)
 
 
-def _declaration(
-    call: model.CustomCall, attributes: Sequence[AttributeOperand], symbol: str
-) -> str:
+def _declaration(report: CallReport, symbol: str) -> str:
     parameters = [
         f'{text} {{bufferization.access = "read"}}' if text.startswith("tensor<") else text
-        for text in _operand_types(call, attributes)
+        for text in _extern_parameters(report)
     ]
-    results = "" if call.results_text == "()" else f" -> {call.results_text}"
+    results_part = results_text(report.extern_result_types)
+    results = "" if results_part == "()" else f" -> {results_part}"
     return (
         f"func.func private @{symbol}({', '.join(parameters)}){results} "
         "attributes {llvm.emit_c_interface}"
@@ -236,14 +260,17 @@ def _declaration(
 
 
 def _declaration_edit(
-    scan: Scan, module_index: int, declarations: list[str], newline: str = "\n"
+    scan: Scan, module_index: int, declarations: list[str | Wrapper], newline: str = "\n"
 ) -> Edit:
     if module_index >= 0:
         body = scan.modules[module_index]
         offset, indent, opens_line = body.insert_at, body.indent, body.needs_newline
     else:
         offset, indent, opens_line = scan.top_level_insert, scan.top_level_indent, False
-    lines = "".join(f"{indent}{declaration}{newline}" for declaration in declarations)
+    lines = "".join(
+        (item.text(indent, newline) if isinstance(item, Wrapper) else f"{indent}{item}") + newline
+        for item in declarations
+    )
     if opens_line:
         closing_indent = indent[:-2]
         return Edit.insert(offset, newline + lines + closing_indent)

@@ -32,6 +32,7 @@ HANDLERS = {
     "scale": "Scale",
     "offset": "Offset",
     "step": "Step",
+    "col_major_kernel": "ColMajor",
 }
 
 

@@ -33,7 +33,7 @@ DIAGNOSTIC = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error: (?P<
 LIST_LINE = re.compile(
     r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): @(?P<target>[\w$.\-]+)"
     r"\((?P<operands>.*?)\) -> \((?P<results>.*?)\)(?: \{(?P<attributes>.*?)\})?: "
-    r"(?P<decision>rewritten as @\S+|left alone: .+|error: .+)$"
+    r"(?P<decision>rewritten as @\S+(?: \(through @\S+\))?|left alone: .+|error: .+)$"
 )
 
 
@@ -478,21 +478,40 @@ def test_list_name_clash_reports_renamed_extern_and_warns() -> None:
     assert "Traceback" not in err(result)
 
 
-def test_list_reports_non_default_layout_error() -> None:
-    name = str(CHOLESKY.relative_to(ROOT))
-    result = run_cli("--list", name)
+def test_list_reports_errors(tmp_path: Path) -> None:
+    source = tmp_path / "tuple.mlir"
+    source.write_text(
+        "module {\n"
+        "  func.func @main(%arg0: tensor<2xf32>) -> tuple<tensor<2xf32>> {\n"
+        "    %0 = stablehlo.custom_call @pack(%arg0) {mhlo.backend_config = {}} : "
+        "(tensor<2xf32>) -> tuple<tensor<2xf32>>\n"
+        "    return %0 : tuple<tensor<2xf32>>\n"
+        "  }\n"
+        "}\n"
+    )
+    result = run_cli("--list", str(source))
     assert result.returncode == 1, err(result)
     assert "Traceback" not in err(result)
     lines = out(result).splitlines()
     assert len(lines) == 1, out(result)
     match = LIST_LINE.match(lines[0])
     assert match, lines[0]
-    assert match["file"] == name
-    positions = _call_positions(CHOLESKY, "lapack_spotrf_ffi")
-    assert (int(match["line"]), int(match["col"])) in positions
+    assert (match["file"], match["line"], match["col"]) == (str(source), "3", "5")
+    assert match["target"] == "pack"
+    assert match["decision"].startswith("error: ") and "tuple" in match["decision"]
+
+
+def test_list_reports_layout_wrapper() -> None:
+    name = str(CHOLESKY.relative_to(ROOT))
+    result = run_cli("--list", name)
+    assert result.returncode == 0, err(result)
+    (line,) = out(result).splitlines()
+    match = LIST_LINE.match(line)
+    assert match, line
     assert match["target"] == "lapack_spotrf_ffi"
-    assert match["decision"].startswith("error: ")
-    assert "layout" in match["decision"] and "non-default" in match["decision"]
+    assert (
+        match["decision"] == "rewritten as @lapack_spotrf_ffi (through @lapack_spotrf_ffi_layout)"
+    )
 
 
 def test_list_reports_calls_left_alone() -> None:

@@ -27,6 +27,7 @@ KERNEL_SOURCES = {
     "dynamic_shape": "row_scale.cc",
     "two_targets": "elementwise.cc",
     "while_and_private": "elementwise.cc",
+    "column_major": "col_major.cc",
 }
 
 

@@ -63,6 +63,7 @@ PLAIN = {
     "two_targets": ("f", [(6,)]),
     "while_and_private": ("f", [(4,)]),
     "two_results": ("sum_and_max", [(4, 6)]),
+    "column_major": ("f", [(3, 5)]),
 }
 
 
@@ -119,3 +120,14 @@ def test_dynamic_shape_round_trip(compiled, batch):
     x = random_input((batch, 8), seed=batch)
     expected = jax.jit(module.row_scale)(x)
     assert_agree(compiled("dynamic_shape").main(x), expected)
+
+
+def test_column_major_kernel_sees_the_declared_layout(compiled):
+    """Both paths compute out[i, j] = x[i, j] * (i + 1) + j on the logical matrix, although
+    the kernel indexes column-major storage: the layout reached it on both paths."""
+    x = random_input((3, 5), seed=11)
+    i, j = np.indices(x.shape, dtype=np.float32)
+    tanh = np.asarray(jax.jit(jax.numpy.tanh)(x))  # XLA's tanh, as in the program
+    reference = (tanh * (i + 1) + j) + np.float32(1)
+    np.testing.assert_allclose(jax.jit(sample("column_major").f)(x), reference, rtol=RTOL)
+    np.testing.assert_allclose(compiled("column_major").main(x), reference, rtol=RTOL)

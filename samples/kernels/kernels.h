@@ -60,6 +60,11 @@ void _mlir_ciface_scale(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float fac
 void _mlir_ciface_offset(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float delta);
 void _mlir_ciface_step(rw_memref_f32_1d *result, rw_memref_f32_1d *x, float rate);
 
+/* samples/column_major: target col_major_kernel, handler ColMajor.  The operand and the
+ * result are column-major (operand_layouts [0, 1]): the descriptors hold the transposed
+ * logical matrix, sizes = [n, m], as `python -m rewriter --emit-header` says. */
+void _mlir_ciface_col_major_kernel(rw_memref_f32_2d *result, rw_memref_f32_2d *x);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

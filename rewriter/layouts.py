@@ -1,0 +1,172 @@
+"""Non-default ``operand_layouts``/``result_layouts``: the kernel sees the declared physical order.
+
+XLA layouts are minor-to-major dimension lists: ``[1, 0]`` is row-major (the default, what
+MLIR's descriptors hold), ``[0, 1]`` column-major (jaxlib's LAPACK kernels). A tensor in
+layout L has the same bytes as its transpose by ``perm = reversed(L)`` in row-major order.
+So the rewrite transposes each such operand by ``perm`` before the call, hands the kernel
+row-major data of shape ``dims[perm]``, and transposes each such result back by the inverse
+permutation. The transposes live in a private wrapper function, so the call site changes
+only its callee and no other line of the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import model
+
+
+class LayoutError(Exception):
+    def __init__(self, attr: model.Attr, message: str):
+        super().__init__(message)
+        self.attr = attr
+        self.message = message
+
+
+Permutation = tuple[int, ...]
+
+
+def _minor_to_major(layout: model.Attr) -> list[int] | None:
+    if not isinstance(layout, model.DenseAttr):
+        return None
+    inner = layout.body[layout.body.index("<") + 1 : -1].replace(" ", "")
+    if inner in ("", "[]"):
+        return []
+    try:
+        values = [int(v) for v in inner.strip("[]").split(",")]
+    except ValueError:
+        return None
+    return values
+
+
+def permutations(call: model.CustomCall) -> tuple[list[Permutation], list[Permutation]]:
+    """For every operand and result, the order of logical dims from major to minor."""
+    found = []
+    for name, types in (
+        ("operand_layouts", call.input_types),
+        ("result_layouts", call.result_types),
+    ):
+        layouts = call.attributes.get(name)
+        perms: list[Permutation] = [tuple(range(len(t.dims))) for t in types]
+        if layouts is not None:
+            if not isinstance(layouts, model.ListAttr) or len(layouts.items) != len(types):
+                raise LayoutError(layouts, f"custom call @{call.target} has malformed {name}")
+            for index, (layout, type_) in enumerate(zip(layouts.items, types, strict=True)):
+                minor_to_major = _minor_to_major(layout)
+                rank = len(type_.dims)
+                if rank == 1 and minor_to_major in ([0], None) and _is_splat_zero(layout):
+                    minor_to_major = [0]
+                if minor_to_major is None or sorted(minor_to_major) != list(range(rank)):
+                    raise LayoutError(
+                        layout,
+                        (
+                            f"custom call @{call.target}: {name} entry {index} is not a "
+                            f"permutation of the {rank} dimensions of {type_.text}"
+                        ),
+                    )
+                perms[index] = tuple(reversed(minor_to_major))
+        found.append(perms)
+    return found[0], found[1]
+
+
+def _is_splat_zero(layout: model.Attr) -> bool:
+    return isinstance(layout, model.DenseAttr) and layout.body.replace(" ", "") == "dense<0>"
+
+
+def is_identity(perm: Permutation) -> bool:
+    return perm == tuple(range(len(perm)))
+
+
+def inverse(perm: Permutation) -> Permutation:
+    result = [0] * len(perm)
+    for position, dim in enumerate(perm):
+        result[dim] = position
+    return tuple(result)
+
+
+def physical(type_: model.Type, perm: Permutation) -> str:
+    """The row-major type whose bytes are ``type_`` in the layout ``perm``."""
+    if is_identity(perm):
+        return type_.text
+    dims = "".join(f"{type_.dims[d]}x" for d in perm)
+    return f"tensor<{dims}{type_.element}>"
+
+
+def results_text(types: Sequence[str]) -> str:
+    """A function type's result part: ``T``, ``(A, B)`` or ``()``."""
+    return types[0] if len(types) == 1 else f"({', '.join(types)})"
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """``func.func private @name`` taking logical types, calling the extern on physical ones."""
+
+    name: str
+    extern: str
+    inputs: tuple[model.Type, ...]  # logical operand types
+    input_perms: tuple[Permutation, ...]
+    attribute_types: tuple[str, ...]
+    results: tuple[model.Type, ...]  # logical result types
+    result_perms: tuple[Permutation, ...]
+
+    def text(self, indent: str, newline: str) -> str:
+        body = indent + "  "
+        arguments = [f"%arg{i}" for i in range(len(self.inputs) + len(self.attribute_types))]
+        signature = ", ".join(
+            f"{name}: {type_}"
+            for name, type_ in zip(
+                arguments, [t.text for t in self.inputs] + list(self.attribute_types), strict=True
+            )
+        )
+        logical_results = [t.text for t in self.results]
+        arrow = f" -> {results_text(logical_results)}" if logical_results else ""
+        lines = [f"{indent}func.func private @{self.name}({signature}){arrow} {{"]
+        counter = 0
+        call_arguments = []
+        physical_inputs = []
+        for argument, type_, perm in zip(arguments, self.inputs, self.input_perms, strict=False):
+            physical_inputs.append(physical(type_, perm))
+            if is_identity(perm):
+                call_arguments.append(argument)
+                continue
+            lines.append(
+                f"{body}%{counter} = stablehlo.transpose {argument}, dims = "
+                f"[{', '.join(map(str, perm))}] : ({type_.text}) -> {physical(type_, perm)}"
+            )
+            call_arguments.append(f"%{counter}")
+            counter += 1
+        call_arguments += arguments[len(self.inputs) :]
+        physical_results = [
+            physical(t, p) for t, p in zip(self.results, self.result_perms, strict=True)
+        ]
+        callee_type = (
+            f"({', '.join(physical_inputs + list(self.attribute_types))}) -> "
+            f"{results_text(physical_results)}"
+        )
+        call = f"func.call @{self.extern}({', '.join(call_arguments)}) : {callee_type}"
+        if not self.results:
+            lines.append(f"{body}{call}")
+            lines.append(f"{body}return")
+        else:
+            produced = f"%{counter}"
+            group = f"{produced}:{len(self.results)}" if len(self.results) > 1 else produced
+            lines.append(f"{body}{group} = {call}")
+            counter += 1
+            returned = []
+            for index, (type_, perm) in enumerate(
+                zip(self.results, self.result_perms, strict=True)
+            ):
+                value = f"{produced}#{index}" if len(self.results) > 1 else produced
+                if not is_identity(perm):
+                    lines.append(
+                        f"{body}%{counter} = stablehlo.transpose {value}, dims = "
+                        f"[{', '.join(map(str, inverse(perm)))}] : "
+                        f"({physical(type_, perm)}) -> {type_.text}"
+                    )
+                    value = f"%{counter}"
+                    counter += 1
+                returned.append(value)
+            lines.append(f"{body}return {', '.join(returned)} : {', '.join(logical_results)}")
+        lines.append(f"{indent}}}")
+        return newline.join(lines)
