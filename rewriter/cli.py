@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -64,6 +65,12 @@ def _parser() -> argparse.ArgumentParser:
         help="write the C prototypes of every extern to OUT.h (the module itself is then "
         "written only with -o)",
     )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="with --list: one line per call (text) or one JSON document (json, schema in README)",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -89,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("several files need --in-place, --check or --list")
     if args.in_place and "-" in files:
         parser.error("--in-place needs files, not standard input")
+    if args.format == "json" and not args.list:
+        parser.error("--format json goes with --list")
     if args.emit_header and (len(files) > 1 or args.in_place or args.check or args.list):
         parser.error("--emit-header takes one input file (and optionally -o)")
     try:
@@ -108,6 +117,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
     status = 0
     changed: list[str] = []
     counts: dict[str, int] = {}
+    listing: list[dict] = []  # --list --format json
     for path in files:
         name = "<stdin>" if path == "-" else path
         try:
@@ -117,7 +127,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             status = 1
             continue
         try:
-            if args.list:
+            if args.list or args.check:
                 result = analyze(data, targets=args.target, skip=args.skip, filename=name)
             else:
                 result = rewrite(data, targets=args.target, skip=args.skip, filename=name)
@@ -126,6 +136,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         except RewriteError as error:
             for diagnostic in error.diagnostics:
                 print(diagnostic.format(color), file=sys.stderr)
+            listing.append(_json_file(name, [], error.diagnostics, []))
             status = 1
             continue
         for warning in result.warnings:
@@ -137,10 +148,28 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
                 continue
         if args.list:
             for report in result.calls:
-                print(_list_line(report))
+                if args.format == "text":
+                    print(_list_line(report))
                 counts[report.status] = counts.get(report.status, 0) + 1
+            listing.append(_json_file(name, result.calls, result.errors, result.warnings))
             status = 1 if result.errors else status
             continue
+        if args.check:
+            # Read-only: say what would happen to every call that would change or cannot.
+            for diagnostic in result.errors:
+                print(diagnostic.format(color), file=sys.stderr)
+            for report in result.calls:
+                if report.status == "rewritten":
+                    print(
+                        f"{name}:{report.line}: @{report.target}: would be rewritten as "
+                        f"@{report.symbol}"
+                    )
+                elif report.status == "error":
+                    print(
+                        f"{name}:{report.line}: @{report.target}: cannot be rewritten: "
+                        f"{report.reason}"
+                    )
+            status = 1 if result.errors else status
         output = result.text.encode("utf-8")
         if result.changed:
             changed.append(name)
@@ -163,6 +192,9 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         for name in changed:
             print(f"{name}: would rewrite", file=sys.stderr)
         status = 1
+    if args.list and args.format == "json":
+        document = {"schema": JSON_SCHEMA_VERSION, "files": listing}
+        print(json.dumps(document, indent=2, sort_keys=False))
     if args.list:
         total = sum(counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(counts.items()))
@@ -173,6 +205,54 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         summary = f"{len(changed)} of {len(files)} files {verb}"
         print(summary + (", with errors" if status and not args.check else ""), file=sys.stderr)
     return status
+
+
+JSON_SCHEMA_VERSION = 1
+
+
+def _json_diagnostic(diagnostic) -> dict:
+    return {
+        "line": diagnostic.line,
+        "column": diagnostic.column,
+        "severity": diagnostic.severity,
+        "message": diagnostic.message,
+    }
+
+
+def _json_file(name: str, reports, errors, warnings) -> dict:
+    """One file of ``--list --format json``; the schema is documented in README.md."""
+    from .header import attribute_c_type
+
+    calls = []
+    for report in reports:
+        calls.append(
+            {
+                "line": report.line,
+                "column": report.column,
+                "target": report.target,
+                "operand_types": list(report.operand_types),
+                "result_types": list(report.result_types),
+                "attributes": [
+                    {
+                        "name": a.path,
+                        "type": a.source_type,
+                        "mlir_type": a.type,
+                        "c_type": attribute_c_type(a),
+                    }
+                    for a in report.attributes
+                ],
+                "status": report.status,
+                "symbol": report.symbol,
+                "wrapper": report.wrapper,
+                "reason": report.reason,
+            }
+        )
+    return {
+        "file": name,
+        "calls": calls,
+        "errors": [_json_diagnostic(d) for d in errors],
+        "warnings": [_json_diagnostic(d) for d in warnings],
+    }
 
 
 def _write_header(args: argparse.Namespace, text: str, name: str) -> bool:

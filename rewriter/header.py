@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .api import analyze
+from .constants import AttributeOperand
 from .naming import c_identifier, first_free
 from .typetext import closing_bracket, split_types
 
@@ -97,6 +98,16 @@ def _unique(name: str, used: set[str]) -> str:
     return first_free(base + "_" if base in _C_KEYWORDS else base, used)
 
 
+def attribute_c_type(attribute: AttributeOperand) -> str:
+    """The C parameter type of one attribute operand (abi/README.md)."""
+    if attribute.type.startswith("tensor<"):
+        source = attribute.source_type
+        if source.startswith("array<"):
+            source = f"tensor<{attribute.type[7:].split('x')[0]}x{source[6:-1]}>"
+        return descriptor_type(attribute.type, source) + " *"
+    return _SCALARS[attribute.source_type]
+
+
 def prototypes(
     text: str,
     *,
@@ -116,14 +127,7 @@ def prototypes(
             for i, t in enumerate(call.extern_operand_types)
         ]
         for attribute in call.attributes:
-            if attribute.type.startswith("tensor<"):
-                source = attribute.source_type
-                if source.startswith("array<"):
-                    source = f"tensor<{attribute.type[7:].split('x')[0]}x{source[6:-1]}>"
-                c_type = descriptor_type(attribute.type, source) + " *"
-            else:
-                c_type = _SCALARS[attribute.source_type]
-            parameters.append(Parameter(_unique(attribute.path, used), c_type))
+            parameters.append(Parameter(_unique(attribute.path, used), attribute_c_type(attribute)))
         found[call.symbol] = Prototype(
             call.symbol,
             call.target,
