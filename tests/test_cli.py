@@ -414,7 +414,16 @@ def test_check_lists_files_that_would_change_and_writes_nothing(tmp_path: Path) 
     before = [snapshot(changing), snapshot(unchanged)]
     result = run_cli("--check", changing, unchanged)
     assert result.returncode == 1, err(result)
-    assert result.stdout == b""
+    # stdout lists every call that would change: file:line: @target: what would happen
+    line = (
+        RMS_NORM.read_text()
+        .splitlines()
+        .index(next(x for x in RMS_NORM.read_text().splitlines() if "stablehlo.custom_call" in x))
+        + 1
+    )
+    assert out(result).splitlines() == [
+        f"{changing}:{line}: @rms_norm: would be rewritten as @rms_norm"
+    ]
     assert "Traceback" not in err(result)
     assert [snapshot(changing), snapshot(unchanged)] == before
     lines = stderr_lines(result)
