@@ -5,22 +5,24 @@ from __future__ import annotations
 import re
 
 from . import model
+from .compact import STRING
 from .diagnostics import Diagnostic
 from .scan import CallSite, Scan
 from .source import Source
 from .syntax import parser
 from .tree import custom_call_from_tree
 
-_DEPTH_TOKEN = re.compile(r"->|[()\[\]{}<>\n]")
+# Strings and comments are matched whole so that brackets inside them do not count.
+_DEPTH_TOKEN = re.compile(STRING + r"|//[^\n]*|->|[()\[\]{}<>\n]")
 _MAX_CONTINUATION_LINES = 64
 
 
-def _statement_end(masked: str, start: int, after: int) -> int:
+def _statement_end(text: str, start: int, after: int) -> int:
     """Offset of the first newline after ``after`` outside brackets opened since ``start``."""
     depth = 0
-    for match in _DEPTH_TOKEN.finditer(masked, start):
+    for match in _DEPTH_TOKEN.finditer(text, start):
         token = match.group()
-        if token == "->":
+        if token == "->" or token[0] in '"/':
             continue
         if token in "([{<":
             depth += 1
@@ -28,7 +30,7 @@ def _statement_end(masked: str, start: int, after: int) -> int:
             depth -= 1
         elif depth <= 0 and match.start() > after:
             return match.start()
-    return len(masked)
+    return len(text)
 
 
 def parse_call(source: Source, scan: Scan, site: CallSite) -> model.CustomCall:
@@ -37,7 +39,7 @@ def parse_call(source: Source, scan: Scan, site: CallSite) -> model.CustomCall:
 
     end = site.keyword
     for _ in range(_MAX_CONTINUATION_LINES):
-        end = _statement_end(scan.masked, site.statement, end)
+        end = _statement_end(source.text, site.statement, end)
         piece = source.text[site.statement : end]
         try:
             tree = parser().parse(piece, start="custom_call_stmt")

@@ -1,9 +1,10 @@
 """The fast structural pass over a whole file, without building a tree for every op.
 
-Strings and comments are blanked out first (same length, so offsets stay valid); then
-C-speed regular expressions find what the rewrite needs: custom call sites, the symbols
-and SSA names already in use, and the modules whose bodies receive extern declarations.
-Only the custom call statements themselves are handed to the lark parser.
+Strings and comments are squeezed out first (``compact.py``: megabytes of constants shrink
+to ``""``); then C-speed regular expressions over the compact text find what the rewrite
+needs: custom call sites, the symbols and SSA names already in use, and the modules whose
+bodies receive extern declarations. Every offset kept or reported is mapped back to the
+original text. Only the custom call statements themselves go to the lark parser.
 """
 
 from __future__ import annotations
@@ -11,20 +12,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .compact import STRING, Compact, compact
 from .diagnostics import Diagnostic
 from .source import Source
 from .strings import decode_string
 
-_STRING = r'"(?:[^"\\\n]|\\.)*"'
-_STRING_OR_COMMENT = re.compile(_STRING + r"|//[^\n]*")
 # Patterns start with a literal so that the regex engine can skip ahead quickly; what may
 # precede the match is checked by ``_starts_word``.
 _CUSTOM_CALL = re.compile(r"stablehlo\.custom_call(?![\w$.])")
 _GENERIC_CUSTOM_CALL = '"stablehlo.custom_call"'
 _GENERIC_MODULE = '"builtin.module"'
 _MODULE = re.compile(r"module(?![\w$.\-])")
-_SYMBOL = re.compile(r"@(?:[A-Za-z_$.\-][\w$.\-]*|\s)")
-_QUOTED_SYMBOL = re.compile(r"@" + _STRING)
+_SYMBOL = re.compile(r"@(?:[A-Za-z_$.\-][\w$.\-]*|\"\")")
+_QUOTED_SYMBOL = re.compile(r"@" + STRING)
 _VALUE = re.compile(r"%([A-Za-z0-9_$.\-]+)")
 _STATEMENT_PREFIX = re.compile(
     r"[ \t]*(?:%[A-Za-z0-9_$.\-]+(?::[0-9]+)?(?:[ \t]*,[ \t]*%[A-Za-z0-9_$.\-]+(?::[0-9]+)?)*"
@@ -56,7 +56,7 @@ class CallSite:
 
 @dataclass
 class Scan:
-    masked: str  # the text with strings and comments blanked out
+    masked: str  # the compact text: strings squeezed to "", comments gone
     calls: list[CallSite] = field(default_factory=list)
     modules: list[ModuleBody] = field(default_factory=list)
     symbols: set[str] = field(default_factory=set)
@@ -64,6 +64,7 @@ class Scan:
     top_level_insert: int = 0  # where declarations go when the file has no `module` op
     top_level_indent: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    closes: dict[int, int] = field(default_factory=dict, repr=False)  # `{` -> `}`, compact
 
     def module_of(self, offset: int) -> int:
         """Index of the innermost module body holding ``offset``, or -1."""
@@ -75,58 +76,46 @@ class Scan:
         return best
 
 
-def _mask(
-    text: str, generic_calls: list[int], generic_modules: list[int], sym_names: list[str]
-) -> str:
-    """Blank strings and comments; note generic-form custom calls, modules and symbol names."""
-
-    def blank(match: re.Match[str]) -> str:
-        token = match.group()
-        start = match.start()
-        if token == _GENERIC_CUSTOM_CALL:
-            generic_calls.append(start)
-        elif token == _GENERIC_MODULE:
-            generic_modules.append(start)
-        elif text.endswith("sym_name = ", 0, start):
-            sym_names.append(token)
-        return '"' + " " * (len(token) - 2) + '"' if token[0] == '"' else " " * len(token)
-
-    return _STRING_OR_COMMENT.sub(blank, text)
-
-
 def scan(source: Source) -> Scan:
     """Find everything the rewrite needs, and the errors that make a file unusable."""
     text = source.text
-    generic_calls: list[int] = []
-    generic_modules: list[int] = []
-    sym_names: list[str] = []  # generic form: `sym_name = "f"` defines the symbol @f
-    masked = _mask(text, generic_calls, generic_modules, sym_names)
+    squeezed = compact(text, frozenset({_GENERIC_CUSTOM_CALL, _GENERIC_MODULE}))
+    masked = squeezed.text
+    original = squeezed.original
     result = Scan(masked)
     if not text.strip():
         result.diagnostics.append(Diagnostic.at(source, 0, "empty input: expected an MLIR module"))
         return result
-    _check_characters(source, masked, result)
-    _check_brackets(source, masked, result)
+    _check_characters(source, squeezed, result)
+    if not result.diagnostics:
+        _check_brackets(source, squeezed, result)
     if not result.diagnostics:
         _check_top_level(source, masked, result)
     if result.diagnostics:
         return result
 
     result.values = set(_VALUE.findall(masked))
+    targets = set()
     for match in _CUSTOM_CALL.finditer(masked):
         if not _starts_word(masked, match.start()):
             continue
-        result.calls.append(CallSite(match.start(), source.line_start(match.start()), "pretty"))
-    for offset in generic_calls:
-        result.calls.append(CallSite(offset, source.line_start(offset), "generic"))
+        targets.add(_target_offset(masked, match.start()))
+        keyword = original(match.start())
+        result.calls.append(CallSite(keyword, source.line_start(keyword), "pretty"))
+    generic_modules = []
+    for compact_offset, offset, token in squeezed.strings:
+        if token == _GENERIC_CUSTOM_CALL:
+            result.calls.append(CallSite(offset, source.line_start(offset), "generic"))
+        elif token == _GENERIC_MODULE:
+            generic_modules.append(compact_offset)
+        else:  # generic form: `sym_name = "f"` defines the symbol @f
+            result.symbols.add(decode_string(token).decode("utf-8", "replace"))
     result.calls.sort(key=lambda call: call.keyword)
-    targets = {_target_offset(masked, call.keyword) for call in result.calls}
-    result.symbols.update(decode_string(name).decode("utf-8", "replace") for name in sym_names)
     for match in _SYMBOL.finditer(masked):
         if match.start() in targets:
             continue
-        if match.group().endswith(("@", " ", "\t", "\n")) or match.group() == "@":
-            quoted = _QUOTED_SYMBOL.match(text, match.start())
+        if match.group() == '@""':
+            quoted = _QUOTED_SYMBOL.match(text, original(match.start()))
             if quoted:
                 result.symbols.add(_decode_symbol(quoted.group()))
             continue
@@ -141,7 +130,7 @@ def scan(source: Source) -> Scan:
                     "a custom call must start its own line (with only its results before it)",
                 )
             )
-    _find_modules(source, masked, result, generic_modules)
+    _find_modules(source, squeezed, result, generic_modules)
     return result
 
 
@@ -166,29 +155,34 @@ def _decode_symbol(quoted: str) -> str:
     return decode_string(quoted[1:]).decode("utf-8", "replace")
 
 
-def _check_characters(source: Source, masked: str, result: Scan) -> None:
+_LONE_QUOTE = re.compile(r'"(?!")|(?<!")"')
+
+
+def _check_characters(source: Source, squeezed: Compact, result: Scan) -> None:
+    masked = squeezed.text
     bad = _INVALID_CHAR.search(masked)
     if bad:
         char = bad.group()
         shown = "NUL byte" if char == "\0" else f"character {char!r} (U+{ord(char):04X})"
-        result.diagnostics.append(
-            Diagnostic.at(source, bad.start(), f"unexpected {shown}: not valid MLIR syntax")
-        )
-    quote = masked.find('"')
-    while quote != -1:
-        # Masked strings keep their quotes; an opening quote without its partner is unterminated.
-        close = masked.find('"', quote + 1)
-        if close == -1 or "\n" in masked[quote:close]:
-            result.diagnostics.append(
-                Diagnostic.at(
-                    source, quote, "unterminated string: expected '\"' before the end of the line"
-                )
-            )
-            return
-        quote = masked.find('"', close + 1)
+        message = f"unexpected {shown}: not valid MLIR syntax"
+        result.diagnostics.append(Diagnostic.at(source, squeezed.original(bad.start()), message))
+        return
+    # Every complete string is now `""`; any other quote opens a string that never ends.
+    if masked.count('"') == 2 * masked.count('""'):
+        return
+    for quote in _LONE_QUOTE.finditer(masked.replace('""', "  ")):
+        offset = squeezed.original(quote.start())
+        message = "unterminated string: expected '\"' before the end of the line"
+        result.diagnostics.append(Diagnostic.at(source, offset, message))
+        return
 
 
-def _check_brackets(source: Source, masked: str, result: Scan) -> None:
+def _check_brackets(source: Source, squeezed: Compact, result: Scan) -> None:
+    masked = squeezed.text
+
+    def at(offset: int, message: str) -> Diagnostic:
+        return Diagnostic.at(source, squeezed.original(offset), message)
+
     if all(masked.count(o) == masked.count(c) for c, o in _CLOSING.items()):
         if _brackets_nest(masked):
             return
@@ -198,36 +192,29 @@ def _check_brackets(source: Source, masked: str, result: Scan) -> None:
         if char in "({[":
             stack.append(match.start())
         elif not stack:
-            result.diagnostics.append(
-                Diagnostic.at(source, match.start(), f"unbalanced {char!r}: nothing to close")
-            )
+            result.diagnostics.append(at(match.start(), f"unbalanced {char!r}: nothing to close"))
             return
         elif masked[stack[-1]] != _CLOSING[char]:
             if _balanced_without(masked, match.start(), stack):
                 expected = _partner(masked[stack[-1]])
                 message = f"unbalanced {char!r}: it closes nothing (expected {expected!r})"
-                result.diagnostics.append(Diagnostic.at(source, match.start(), message))
+                result.diagnostics.append(at(match.start(), message))
                 return
             # Otherwise the innermost open bracket is the mistake: it was never closed.
             opener = stack[-1]
-            line, column = source.line_col(match.start())
+            line, column = source.line_col(squeezed.original(match.start()))
             message = (
                 f"{masked[opener]!r} is never closed: expected {_partner(masked[opener])!r} "
                 f"before the {char!r} at {line}:{column}"
             )
-            result.diagnostics.append(Diagnostic.at(source, opener, message))
+            result.diagnostics.append(at(opener, message))
             return
         else:
             stack.pop()
     if stack:
         opener = stack[-1]
-        result.diagnostics.append(
-            Diagnostic.at(
-                source,
-                opener,
-                f"{masked[opener]!r} is never closed: the input ends first (truncated file?)",
-            )
-        )
+        message = f"{masked[opener]!r} is never closed: the input ends first (truncated file?)"
+        result.diagnostics.append(at(opener, message))
 
 
 _TOP_LEVEL_LINE = re.compile(
@@ -248,7 +235,7 @@ def _check_top_level(source: Source, masked: str, result: Scan) -> None:
         open_ = masked.find("{", position)
         if open_ == -1:
             break
-        close = _match_close(masked, open_)
+        close = _match_close(masked, open_, result.closes)
         pieces.append(masked[position : open_ + 1])
         pieces.append("\n" * masked.count("\n", open_ + 1, close))
         position = close
@@ -294,20 +281,30 @@ def _brackets_nest(masked: str) -> bool:
     return not skeleton
 
 
-def _match_close(masked: str, open_offset: int) -> int:
+_BRACES = re.compile(r"[{}]")
+
+
+def _match_close(masked: str, open_offset: int, closes: dict[int, int] | None = None) -> int:
+    """The `}` closing the `{` at ``open_offset`` (brackets are known to nest properly, so
+    braces alone decide). ``closes`` remembers answers: module bodies are asked for twice."""
+    if closes is not None and open_offset in closes:
+        return closes[open_offset]
     depth = 0
-    for match in _BRACKET.finditer(masked, open_offset):
-        char = match.group()
-        if char in "({[":
+    close = len(masked)
+    for match in _BRACES.finditer(masked, open_offset):
+        if match.group() == "{":
             depth += 1
         else:
             depth -= 1
             if depth == 0:
-                return match.start()
-    return len(masked)
+                close = match.start()
+                break
+    if closes is not None:
+        closes[open_offset] = close
+    return close
 
 
-_MODULE_HEADER = re.compile(r"[ \t\r\n]*(?:@[A-Za-z_$.\-][\w$.\-]*|@\"[ ]*\")?[ \t\r\n]*")
+_MODULE_HEADER = re.compile(r"[ \t\r\n]*(?:@[A-Za-z_$.\-][\w$.\-]*|@\"\")?[ \t\r\n]*")
 
 
 _GENERIC_MODULE_OPERANDS = re.compile(r"[ \t]*\([ \t]*\)[ \t]*")
@@ -316,7 +313,7 @@ _GENERIC_REGION_START = re.compile(r"[ \t\r\n]*\([ \t\r\n]*\{")
 
 def _generic_module_body(masked: str, keyword: int) -> int:
     """Offset of the body `{` of ``"builtin.module"() <{...}> ({``, or -1."""
-    operands = _GENERIC_MODULE_OPERANDS.match(masked, keyword + len(_GENERIC_MODULE))
+    operands = _GENERIC_MODULE_OPERANDS.match(masked, keyword + len('""'))  # squeezed name
     if not operands:
         return -1
     position = operands.end()
@@ -328,23 +325,25 @@ def _generic_module_body(masked: str, keyword: int) -> int:
     return region.end() - 1 if region else -1
 
 
-def _find_modules(source: Source, masked: str, result: Scan, generic_modules: list[int]) -> None:
-    text = source.text
+def _find_modules(
+    source: Source, squeezed: Compact, result: Scan, generic_modules: list[int]
+) -> None:
+    """Module bodies, found in the compact text, recorded with original offsets."""
+    masked = squeezed.text
+    found: list[tuple[int, int, int]] = []  # compact (keyword, open, close)
     for keyword in generic_modules:
-        statement = source.line_start(keyword)
         open_ = _generic_module_body(masked, keyword)
-        if open_ == -1 or not _STATEMENT_PREFIX.fullmatch(text[statement:keyword]):
-            continue
-        close = _match_close(masked, open_)
-        result.modules.append(_module_body(text, masked, keyword, open_, close))
+        statement = masked.rfind("\n", 0, keyword) + 1
+        if open_ != -1 and _STATEMENT_PREFIX.fullmatch(masked[statement:keyword]):
+            found.append((keyword, open_, _match_close(masked, open_, result.closes)))
     for match in _MODULE.finditer(masked):
         keyword = match.start()
         if masked.endswith("builtin.", 0, keyword):
             keyword -= len("builtin.")
         if not _starts_word(masked, keyword):
             continue
-        statement = source.line_start(keyword)
-        if not _STATEMENT_PREFIX.fullmatch(text[statement:keyword]):
+        statement = masked.rfind("\n", 0, keyword) + 1
+        if not _STATEMENT_PREFIX.fullmatch(masked[statement:keyword]):
             continue  # the word `module` used some other way
         position = _MODULE_HEADER.match(masked, match.end()).end()
         if masked.startswith("attributes", position):
@@ -354,27 +353,42 @@ def _find_modules(source: Source, masked: str, result: Scan, generic_modules: li
                 position += 1
         if position >= len(masked) or masked[position] != "{":
             continue
-        close = _match_close(masked, position)
-        result.modules.append(_module_body(text, masked, keyword, position, close))
+        found.append((keyword, position, _match_close(masked, position, result.closes)))
+    for keyword, open_, close in found:
+        result.modules.append(_module_body(masked, squeezed, keyword, open_, close))
     if not result.modules:
-        result.top_level_insert, result.top_level_indent = _first_top_level_op(masked)
+        offset, indent = _first_top_level_op(masked)
+        result.top_level_insert = squeezed.original(offset)
+        result.top_level_indent = indent
 
 
-def _module_body(text: str, masked: str, keyword: int, open_: int, close: int) -> ModuleBody:
+def _module_body(
+    masked: str, squeezed: Compact, keyword: int, open_: int, close: int
+) -> ModuleBody:
     """Where declarations go: before the first op of the body (comments are not ops)."""
+    original = squeezed.original
     first = open_ + 1
     while first < close and masked[first] in " \t\r\n":
         first += 1
-    line_start = text.rfind("\n", 0, first) + 1
+    line_start = masked.rfind("\n", 0, first) + 1
     if line_start <= open_:
         # Body content (or the closing brace) is on the `{` line itself.
-        keyword_line = text.rfind("\n", 0, keyword) + 1
-        indent = re.match(r"[ \t]*", text[keyword_line:]).group() + "  "
-        return ModuleBody(keyword, open_, close, open_ + 1, indent, needs_newline=True)
-    indent = text[line_start:first]
+        keyword_line = masked.rfind("\n", 0, keyword) + 1
+        indent = re.match(r"[ \t]*", masked[keyword_line:]).group() + "  "
+        return ModuleBody(
+            original(keyword),
+            original(open_),
+            original(close),
+            original(open_) + 1,
+            indent,
+            needs_newline=True,
+        )
+    indent = masked[line_start:first]
     if first == close:
         indent += "  "
-    return ModuleBody(keyword, open_, close, line_start, indent)
+    return ModuleBody(
+        original(keyword), original(open_), original(close), original(line_start), indent
+    )
 
 
 def _first_top_level_op(masked: str) -> tuple[int, str]:

@@ -1,0 +1,106 @@
+"""Speed and memory figures of the rewrite against jaxlib's C++ parser, in one process.
+
+``python benchmarks/make_corpus.py`` first, then ``python benchmarks/run.py [CORPUS_DIR]``.
+For every corpus file: the median of REPEATS runs of (a) ``rewriter.rewrite`` on the text
+and (b) jaxlib's ``ir.Module.parse`` plus ``get_asm(enable_debug_info=True)``, their MB/s
+and ratio (b's time over a's: above 1.0 the rewrite is faster), and the rewrite's peak
+Python memory. Then the growth from 6 to 48 layers, the CLI start-up time, and one full
+validating parse of the largest stack through the grammar (``rewriter.validate``).
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import rewriter  # noqa: E402
+
+REPEATS = 5
+
+
+def median_seconds(action, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def jaxlib_parse_and_print(text: str):
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    context = mlir.make_ir_context()
+
+    def run() -> None:
+        module = ir.Module.parse(text, context=context)
+        module.operation.get_asm(enable_debug_info=True)
+
+    return run
+
+
+def peak_memory(action) -> int:
+    gc.collect()
+    tracemalloc.start()
+    action()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def main() -> None:
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "benchmarks" / "corpus"
+    files = sorted(corpus.glob("layers_*.mlir"), key=lambda p: int(p.stem.split("_")[1]))
+    files += [corpus / "weights.mlir"]
+    rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
+    print(
+        f"{'file':16} {'MB':>6} {'rewrite s':>10} {'MB/s':>7} {'jaxlib s':>9} {'MB/s':>7} "
+        f"{'ratio':>6} {'peak MB':>8} {'limit MB':>8}"
+    )
+    times = {}
+    for path in files:
+        text = path.read_text()
+        megabytes = len(text.encode()) / 1e6
+        ours = median_seconds(lambda text=text: rewriter.rewrite(text))
+        theirs = median_seconds(jaxlib_parse_and_print(text))
+        peak = peak_memory(lambda text=text: rewriter.rewrite(text)) / 1e6
+        times[path.stem] = ours
+        print(
+            f"{path.name:16} {megabytes:6.1f} {ours:10.3f} {megabytes / ours:7.1f} "
+            f"{theirs:9.3f} {megabytes / theirs:7.1f} {theirs / ours:6.2f} {peak:8.0f} "
+            f"{3 * megabytes + 100:8.0f}"
+        )
+    if "layers_6" in times and "layers_48" in times:
+        print(f"growth: 48 layers / 6 layers = {times['layers_48'] / times['layers_6']:.1f}x time")
+    startup = median_seconds(
+        lambda: subprocess.run(
+            [sys.executable, "-m", "rewriter", "--version"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+    )
+    print(f"CLI start-up (python -m rewriter --version): {startup:.3f} s")
+    largest = files[-2]
+    text = largest.read_text()
+    started = time.perf_counter()
+    rewriter.validate(text)
+    full = time.perf_counter() - started
+    theirs = median_seconds(jaxlib_parse_and_print(text))
+    print(
+        f"full validating parse of {largest.name}: {full:.2f} s = {full / theirs:.1f}x "
+        "jaxlib parse+print"
+    )
+
+
+if __name__ == "__main__":
+    main()
