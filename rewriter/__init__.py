@@ -3,16 +3,19 @@
 from .api import Result, analyze, decode, rewrite, validate
 from .diagnostics import Diagnostic, RewriteError
 from .header import emit_header
+from .jax_inputs import InputError, export
 from .plan import CallReport
 
 __all__ = [
     "CallReport",
     "Diagnostic",
+    "InputError",
     "Result",
     "RewriteError",
     "analyze",
     "decode",
     "emit_header",
+    "export",
     "rewrite",
     "validate",
 ]

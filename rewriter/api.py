@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from . import jax_inputs
 from .diagnostics import Diagnostic, RewriteError
 from .edits import Edit, apply_edits
 from .plan import CallReport, plan_rewrite
 from .scan import scan
 from .source import Source
+
+if TYPE_CHECKING:
+    from jax.export import Exported
 
 
 @dataclass
@@ -22,10 +27,28 @@ class Result:
     warnings: list[Diagnostic] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
+    # The jax.export.Exported the module came from, when made by ``rewriter.export``.
+    exported: Any = field(default=None, repr=False, compare=False)
 
     @property
     def changed(self) -> bool:
         return self.text != self.original
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the calls as a table, the diagnostics, the rewrite as a diff."""
+        from .html import render_result
+
+        return render_result(self)
+
+
+def _call_report_html(report: CallReport) -> str:
+    from .html import render_call
+
+    return render_call(report)
+
+
+# Jupyter's view of one call (a one-row table); set here so that plan.py stays display-free.
+CallReport._repr_html_ = _call_report_html  # type: ignore[attr-defined]
 
 
 def decode(data: bytes, filename: str = "<string>") -> Source:
@@ -40,8 +63,35 @@ def decode(data: bytes, filename: str = "<string>") -> Source:
         raise RewriteError([Diagnostic(filename, line, column, message, shown)]) from None
 
 
+def read_source(
+    text: str | bytes | bytearray | memoryview | Exported, filename: str = "<string>"
+) -> Source:
+    """What ``rewrite`` and ``analyze`` read, as a Source of MLIR text.
+
+    ``text`` is MLIR text (str, or UTF-8 bytes), MLIR bytecode (bytes starting with
+    ``ML\\xefR``: plain, or a StableHLO portable artifact), the bytes of
+    ``jax.export.Exported.serialize()``, or a ``jax.export.Exported``; only the last three
+    import jax (``rewriter.jax_inputs``). Raises ``RewriteError``: an ``InputError`` when a
+    binary input cannot be converted.
+    """
+    if isinstance(text, str):
+        return Source(text, filename)
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        data = bytes(text)
+        kind = jax_inputs.input_kind(data)
+        if kind == "text":
+            return decode(data, filename)
+        return Source(jax_inputs.binary_text(data, kind, filename), filename)
+    if jax_inputs.is_exported(text):
+        return Source(jax_inputs.exported_text(text, filename), filename)
+    raise TypeError(
+        "expected MLIR text (str or bytes), MLIR bytecode, Exported.serialize() bytes or a "
+        f"jax.export.Exported, not {type(text).__name__}"
+    )
+
+
 def rewrite(
-    text: str | bytes,
+    text: str | bytes | bytearray | memoryview | Exported,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
@@ -49,8 +99,10 @@ def rewrite(
 ) -> Result:
     """Rewrite every selected custom call of ``text`` into a ``func.call`` to an extern.
 
-    ``targets`` and ``skip`` are glob patterns on call target names. Raises
-    ``RewriteError`` (with line, column and message) when the input cannot be rewritten.
+    ``text`` is MLIR text, MLIR bytecode, ``Exported.serialize()`` bytes or a
+    ``jax.export.Exported`` (see ``read_source``). ``targets`` and ``skip`` are glob patterns
+    on call target names. Raises ``RewriteError`` (with line, column and message) when the
+    input cannot be rewritten.
     """
     result = analyze(text, targets=targets, skip=skip, filename=filename)
     if result.errors:
@@ -59,7 +111,7 @@ def rewrite(
 
 
 def analyze(
-    text: str | bytes,
+    text: str | bytes | bytearray | memoryview | Exported,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
@@ -69,7 +121,7 @@ def analyze(
     instead of raising (the text then holds the other calls' rewrites). Raises
     ``RewriteError`` only when the file as a whole is unusable (not text, unbalanced, ...).
     """
-    source = decode(text, filename) if isinstance(text, bytes) else Source(text, filename)
+    source = read_source(text, filename)
     found = scan(source)
     if found.diagnostics:
         raise RewriteError(found.diagnostics)

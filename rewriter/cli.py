@@ -112,6 +112,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
     from .api import analyze, rewrite, validate
     from .diagnostics import RewriteError
     from .files import read_input, write_atomically
+    from .jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
 
     color = _use_color(sys.stderr)
     status = 0
@@ -126,6 +127,25 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             print(f"{name}: error: cannot read: {error.strerror or error}", file=sys.stderr)
             status = 1
             continue
+        # MLIR bytecode and serialized jax.export.Exported files become text through jax;
+        # text files are passed on as they are (and never import jax).
+        kind = input_kind(data)
+        if kind != "text":
+            if args.in_place:
+                print(
+                    f"{name}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
+                    "text; write the rewrite with -o instead",
+                    file=sys.stderr,
+                )
+                status = 1
+                continue
+            try:
+                data = binary_text(data, kind, name)
+            except InputError as error:
+                print(str(error), file=sys.stderr)
+                listing.append(_json_file(name, [], error.diagnostics, []))
+                status = 1
+                continue
         try:
             if args.list or args.check:
                 result = analyze(data, targets=args.target, skip=args.skip, filename=name)

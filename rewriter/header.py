@@ -109,7 +109,7 @@ def attribute_c_type(attribute: AttributeOperand) -> str:
 
 
 def prototypes(
-    text: str,
+    text: str | bytes | object,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
@@ -117,6 +117,7 @@ def prototypes(
 ) -> list[Prototype]:
     """One prototype per extern, from a rewrite of ``text`` and from its existing externs."""
     result = analyze(text, targets=targets, skip=skip, filename=filename)
+    text = result.original  # bytes, bytecode or an Exported were converted to text
     found: dict[str, Prototype] = {}
     for call in result.calls:
         if call.status != "rewritten" or call.symbol in found:
@@ -279,7 +280,7 @@ def _extra_descriptor(name: str) -> list[str]:
 
 
 def emit_header(
-    text: str,
+    text: str | bytes | object,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,

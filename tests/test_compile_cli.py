@@ -14,13 +14,17 @@ RMS_NORM = ROOT / "samples" / "rms_norm" / "rms_norm.rewritten.mlir"
 def compile_cli(*arguments: str, env: dict[str, str] | None = None):
     return subprocess.run(
         [sys.executable, "-m", "rewriter.compile", *arguments],
-        cwd=ROOT, capture_output=True, text=True, env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
     )
 
 
 def exported_symbols(library: Path) -> set[str]:
-    listing = subprocess.run(["nm", "-D", "--defined-only", str(library)],
-                             capture_output=True, text=True, check=True).stdout
+    listing = subprocess.run(
+        ["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True
+    ).stdout
     return {line.split()[-1] for line in listing.splitlines() if line.strip()}
 
 
@@ -34,9 +38,15 @@ def test_compile_writes_library_with_collision_free_entry(tmp_path: Path):
     assert "main" not in symbols  # JAX's @main must not become C's main
     assert "rw_model_metadata" in symbols
     kept = sorted(path.name for path in temps.iterdir())
-    assert kept == ["0-entries.mlir", "1-stablehlo-to-linalg.mlir", "2-bufferize.mlir",
-                    "3-generic-form.mlir", "4-lower-to-llvm.mlir", "5-translate.ll",
-                    "metadata.c"]
+    assert kept == [
+        "0-entries.mlir",
+        "1-stablehlo-to-linalg.mlir",
+        "2-bufferize.mlir",
+        "3-generic-form.mlir",
+        "4-lower-to-llvm.mlir",
+        "5-translate.ll",
+        "metadata.c",
+    ]
     assert "llvm.emit_c_interface" in (temps / "0-entries.mlir").read_text()
 
 
@@ -100,5 +110,7 @@ def test_only_entry_points_are_exported(tmp_path: Path):
     library = tmp_path / "libmodel.so"
     assert compile_cli(str(RMS_NORM), "-o", str(library)).returncode == 0
     assert exported_symbols(library) == {
-        "_mlir_ciface_rw_entry_main", "rw_entry_main", "rw_model_metadata"
+        "_mlir_ciface_rw_entry_main",
+        "rw_entry_main",
+        "rw_model_metadata",
     }

@@ -92,7 +92,10 @@ def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path
     assert str(environment) in where.stdout
     include = subprocess.run(
         [str(python), "-c", "import rewriter.abi as a; print(a.include_dir())"],
-        cwd=elsewhere, capture_output=True, text=True, check=True,
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     assert include.startswith(str(environment))
     assert (Path(include) / "rewriter" / "memref.h").is_file()
