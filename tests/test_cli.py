@@ -489,15 +489,7 @@ def test_list_name_clash_reports_renamed_extern_and_warns() -> None:
 
 def test_list_reports_errors(tmp_path: Path) -> None:
     source = tmp_path / "tuple.mlir"
-    source.write_text(
-        "module {\n"
-        "  func.func @main(%arg0: tensor<2xf32>) -> tuple<tensor<2xf32>> {\n"
-        "    %0 = stablehlo.custom_call @pack(%arg0) {mhlo.backend_config = {}} : "
-        "(tensor<2xf32>) -> tuple<tensor<2xf32>>\n"
-        "    return %0 : tuple<tensor<2xf32>>\n"
-        "  }\n"
-        "}\n"
-    )
+    source.write_text((ROOT / "tests" / "data" / "tuple_call.mlir").read_text())
     result = run_cli("--list", str(source))
     assert result.returncode == 1, err(result)
     assert "Traceback" not in err(result)

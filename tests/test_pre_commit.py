@@ -32,15 +32,7 @@ REWRITE = "stablehlo-rewrite"
 CHECK = "stablehlo-rewrite-check"
 
 # A call that cannot be rewritten (tuple results are not supported yet).
-TUPLE_MODULE = (
-    "module {\n"
-    "  func.func @main(%arg0: tensor<2xf32>) -> tuple<tensor<2xf32>> {\n"
-    "    %0 = stablehlo.custom_call @pack(%arg0) {mhlo.backend_config = {}} : "
-    "(tensor<2xf32>) -> tuple<tensor<2xf32>>\n"
-    "    return %0 : tuple<tensor<2xf32>>\n"
-    "  }\n"
-    "}\n"
-)
+TUPLE_MODULE = (Path(__file__).resolve().parent / "data" / "tuple_call.mlir").read_text()
 
 
 def call_line(text: str, target: str) -> int:
