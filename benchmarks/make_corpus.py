@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-HEADS = 24
-WIDTH = 96
+HEADS = 28
+WIDTH = 112
 SEQUENCE = 16
 
 

@@ -85,7 +85,8 @@ def plan_rewrite(
 
     symbols = SymbolNamer(scan.symbols, [call.target for call, _ in selected])
     values = ValueNamer(scan.values)
-    newline = "\r\n" if source.text.count("\r\n") * 2 > source.text.count("\n") else "\n"
+    first_break = source.text.find("\n")  # new lines end like the file's first line
+    newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
     # module -> {symbol: declaration line or layout wrapper}
     declarations: dict[int, dict[str, str | Wrapper]] = {}
     wrappers: dict[tuple[object, ...], str] = {}

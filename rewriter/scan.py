@@ -83,7 +83,7 @@ def scan(source: Source) -> Scan:
     masked = squeezed.text
     original = squeezed.original
     result = Scan(masked)
-    if not text.strip():
+    if not text or text.isspace():
         result.diagnostics.append(Diagnostic.at(source, 0, "empty input: expected an MLIR module"))
         return result
     _check_characters(source, squeezed, result)

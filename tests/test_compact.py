@@ -1,0 +1,40 @@
+"""The compact text: the fast string/comment finder agrees with the grammar's regex, and
+every offset maps back to the same character of the original."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from jax_corpus import corpus
+
+from rewriter.compact import _SQUEEZE, _spans_by_find, compact
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def regex_spans(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _SQUEEZE.finditer(text)]
+
+
+def texts() -> list[str]:
+    found = [path.read_text() for path in sorted(ROOT.glob("samples/*/*.mlir"))]
+    found += [path.read_text() for path in sorted(ROOT.glob("tests/filecheck/*.mlir"))]
+    found += [text for _, text in corpus()]
+    rng = random.Random(7)
+    alphabet = 'ab"\\\n/ '  # quotes, escapes, newlines and comment slashes, densely mixed
+    found += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    return found
+
+
+def test_find_based_spans_agree_with_the_regex():
+    for text in texts():
+        assert _spans_by_find(text) == regex_spans(text), repr(text[:200])
+
+
+def test_every_compact_offset_maps_back_to_the_same_character():
+    for text in texts()[:200]:
+        squeezed = compact(text)
+        assert all(
+            squeezed.text[i] == text[squeezed.original(i)] for i in range(len(squeezed.text))
+        )
