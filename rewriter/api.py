@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -137,8 +138,10 @@ def validate(text: str, *, filename: str = "<string>") -> None:
     from .syntax import parser
 
     source = Source(text, filename)
+    collecting = gc.isenabled()
+    gc.disable()  # a parse allocates millions of objects and frees none: nothing to collect
     try:
-        parser().parse(text, start="module_file")
+        parser(positions=False).parse(text, start="module_file")
     except lark.exceptions.UnexpectedInput as error:
         offset = getattr(error, "pos_in_stream", None)
         if isinstance(error, lark.exceptions.UnexpectedToken) and error.token.type != "$END":
@@ -150,3 +153,6 @@ def validate(text: str, *, filename: str = "<string>") -> None:
             offset = len(text)
             message = "unexpected end of input"
         raise RewriteError([Diagnostic.at(source, offset or 0, message)]) from None
+    finally:
+        if collecting:
+            gc.enable()
