@@ -1,0 +1,1 @@
+"""Mutation fuzzing of the rewrite: ``python -m fuzz.rewrite --help``."""
