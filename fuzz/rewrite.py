@@ -107,7 +107,7 @@ def check(data: bytes) -> str | None:
             d.line >= 1 and d.column >= 1 for d in error.diagnostics
         ):
             return "a RewriteError without a positioned diagnostic"
-    except Exception:  # noqa: BLE001 - any other exception is exactly what we look for
+    except Exception:  # any other exception is exactly what we look for
         return traceback.format_exc()
     seconds = time.perf_counter() - started
     if seconds > SLOW_SECONDS:
