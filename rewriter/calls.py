@@ -51,7 +51,12 @@ def parse_call(source: Source, scan: Scan, site: CallSite) -> model.CustomCall:
                 end += 1
                 continue
             raise CallSyntaxError(_syntax_diagnostic(source, site, error)) from None
-        call = custom_call_from_tree(tree, piece, site.statement)
+        try:
+            call = custom_call_from_tree(tree, piece, site.statement)
+        except RecursionError:
+            raise CallSyntaxError(
+                Diagnostic.at(source, site.keyword, "custom call nests too deeply to rewrite")
+            ) from None
         call.module = scan.module_of(site.keyword)
         return call
     raise CallSyntaxError(Diagnostic.at(source, site.keyword, "custom call statement does not end"))

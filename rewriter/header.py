@@ -90,7 +90,8 @@ def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
             element = original.group(2)
     element = re.sub(r"^si([0-9]+)$", r"i\1", element)
     element = {"complex<f32>": "c64", "complex<f64>": "c128"}.get(element, element)
-    return f"rw_memref_{element}_{rank}d"
+    # Only identifier characters reach C code: an odd element type cannot inject anything.
+    return f"rw_memref_{c_identifier(element)}_{rank}d"
 
 
 def _unique(name: str, used: set[str]) -> str:
@@ -204,6 +205,16 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
     return found
 
 
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
+
+
+def _comment_safe(text: str) -> str:
+    """Text from the input (target names, file names, types) made safe inside ``/* */``:
+    it can neither end the comment, open a nested one, nor start a new line."""
+    text = _UNPRINTABLE.sub("?", text).replace("??", "?\\?")
+    return text.replace("*/", "*\\/").replace("/*", "/\\*")
+
+
 def render_header(protos: list[Prototype], guard: str = "REWRITER_EXTERNS_H") -> str:
     """The header text: includes, result structs, prototypes, each with its origin."""
     lines = [
@@ -230,14 +241,15 @@ def render_header(protos: list[Prototype], guard: str = "REWRITER_EXTERNS_H") ->
         lines += _extra_descriptor(name)
     lines += ["#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
     for proto in protos:
+        target, where = _comment_safe(proto.target), _comment_safe(proto.where)
         if proto.note:
-            lines.append(f"/* extern @{proto.symbol} declared at {proto.where}; {proto.note} */")
+            lines.append(f"/* extern @{proto.symbol} declared at {where}; {proto.note} */")
         elif proto.layout_notes:
-            lines.append(f"/* custom_call @{proto.target} at {proto.where}")
-            lines += [f" * {note}" for note in proto.layout_notes]
+            lines.append(f"/* custom_call @{target} at {where}")
+            lines += [f" * {_comment_safe(note)}" for note in proto.layout_notes]
             lines.append(" */")
         else:
-            lines.append(f"/* custom_call @{proto.target} at {proto.where} */")
+            lines.append(f"/* custom_call @{target} at {where} */")
         arguments = []
         if len(proto.result_types) > 1:
             struct = f"{proto.symbol}_results"

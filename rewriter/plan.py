@@ -163,6 +163,8 @@ def _judge(
             report.attributes = tuple(attribute_operands(call))
         except (UnsupportedAttribute, LayoutError) as error:
             problem = (error.attr.span.start, error.message)
+        except RecursionError:
+            problem = (call.span.start, f"custom call @{call.target} nests too deeply to rewrite")
     if problem is not None:
         offset, message = problem
         report.status, report.reason = "error", message

@@ -274,11 +274,16 @@ def _partner(opener: str) -> str:
 def _brackets_nest(masked: str) -> bool:
     """Whether brackets nest properly; strips innermost pairs with C-speed substitutions."""
     skeleton = re.sub(r"[^(){}\[\]]+", "", masked)
-    previous = None
-    while skeleton and skeleton != previous:
-        previous = skeleton
-        skeleton = re.sub(r"\(\)|\[\]|\{\}", "", skeleton)
-    return not skeleton
+    for _ in range(64):  # deeper nesting is left to the (linear) stack pass
+        if not skeleton:
+            return True
+        skeleton, removed = _INNERMOST_PAIR.subn("", skeleton)
+        if not removed:
+            return False
+    return False
+
+
+_INNERMOST_PAIR = re.compile(r"\(\)|\[\]|\{\}")
 
 
 _BRACES = re.compile(r"[{}]")

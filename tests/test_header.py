@@ -7,6 +7,7 @@ must compile. A kernel whose signature differs must not.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +163,38 @@ def test_header_python_api_matches_cli(tmp_path: Path):
     source = SAMPLES / "two_results" / "two_results.mlir"
     assert emit_header(source, header).returncode == 0
     assert rewriter.emit_header(source.read_text(), filename=str(source)) == header.read_text()
+
+
+INJECTION_TARGETS = [
+    r'@"evil */ int injected_global; /*"',
+    r'@"back\\slash ??/"',
+    r'@"new\0Aline int injected_global;"',
+    r'@"quote\22 */ #define X 1"',
+]
+
+
+@pytest.mark.parametrize("target", INJECTION_TARGETS)
+def test_target_names_cannot_inject_code_into_headers(target: str, tmp_path: Path):
+    """A target reaches C code only through the identifier rule, and comments are made safe."""
+    folder = tmp_path / "evil *"  # the path then holds "*/", as does the diagnostic location
+    folder.mkdir()
+    source = folder / " name.mlir"
+    source.write_text(
+        "module {\n"
+        "  func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+        f"    %0 = stablehlo.custom_call {target}(%arg0) {{mhlo.backend_config = {{}}}} : "
+        "(tensor<2xf32>) -> tensor<2xf32>\n"
+        "    return %0 : tensor<2xf32>\n"
+        "  }\n"
+        "}\n"
+    )
+    header = tmp_path / "externs.h"
+    assert emit_header(source, header).returncode == 0
+    code = subprocess.run(  # the header with its comments removed by the preprocessor
+        ["cc", "-E", "-P", "-std=c11", f"-I{ROOT / 'abi' / 'include'}", str(header)],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    # the name may live on inside the sanitised identifier, never as a token of its own
+    assert not re.search(r"\binjected_global\b", code) and "#define X" not in code
+    compiled = compile_c("int main(void) { return 0; }\n", header, tmp_path)
+    assert compiled.returncode == 0, compiled.stderr
