@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, files: list[str]) -> int:
     from .api import analyze, rewrite, validate
     from .diagnostics import RewriteError
-    from .files import read_input, write_atomically
+    from .files import is_read_only, read_input, write_atomically
     from .jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
 
     color = _use_color(sys.stderr)
@@ -198,6 +198,12 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         try:
             if args.in_place:
                 if result.changed:
+                    if is_read_only(path):
+                        print(
+                            f"{name}: error: the file is read-only; not rewritten", file=sys.stderr
+                        )
+                        status = 1
+                        continue
                     write_atomically(path, output)
             elif args.output:
                 write_atomically(args.output, output)

@@ -53,15 +53,18 @@ _SYM_NAME = 'sym_name = "'
 def _spans_by_find(text: str) -> list[tuple[int, int]]:
     """Spans of string literals and comments, as ``_SQUEEZE`` would match them (the tests
     check both agree); ``str.find`` skips a megabyte payload at memchr speed, where a
-    regular expression checks each character."""
+    regular expression checks each character. The next quote and the next ``//`` are
+    each searched for once and kept until passed, so the scan stays linear."""
     spans: list[tuple[int, int]] = []
     end = len(text)
     position = 0
+    quote = comment = -2  # not searched yet
     while True:
-        quote = text.find('"', position)
-        limit = end if quote == -1 else quote
-        comment = text.find("//", position, limit)
-        if comment != -1:
+        if quote != -1 and quote < position:
+            quote = text.find('"', position)
+        if comment != -1 and comment < position:
+            comment = text.find("//", position)
+        if comment != -1 and (quote == -1 or comment < quote):
             line_end = text.find("\n", comment)
             line_end = end if line_end == -1 else line_end
             spans.append((comment, line_end))
@@ -70,10 +73,11 @@ def _spans_by_find(text: str) -> list[tuple[int, int]]:
         if quote == -1:
             return spans
         search = quote + 1
+        line_end = text.find("\n", search)  # a string never spans lines
+        line_end = end if line_end == -1 else line_end
         while True:
-            close = text.find('"', search)
-            newline = text.find("\n", search, end if close == -1 else close)
-            if close == -1 or newline != -1:
+            close = text.find('"', search, line_end)
+            if close == -1:
                 position = quote + 1  # unterminated: not a string, as for the regex
                 break
             backslashes = 0

@@ -16,6 +16,12 @@ def read_input(path: str) -> bytes:
         return handle.read()
 
 
+def is_read_only(path: str) -> bool:
+    """Whether the file's mode has no write bit: its owner asked for it not to change (a
+    rename would replace it anyway, even for root, so we ask the mode, not access())."""
+    return not stat.S_IMODE(os.stat(path).st_mode) & 0o222
+
+
 def write_atomically(path: str, data: bytes) -> None:
     """Replace ``path`` by ``data`` in one rename: readers see the old file or the new one.
 

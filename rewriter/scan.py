@@ -165,6 +165,11 @@ def _check_characters(source: Source, squeezed: Compact, result: Scan) -> None:
         char = bad.group()
         shown = "NUL byte" if char == "\0" else f"character {char!r} (U+{ord(char):04X})"
         message = f"unexpected {shown}: not valid MLIR syntax"
+        if char == "\ufeff":
+            message = (
+                "unexpected byte order mark (U+FEFF): MLIR's parser rejects it; "
+                "save the file as UTF-8 without one"
+            )
         result.diagnostics.append(Diagnostic.at(source, squeezed.original(bad.start()), message))
         return
     # Every complete string is now `""`; any other quote opens a string that never ends.
