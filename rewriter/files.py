@@ -22,7 +22,19 @@ def is_read_only(path: str) -> bool:
     return not stat.S_IMODE(os.stat(path).st_mode) & 0o222
 
 
-def write_atomically(path: str, data: bytes) -> None:
+CHUNK = 1 << 24
+
+
+def encoded_chunks(text: str | bytes):
+    """UTF-8 bytes of ``text`` in 16 MB pieces: a large output is never copied whole."""
+    if isinstance(text, bytes):
+        yield text
+        return
+    for start in range(0, len(text), CHUNK):
+        yield text[start : start + CHUNK].encode("utf-8")
+
+
+def write_atomically(path: str, data: str | bytes) -> None:
     """Replace ``path`` by ``data`` in one rename: readers see the old file or the new one.
 
     A symlink is followed: its target is replaced and the link stays. The file mode of an
@@ -41,7 +53,8 @@ def write_atomically(path: str, data: bytes) -> None:
     )
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
+            for chunk in encoded_chunks(data):
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
