@@ -30,8 +30,10 @@ def test_sigkill_leaves_the_old_file_or_the_new_one(tmp_path: Path):
     for delay in (0.05, 0.2, 0.35, 0.5, 0.7):
         path.write_bytes(original)
         process = subprocess.Popen(
-            [sys.executable, "-m", "rewriter", "--in-place", str(path)], cwd=ROOT,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "rewriter", "--in-place", str(path)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
@@ -41,8 +43,12 @@ def test_sigkill_leaves_the_old_file_or_the_new_one(tmp_path: Path):
         seen.add(content == expected)
     # one full run still completes
     path.write_bytes(original)
-    subprocess.run([sys.executable, "-m", "rewriter", "--in-place", str(path)], cwd=ROOT,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "rewriter", "--in-place", str(path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     assert path.read_bytes() == expected
 
 
@@ -50,8 +56,12 @@ def test_read_only_file_is_not_rewritten(tmp_path: Path):
     path = tmp_path / "frozen.mlir"
     path.write_bytes(SAMPLE.read_bytes())
     path.chmod(0o444)
-    run = subprocess.run([sys.executable, "-m", "rewriter", "--in-place", str(path)], cwd=ROOT,
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "rewriter", "--in-place", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1
     assert f"{path}: error: the file is read-only; not rewritten" in run.stderr
     assert "Traceback" not in run.stderr
@@ -65,8 +75,12 @@ def test_several_processes_on_different_files_at_once(tmp_path: Path):
         path.write_bytes(SAMPLE.read_bytes())
         paths.append(path)
     processes = [
-        subprocess.Popen([sys.executable, "-m", "rewriter", "--in-place", str(path)], cwd=ROOT,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [sys.executable, "-m", "rewriter", "--in-place", str(path)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for path in paths
     ]
     assert all(process.wait() == 0 for process in processes)

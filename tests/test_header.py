@@ -192,7 +192,9 @@ def test_target_names_cannot_inject_code_into_headers(target: str, tmp_path: Pat
     assert emit_header(source, header).returncode == 0
     code = subprocess.run(  # the header with its comments removed by the preprocessor
         ["cc", "-E", "-P", "-std=c11", f"-I{ROOT / 'abi' / 'include'}", str(header)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     # the name may live on inside the sanitised identifier, never as a token of its own
     assert not re.search(r"\binjected_global\b", code) and "#define X" not in code
