@@ -113,20 +113,19 @@ def compact(text: str, noted: frozenset[str] = frozenset()) -> Compact:
     result._compact_lengths = kept
     result._compact_starts = [start - gone for start, gone in zip(starts, removed, strict=False)]
 
-    def note(offset: int) -> None:
-        index = bisect.bisect_left(starts, offset)
-        if index < len(starts) and starts[index] == offset and kept[index] == 2:
-            token = text[offset : offset + lengths[index]]
-            result.strings.append((result._compact_starts[index], offset, token))
-
-    for literal in noted:
-        found = text.find(literal)
-        while found != -1:
-            note(found)
-            found = text.find(literal, found + 1)
-    found = text.find(_SYM_NAME)
-    while found != -1:
-        note(found + len(_SYM_NAME) - 1)
-        found = text.find(_SYM_NAME, found + 1)
+    # Remember the noted literals and `sym_name = "..."` strings: a check per string span,
+    # not a search through the whole text (which may be mostly weights).
+    noted_lengths = {len(literal) for literal in noted}
+    for index, (start, length) in enumerate(zip(starts, lengths, strict=True)):
+        if not kept[index]:
+            continue
+        if length in noted_lengths and text[start : start + length] in noted:
+            result.strings.append(
+                (result._compact_starts[index], start, text[start : start + length])
+            )
+        elif text.endswith(_SYM_NAME[:-1], 0, start):
+            result.strings.append(
+                (result._compact_starts[index], start, text[start : start + length])
+            )
     result.strings.sort()
     return result
