@@ -8,11 +8,9 @@ random inputs and prints one line per program.
 from __future__ import annotations
 
 import functools
-import runpy
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 import jax
@@ -22,17 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from kernel_library import build_kernel_library, register_with_jax  # noqa: E402
+from kernel_library import ROUND_TRIP, build_kernel_library, register_with_jax, sample  # noqa: E402
 
 from rewriter.compile import compile_module, load  # noqa: E402
 
-# sample -> (function in export.py, input shapes, extra keyword arguments for JAX)
+# The tests' round-trip programs, and those whose tests check more than the numbers.
 PROGRAMS = {
-    "rms_norm": ("rms_norm", [(10, 10)]),
-    "name_clash": ("f", [(10, 10)]),
-    "two_targets": ("f", [(6,)]),
-    "while_and_private": ("f", [(4,)]),
-    "two_results": ("sum_and_max", [(4, 6)]),
+    **ROUND_TRIP,
     "side_effect": ("count_and_double", [(3,)]),
     "dynamic_shape": ("row_scale", [(7, 8)]),
     "mlp_model": ("mlp", [(8, 64), (64, 128), (128,)]),
@@ -53,7 +47,7 @@ def main() -> None:
     print(f"{'program':20} {'compile s':>10} {'max rel err':>12}")
     worst = 0.0
     for name, (function_name, shapes) in PROGRAMS.items():
-        module = types.SimpleNamespace(**runpy.run_path(str(ROOT / "samples" / name / "export.py")))
+        module = sample(name)
         function = getattr(module, function_name, None)
         if function is None:
             print(f"{name:20} (no function {function_name} in export.py)")

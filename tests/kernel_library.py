@@ -13,12 +13,15 @@ import ctypes
 import functools
 import importlib.util
 import re
+import runpy
+import types
 from pathlib import Path
 
 import cffi
 import jax
 
 REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
 KERNELS = REPO / "samples" / "kernels"
 MODULE_NAME = "_rewriter_sample_kernels"
 
@@ -112,3 +115,20 @@ def register_with_jax(library_path: Path) -> None:
             handler = jax.ffi.pycapsule(getattr(library, symbol))
             jax.ffi.register_ffi_target(target, handler, platform="cpu")
             _REGISTERED.add(target)
+
+
+def sample(name: str) -> types.SimpleNamespace:
+    """The globals of ``samples/NAME/export.py``; its ``__main__`` block does not run."""
+    return types.SimpleNamespace(**runpy.run_path(str(SAMPLES / name / "export.py")))
+
+
+# Samples whose rewritten module runs against this library with plain float32 inputs:
+# sample -> (function in its export.py, input shapes).
+ROUND_TRIP = {
+    "rms_norm": ("rms_norm", [(10, 10)]),
+    "name_clash": ("f", [(10, 10)]),
+    "two_targets": ("f", [(6,)]),
+    "while_and_private": ("f", [(4,)]),
+    "two_results": ("sum_and_max", [(4, 6)]),
+    "column_major": ("f", [(3, 5)]),
+}

@@ -12,27 +12,18 @@ from __future__ import annotations
 
 import functools
 import re
-import runpy
-import types
 
 import jax
 import ml_dtypes
 import numpy as np
 import pytest
-from kernel_library import REPO, load_kernels
-
-SAMPLES = REPO / "samples"
+from kernel_library import SAMPLES, load_kernels, sample
 
 
 @pytest.fixture(scope="session")
 def kernels(kernel_library):
     """The kernel library (built once per session in conftest.py) as its cffi module."""
     return load_kernels(kernel_library)
-
-
-def sample(name: str) -> types.SimpleNamespace:
-    """The globals of ``samples/NAME/export.py``; its ``__main__`` block does not run."""
-    return types.SimpleNamespace(**runpy.run_path(str(SAMPLES / name / "export.py")))
 
 
 # --- the extern each entry implements ------------------------------------------------------

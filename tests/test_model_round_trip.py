@@ -9,24 +9,23 @@ largest differences.
 
 from __future__ import annotations
 
-import runpy
 import time
 import types
 
 import jax
 import numpy as np
 import pytest
-from kernel_library import REPO
+from kernel_library import SAMPLES, sample
 
 from rewriter.compile import compile_module, load
 
-MODEL = REPO / "samples" / "mlp_model"
+MODEL = SAMPLES / "mlp_model"
 RTOL = 1e-6
 
 
 @pytest.fixture(scope="module")
 def model() -> types.SimpleNamespace:
-    return types.SimpleNamespace(**runpy.run_path(str(MODEL / "export.py")))
+    return sample("mlp_model")
 
 
 @pytest.fixture(scope="module")

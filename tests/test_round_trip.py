@@ -9,22 +9,15 @@ to rtol 1e-6, integers exactly.
 from __future__ import annotations
 
 import functools
-import runpy
-import types
 
 import jax
 import numpy as np
 import pytest
-from kernel_library import REPO, load_kernels
+from kernel_library import ROUND_TRIP, SAMPLES, load_kernels, sample
 
 from rewriter.compile import compile_module, load
 
-SAMPLES = REPO / "samples"
 RTOL = 1e-6
-
-
-def sample(name: str) -> types.SimpleNamespace:
-    return types.SimpleNamespace(**runpy.run_path(str(SAMPLES / name / "export.py")))
 
 
 @pytest.fixture(scope="session")
@@ -56,20 +49,9 @@ def random_input(shape, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
 
 
-# name -> (function in export.py, input shapes)
-PLAIN = {
-    "rms_norm": ("rms_norm", [(10, 10)]),
-    "name_clash": ("f", [(10, 10)]),
-    "two_targets": ("f", [(6,)]),
-    "while_and_private": ("f", [(4,)]),
-    "two_results": ("sum_and_max", [(4, 6)]),
-    "column_major": ("f", [(3, 5)]),
-}
-
-
-@pytest.mark.parametrize("name", sorted(PLAIN))
+@pytest.mark.parametrize("name", sorted(ROUND_TRIP))
 def test_compiled_module_matches_jax(name, compiled):
-    function_name, shapes = PLAIN[name]
+    function_name, shapes = ROUND_TRIP[name]
     function = getattr(sample(name), function_name)
     for seed in range(3):
         inputs = [random_input(shape, seed) for shape in shapes]
