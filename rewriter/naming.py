@@ -40,11 +40,11 @@ class SymbolNamer:
         self.assigned: dict[tuple[str, str], str] = {}
 
     def name(self, target: str, signature: str) -> tuple[str, str | None]:
-        """The symbol for this call, and why it differs from the target (None if it doesn't)."""
+        """The symbol for this call, and, the first time, why it differs from the target
+        (None when it does not, or was explained already)."""
         key = (target, signature)
-        if key in self.assigned:
-            name = self.assigned[key]
-            return name, None if name == target else self._why(target, name)
+        if key in self.assigned:  # explained when it was first handed out
+            return self.assigned[key], None
         if target in self.reserved:
             self.reserved.discard(target)  # its first signature takes it
             self.assigned[key] = target

@@ -92,7 +92,7 @@ def plan_rewrite(
     wrappers: dict[tuple[object, ...], str] = {}
     for call, report in selected:
         symbol, why = symbols.name(call.target, _extern_type(report))
-        if why and not _already_warned(plan, call.target, symbol):
+        if why:
             message = (
                 f"custom call target '{call.target}' becomes extern @{symbol} "
                 f"(C symbol _mlir_ciface_{symbol}): {why}"
@@ -178,11 +178,6 @@ def _judge(
             physical(t, p) for t, p in zip(call.result_types, report.result_perms, strict=True)
         )
     return report
-
-
-def _already_warned(plan: Plan, target: str, symbol: str) -> bool:
-    needle = f"'{target}' becomes extern @{symbol} "
-    return any(needle in warning.message for warning in plan.warnings)
 
 
 def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
