@@ -19,3 +19,15 @@ def include_dir() -> str:
     except ModuleNotFoundError:
         pass
     return str(Path(__file__).resolve().parent.parent / "abi" / "include")
+
+
+def bridge_dir() -> str:
+    """The folder that holds ``xla_ffi_bridge.h`` and ``xla_ffi_bridge.c`` (the XLA FFI host
+    that ``python -m rewriter.compile --ffi-bridge`` compiles into a module)."""
+    try:
+        source = resources.files("rewriter.abi_files") / "xla_ffi_bridge.c"
+        if source.is_file():
+            return str(Path(str(source)).parent)
+    except ModuleNotFoundError:
+        pass
+    return str(Path(__file__).resolve().parent.parent / "abi")

@@ -11,7 +11,7 @@ registers on x86-64, which a C `uint16_t` parameter would not read (see abi/READ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import model
 
@@ -39,6 +39,7 @@ class AttributeOperand:
     type: str  # the operand type of the call and of the extern
     value: str  # arith.constant value text
     constant_type: str  # type of the arith.constant (differs from `type` for f16/bf16)
+    keys: tuple[str, ...] = ()  # the names on the way to the attribute, outermost first
 
 
 def ffi_attributes(call: model.CustomCall) -> tuple[list[tuple[str, model.Attr]], str | None]:
@@ -59,10 +60,10 @@ def attribute_operands(call: model.CustomCall) -> list[AttributeOperand]:
     if legacy is not None:
         config = call.attributes.get("backend_config")
         assert isinstance(config, model.StringAttr)
-        return [_string_operand(legacy, config.value)]
+        return [replace(_string_operand(legacy, config.value), keys=(legacy,))]
     operands: list[AttributeOperand] = []
     for name, value in entries:
-        operands.extend(_operands(name, value))
+        operands.extend(_operands((name,), value))
     return operands
 
 
@@ -71,13 +72,13 @@ def _sorted_entries(dictionary: model.DictAttr) -> list[tuple[str, model.Attr]]:
     return sorted(dictionary.entries, key=lambda entry: entry[0].encode("utf-8"))
 
 
-def _operands(path: str, attr: model.Attr) -> list[AttributeOperand]:
+def _operands(keys: tuple[str, ...], attr: model.Attr) -> list[AttributeOperand]:
     if isinstance(attr, model.DictAttr):
         found: list[AttributeOperand] = []
         for name, value in _sorted_entries(attr):
-            found.extend(_operands(f"{path}.{name}", value))
+            found.extend(_operands((*keys, name), value))
         return found
-    return [_operand(path, attr)]
+    return [replace(_operand(".".join(keys), attr), keys=keys)]
 
 
 def _operand(path: str, attr: model.Attr) -> AttributeOperand:

@@ -13,6 +13,7 @@ from .calls import CallSyntaxError, parse_call
 from .constants import AttributeOperand, UnsupportedAttribute, attribute_operands
 from .diagnostics import Diagnostic
 from .edits import Edit
+from .ffi_facts import ExternFacts, FactsError, facts_of_call
 from .layouts import (
     LayoutError,
     Permutation,
@@ -49,6 +50,9 @@ class CallReport:
     extern_operand_types: tuple[str, ...] = ()  # the kernel's view (layouts applied)
     extern_result_types: tuple[str, ...] = ()
     wrapper: str | None = None  # private function applying the layouts, if any
+    # What an XLA FFI handler needs (rewriter.xla_ffi on the extern); None for calls that
+    # are no FFI calls (a legacy string backend_config) or have types FFI cannot name.
+    ffi_facts: ExternFacts | None = None
 
 
 @dataclass
@@ -90,6 +94,7 @@ def plan_rewrite(
     # module -> {symbol: declaration line or layout wrapper}
     declarations: dict[int, dict[str, str | Wrapper]] = {}
     wrappers: dict[tuple[object, ...], str] = {}
+    facts_by_symbol: dict[tuple[int, str], ExternFacts | None] = {}
     for call, report in selected:
         symbol, why = symbols.name(call.target, _extern_type(report))
         if why:
@@ -103,6 +108,16 @@ def plan_rewrite(
         report.symbol = symbol
         module_declarations = declarations.setdefault(call.module, {})
         module_declarations.setdefault(symbol, _declaration(report, symbol))
+        first_facts = facts_by_symbol.setdefault((call.module, symbol), report.ffi_facts)
+        if first_facts != report.ffi_facts:
+            message = (
+                f"this call of @{call.target} shares extern @{symbol} with an earlier call "
+                "but differs from it in what an XLA FFI handler sees (attribute names, "
+                "signedness, layouts or shapes); FFI adapters follow the first call"
+            )
+            plan.warnings.append(
+                Diagnostic.at(source, call.target_span.start, message, severity="warning")
+            )
         callee = symbol
         if not all(map(is_identity, (*report.operand_perms, *report.result_perms))):
             key = (
@@ -177,7 +192,18 @@ def _judge(
         report.extern_result_types = tuple(
             physical(t, p) for t, p in zip(call.result_types, report.result_perms, strict=True)
         )
+        report.ffi_facts = _ffi_facts(call, report)
     return report
+
+
+def _ffi_facts(call: model.CustomCall, report: CallReport) -> ExternFacts | None:
+    if any(a.source_type == "string" and a.keys == ("backend_config",) for a in report.attributes):
+        if isinstance(call.attributes.get("backend_config"), model.StringAttr):
+            return None  # a legacy custom call: its handler is no XLA FFI handler
+    try:
+        return facts_of_call(call, report.attributes, report.operand_perms, report.result_perms)
+    except FactsError:
+        return None
 
 
 def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
@@ -251,9 +277,10 @@ def _declaration(report: CallReport, symbol: str) -> str:
     ]
     results_part = results_text(report.extern_result_types)
     results = "" if results_part == "()" else f" -> {results_part}"
+    facts = f", {report.ffi_facts.attribute_text()}" if report.ffi_facts else ""
     return (
         f"func.func private @{symbol}({', '.join(parameters)}){results} "
-        "attributes {llvm.emit_c_interface}"
+        f"attributes {{llvm.emit_c_interface{facts}}}"
     )
 
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import lark
 
 GRAMMAR_FILE = "stablehlo.lark"
-START_RULES = ["module_file", "custom_call_stmt"]
+START_RULES = ["module_file", "custom_call_stmt", "dictionary"]
 
 
 def grammar_text() -> str:

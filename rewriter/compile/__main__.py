@@ -28,6 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keep-temps", type=Path, metavar="DIR", help="keep every stage's files in DIR"
     )
+    parser.add_argument(
+        "--ffi-bridge",
+        action="store_true",
+        help="serve every extern that has a rewriter.xla_ffi description by its XLA FFI "
+        "handler, registered at load time (rewriter.compile.load(..., ffi_handlers=...))",
+    )
     args = parser.parse_args(argv)
     try:
         text = args.module.read_text(encoding="utf-8")
@@ -35,7 +41,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.module}: error: cannot read: {error.strerror or error}", file=sys.stderr)
         return 1
     try:
-        entries = compile_module(text, args.output, link=args.link, keep_temps=args.keep_temps)
+        entries = compile_module(
+            text,
+            args.output,
+            link=args.link,
+            keep_temps=args.keep_temps,
+            ffi_bridge=args.ffi_bridge,
+        )
     except ToolchainError as error:
         print(f"{args.module}: error: {error}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
 from .toolchain import STAGES, ToolchainError, check_tools, link_shared_object, run_stage
 
@@ -16,12 +17,16 @@ def compile_module(
     *,
     link: list[str] | None = None,
     keep_temps: str | Path | None = None,
+    ffi_bridge: bool = False,
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
 
     ``link`` names kernel libraries (paths or -l names) the object is linked against.
     With ``keep_temps`` every stage's input and output stay in that folder; otherwise a
-    temporary folder is removed afterwards. Raises ToolchainError naming a failed stage.
+    temporary folder is removed afterwards. With ``ffi_bridge`` every extern that carries a
+    ``rewriter.xla_ffi`` description is served by an adapter calling an XLA FFI handler,
+    registered at load time (``load(..., ffi_handlers=...)``). Raises ToolchainError naming
+    a failed stage.
     """
     check_tools()
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
@@ -41,7 +46,14 @@ def compile_module(
             current = following
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
-        link_shared_object([current, metadata], Path(output), list(link or []))
+        inputs, flags, exports = [current, metadata], [], ()
+        if ffi_bridge:
+            sources, flags = bridge_sources(
+                text, work, str(source) if isinstance(source, Path) else ""
+            )
+            inputs += sources
+            exports = BRIDGE_EXPORTS
+        link_shared_object(inputs, Path(output), list(link or []), flags=flags, exports=exports)
         return entries
     finally:
         if not keep_temps:

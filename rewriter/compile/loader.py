@@ -9,12 +9,13 @@ buffers belong to the caller: they are copied into numpy arrays and freed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
+from .handlers import BRIDGE_CDEF, HandlerError, register_handlers
 
 _DTYPES = {
     "f16": "float16",
@@ -69,21 +70,36 @@ class CompiledModule:
         return self.functions["main"](*arrays)
 
 
-def load(path: str | Path, *, kernels: Sequence[str | Path] = ()) -> CompiledModule:
+def load(
+    path: str | Path,
+    *,
+    kernels: Sequence[str | Path] = (),
+    ffi_handlers: Mapping[str, object] | str | None = None,
+) -> CompiledModule:
     """Load the shared object at ``path``; ``kernels`` are loaded first, globally, so that
-    the ``_mlir_ciface_*`` symbols the module calls resolve to them."""
+    the ``_mlir_ciface_*`` symbols the module calls resolve to them.
+
+    A module compiled with ``--ffi-bridge`` calls XLA FFI handlers: ``ffi_handlers`` maps
+    each target to its handler, as a PyCapsule (what ``jax.ffi.register_ffi_target``
+    takes), a ``{"execute": capsule}`` bundle or an address; ``"jaxlib"`` stands for
+    jaxlib's CPU LAPACK handlers (``jaxlib_handlers()``). A target without a handler is a
+    LoadError here; a handler's error is raised as HandlerError by the call.
+    """
     import cffi
 
     ffi = cffi.FFI()
     libraries = [ffi.dlopen(str(k), ffi.RTLD_NOW | ffi.RTLD_GLOBAL) for k in kernels]
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
+    ffi.cdef(BRIDGE_CDEF)
     ffi.cdef(_declarations(_probe_entries(path)))
     # The library is already bound by the probe; this handle shares it.
     library = ffi.dlopen(str(path), ffi.RTLD_NOW)
     libc = ffi.dlopen(None)
+    keep_alive: list[object] = [ffi, library, libc, *libraries]
+    bridge = register_handlers(ffi, library, path, ffi_handlers, keep_alive)
     entries = entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
-    functions = {e.name: _callable(ffi, library, libc, e) for e in entries}
-    return CompiledModule(functions, [ffi, library, libc, *libraries])
+    functions = {e.name: _callable(ffi, library, libc, e, bridge) for e in entries}
+    return CompiledModule(functions, keep_alive)
 
 
 def _probe_entries(path: str | Path) -> list[Entry]:
@@ -141,8 +157,18 @@ def _declarations(entries: list[Entry]) -> str:
     return "\n".join(lines)
 
 
-def _callable(ffi, library, libc, entry: Entry) -> Callable[..., object]:
+def _callable(ffi, library, libc, entry: Entry, bridge: bool) -> Callable[..., object]:
     function = getattr(library, entry.c_symbol)
+
+    def check_handlers() -> None:
+        """Raise the first handler error of the call that just returned (this thread's)."""
+        if not bridge:
+            return
+        message = library.rw_ffi_last_error()
+        if message != ffi.NULL:
+            text = ffi.string(message).decode("utf-8", "replace")
+            library.rw_ffi_clear_error()
+            raise HandlerError(f"{entry.name}: {text}")
 
     def call(*arrays):
         if len(arrays) != len(entry.inputs):
@@ -153,6 +179,8 @@ def _callable(ffi, library, libc, entry: Entry) -> Callable[..., object]:
             prepared = _check_input(entry.name, index, array, spec)
             keep.append(prepared)
             arguments.append(_input_descriptor(ffi, prepared, keep))
+        if bridge:
+            library.rw_ffi_clear_error()
         if len(entry.results) > 1:
             results = ffi.new(f"rw_results_{entry.name} *")
             function(results, *arguments)
@@ -163,8 +191,10 @@ def _callable(ffi, library, libc, entry: Entry) -> Callable[..., object]:
             descriptors = [result[0]]
         else:
             function(*arguments)
+            check_handlers()
             return None
-        outputs = _take_results(ffi, libc, descriptors, entry.results)
+        outputs = _take_results(ffi, libc, descriptors, entry.results)  # frees the buffers
+        check_handlers()
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     call.__name__ = entry.name

@@ -132,16 +132,22 @@ def run_stage(stage: Stage, source: Path, output: Path) -> None:
 
 
 def link_shared_object(
-    inputs: list[Path], output: Path, link: list[str], optimize: str = "-O2"
+    inputs: list[Path],
+    output: Path,
+    link: list[str],
+    optimize: str = "-O2",
+    flags: list[str] | None = None,
+    exports: tuple[str, ...] = (),
 ) -> None:
     """clang: LLVM IR and C sources into one shared object, linked against ``link``.
 
-    Only the entry points and the metadata are exported: helpers such as MLIR's
+    Only the entry points, the metadata and ``exports`` are exported: helpers such as MLIR's
     ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's.
     """
-    exports = output.with_name(output.name + ".exports")
-    exports.write_text(
-        "{ global: _mlir_ciface_rw_entry_*; rw_entry_*; rw_model_metadata; local: *; };\n"
+    version_script = output.with_name(output.name + ".exports")
+    extra = "".join(f" {name};" for name in exports)
+    version_script.write_text(
+        f"{{ global: _mlir_ciface_rw_entry_*; rw_entry_*; rw_model_metadata;{extra} local: *; }};\n"
     )
     command = [
         find_tool(f"clang-{LLVM_VERSION}"),
@@ -149,7 +155,8 @@ def link_shared_object(
         "-fPIC",
         "-shared",
         "-Wno-override-module",
-        f"-Wl,--version-script={exports}",
+        *(flags or []),
+        f"-Wl,--version-script={version_script}",
         *map(str, inputs),
         "-o",
         str(output),
@@ -160,11 +167,22 @@ def link_shared_object(
             command += [str(path.resolve()), f"-Wl,-rpath,{path.resolve().parent}"]
         else:
             command.append(f"-l{library}")
+    runtime = mlir_runtime_library()
+    if runtime:
+        # memref.copy between strided views lowers to a call of MLIR's `memrefCopy`.
+        command += ["-Wl,--as-needed", str(runtime), f"-Wl,-rpath,{runtime.parent}"]
     command.append("-lm")
     try:
         _run("link", command)
     finally:
-        exports.unlink(missing_ok=True)
+        version_script.unlink(missing_ok=True)
+
+
+def mlir_runtime_library() -> Path | None:
+    """MLIR's C runner utilities (``memrefCopy``) beside the mlir-opt in use, if present."""
+    folder = Path(find_tool(f"mlir-opt-{LLVM_VERSION}")).resolve().parent.parent / "lib"
+    found = sorted(folder.glob("libmlir_c_runner_utils.so*"))
+    return found[0] if found else None
 
 
 def _run(stage: str, command: list[str]) -> None:

@@ -1,0 +1,318 @@
+"""What an XLA FFI handler needs to know about a call, kept on the extern it becomes.
+
+The extern's C signature loses facts an FFI call frame needs: the target's own name, the
+signedness of element types (``ui8`` and ``i8`` are both ``i8``), attribute names and
+nesting, the logical dims behind a non-default layout, and which operands are only result
+shapes. The rewrite records them on each extern declaration as the discardable attribute
+``rewriter.xla_ffi``, so a rewritten module alone is enough to generate FFI adapters
+(``--emit-ffi-adapters``, ``python -m rewriter.compile --ffi-bridge``)::
+
+    rewriter.xla_ffi = {attributes = {uplo = "u8"}, operands = ["f32[3,3]{0,1}"],
+                        results = ["f32[3,3]{0,1}", "s32[]"], target = "lapack_spotrf_ffi"}
+
+Tensors are written as XLA shapes (element type, logical dims, minor-to-major layout);
+attributes as a dictionary shaped like the call's backend_config, each value naming the
+FFI kind: a dtype for scalars, ``dtype[dims]`` for arrays (dense and ``array<>``
+attributes reach a handler as flat arrays), ``"string"``, or a nested dictionary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import model
+from .constants import AttributeOperand
+
+FACTS_ATTRIBUTE = "rewriter.xla_ffi"
+
+# MLIR element type -> XLA primitive type name (also the FFI dtype, see DTYPE_CODES).
+_XLA_NAMES = {
+    "i1": "pred",
+    "f16": "f16",
+    "bf16": "bf16",
+    "f32": "f32",
+    "f64": "f64",
+    "complex<f32>": "c64",
+    "complex<f64>": "c128",
+}
+# XLA_FFI_DataType values and element sizes (xla/ffi/api/c_api.h).
+DTYPE_CODES = {
+    "pred": ("XLA_FFI_DataType_PRED", 1),
+    "s8": ("XLA_FFI_DataType_S8", 1),
+    "s16": ("XLA_FFI_DataType_S16", 2),
+    "s32": ("XLA_FFI_DataType_S32", 4),
+    "s64": ("XLA_FFI_DataType_S64", 8),
+    "u8": ("XLA_FFI_DataType_U8", 1),
+    "u16": ("XLA_FFI_DataType_U16", 2),
+    "u32": ("XLA_FFI_DataType_U32", 4),
+    "u64": ("XLA_FFI_DataType_U64", 8),
+    "f16": ("XLA_FFI_DataType_F16", 2),
+    "bf16": ("XLA_FFI_DataType_BF16", 2),
+    "f32": ("XLA_FFI_DataType_F32", 4),
+    "f64": ("XLA_FFI_DataType_F64", 8),
+    "c64": ("XLA_FFI_DataType_C64", 8),
+    "c128": ("XLA_FFI_DataType_C128", 16),
+}
+_INTEGER = re.compile(r"(s|u)?i(8|16|32|64)")
+_SHAPE = re.compile(r"([a-z0-9]+)\[([^\]]*)\](?:\{([0-9,]*)\})?")
+_STATIC_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)(.+)>")
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+class FactsError(Exception):
+    """A call (or a recorded description) the FFI bridge cannot describe."""
+
+
+def xla_dtype(element: str) -> str:
+    """``f32`` -> ``f32``, ``ui8`` -> ``u8``, ``i32``/``si32`` -> ``s32``, ``i1`` -> ``pred``."""
+    if element in _XLA_NAMES:
+        return _XLA_NAMES[element]
+    match = _INTEGER.fullmatch(element)
+    if match:
+        return ("u" if match.group(1) == "u" else "s") + match.group(2)
+    raise FactsError(f"element type {element} has no XLA FFI dtype")
+
+
+@dataclass(frozen=True)
+class TensorFacts:
+    dtype: str  # XLA name: "f32", "u8", "pred", ...
+    dims: tuple[int | None, ...]  # logical dims; None where dynamic
+    minor_to_major: tuple[int, ...]
+
+    @property
+    def major_to_minor(self) -> tuple[int, ...]:
+        return tuple(reversed(self.minor_to_major))
+
+    def text(self) -> str:
+        dims = ",".join("?" if d is None else str(d) for d in self.dims)
+        layout = "{" + ",".join(map(str, self.minor_to_major)) + "}" if self.dims else ""
+        return f"{self.dtype}[{dims}]{layout}"
+
+    @classmethod
+    def parse(cls, text: str) -> TensorFacts:
+        match = _SHAPE.fullmatch(text)
+        if not match or match.group(1) not in DTYPE_CODES:
+            raise FactsError(f"'{text}' is not an XLA shape such as f32[3,3]{{1,0}}")
+        dims = tuple(
+            None if d == "?" else int(d) for d in match.group(2).split(",") if match.group(2)
+        )
+        layout = match.group(3)
+        minor_to_major = (
+            tuple(int(d) for d in layout.split(",") if d)
+            if layout is not None
+            else tuple(reversed(range(len(dims))))
+        )
+        if sorted(minor_to_major) != list(range(len(dims))):
+            raise FactsError(f"'{text}' has a layout that is not a permutation of its dims")
+        return cls(match.group(1), dims, minor_to_major)
+
+
+@dataclass(frozen=True)
+class AttributeFacts:
+    """One entry of the attribute tree; ``kind`` is scalar, array, string or dict."""
+
+    name: str
+    kind: str
+    dtype: str = ""  # scalars and arrays
+    dims: tuple[int, ...] = ()  # arrays: the attribute's shape (passed flat)
+    entries: tuple[AttributeFacts, ...] = ()  # dictionaries
+
+    def value_text(self) -> str:
+        if self.kind == "dict":
+            return _dictionary((e.name, e.value_text()) for e in self.entries)
+        if self.kind == "array":
+            return f'"{self.dtype}[{",".join(map(str, self.dims))}]"'
+        if self.kind == "string":
+            return '"string"'
+        return f'"{self.dtype}"'
+
+    def leaves(self) -> list[AttributeFacts]:
+        if self.kind != "dict":
+            return [self]
+        return [leaf for entry in self.entries for leaf in entry.leaves()]
+
+
+@dataclass(frozen=True)
+class ExternFacts:
+    target: str
+    operands: tuple[TensorFacts, ...]
+    results: tuple[TensorFacts, ...]
+    attributes: tuple[AttributeFacts, ...]
+    shape_operands: tuple[int, ...] = ()  # operands that give result shapes (XLA drops them)
+
+    def attribute_text(self) -> str:
+        """The ``rewriter.xla_ffi = {...}`` entry of the extern's attribute dictionary."""
+        entries = [
+            ("attributes", _dictionary((a.name, a.value_text()) for a in self.attributes)),
+            ("operands", _list(t.text() for t in self.operands)),
+            ("results", _list(t.text() for t in self.results)),
+        ]
+        if self.shape_operands:
+            entries.append(("shape_operands", "[" + ", ".join(map(str, self.shape_operands)) + "]"))
+        entries.append(("target", _string(self.target)))
+        return f"{FACTS_ATTRIBUTE} = {_dictionary(entries)}"
+
+    def leaves(self) -> list[AttributeFacts]:
+        return [leaf for attribute in self.attributes for leaf in attribute.leaves()]
+
+
+def _string(value: str) -> str:
+    out = []
+    for byte in value.encode("utf-8"):
+        char = chr(byte)
+        out.append(char if 0x20 <= byte < 0x7F and char not in '"\\' else f"\\{byte:02X}")
+    return '"' + "".join(out) + '"'
+
+
+def _key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else _string(name)
+
+
+def _dictionary(entries) -> str:
+    return "{" + ", ".join(f"{_key(name)} = {value}" for name, value in entries) + "}"
+
+
+def _list(items) -> str:
+    return "[" + ", ".join(_string(item) for item in items) + "]"
+
+
+# ---------------------------------------------------------------- from a call
+
+
+def facts_of_call(
+    call: model.CustomCall,
+    attributes: Sequence[AttributeOperand],
+    operand_perms: Sequence[tuple[int, ...]],
+    result_perms: Sequence[tuple[int, ...]],
+) -> ExternFacts:
+    """The facts of one call, from the parsed call and the contract's view of it."""
+    return ExternFacts(
+        call.target,
+        tuple(_tensor(t, p) for t, p in zip(call.input_types, operand_perms, strict=True)),
+        tuple(_tensor(t, p) for t, p in zip(call.result_types, result_perms, strict=True)),
+        _attribute_tree(attributes),
+        _shape_operands(call),
+    )
+
+
+def _tensor(type_: model.Type, major_to_minor: tuple[int, ...]) -> TensorFacts:
+    dims = tuple(None if d == "?" else int(d) for d in type_.dims)
+    return TensorFacts(xla_dtype(type_.element), dims, tuple(reversed(major_to_minor)))
+
+
+def _shape_operands(call: model.CustomCall) -> tuple[int, ...]:
+    indices = call.attributes.get("indices_of_shape_operands")
+    if not isinstance(indices, model.DenseAttr):
+        return ()
+    inner = indices.body[indices.body.index("<") + 1 : -1].strip().strip("[]")
+    count = len(call.result_types)
+    values = [int(v) for v in inner.split(",") if v.strip()]
+    return tuple(values * count if len(values) == 1 and count > 1 else values)
+
+
+def _attribute_tree(attributes: Sequence[AttributeOperand]) -> tuple[AttributeFacts, ...]:
+    """Rebuild the nesting of the flattened attribute operands (depth first, sorted)."""
+    root: dict[str, object] = {}
+    for attribute in attributes:
+        node = root
+        for key in attribute.keys[:-1]:
+            node = node.setdefault(key, {})  # type: ignore[assignment]
+        node[attribute.keys[-1]] = _leaf(attribute)
+    return _entries(root)
+
+
+def _entries(node: dict[str, object]) -> tuple[AttributeFacts, ...]:
+    out = []
+    for name, value in node.items():
+        if isinstance(value, dict):
+            out.append(AttributeFacts(name, "dict", entries=_entries(value)))
+        else:
+            assert isinstance(value, AttributeFacts)
+            out.append(AttributeFacts(name, value.kind, value.dtype, value.dims))
+    return tuple(out)
+
+
+def _leaf(attribute: AttributeOperand) -> AttributeFacts:
+    source = attribute.source_type
+    if source == "string":
+        return AttributeFacts("", "string")
+    if source.startswith("array<"):
+        count = int(attribute.type[len("tensor<") :].split("x")[0])
+        return AttributeFacts("", "array", xla_dtype(source[len("array<") : -1]), (count,))
+    if source.startswith("tensor<"):
+        match = _STATIC_TENSOR.fullmatch(source)
+        if not match:
+            raise FactsError(f"attribute type {source} is not a static tensor")
+        dims = tuple(int(d) for d in match.group(1).split("x") if d)
+        return AttributeFacts("", "array", xla_dtype(match.group(2)), dims)
+    return AttributeFacts("", "scalar", xla_dtype(source))
+
+
+# ---------------------------------------------------------------- from a declaration
+
+
+def parse_facts(text: str) -> ExternFacts:
+    """The facts from the dictionary text of a ``rewriter.xla_ffi`` attribute."""
+    from .syntax import parser
+    from .tree import ToModel
+
+    try:
+        tree = parser().parse(text, start="dictionary")
+    except Exception as error:  # lark's errors: the description itself is malformed
+        raise FactsError(f"malformed {FACTS_ATTRIBUTE} attribute: {error}") from None
+    dictionary = ToModel(text, 0).transform(tree)
+    return _facts_from_model(dictionary)
+
+
+def _facts_from_model(dictionary: model.DictAttr) -> ExternFacts:
+    target = dictionary.get("target")
+    operands = dictionary.get("operands")
+    results = dictionary.get("results")
+    attributes = dictionary.get("attributes")
+    shapes = dictionary.get("shape_operands")
+    if not (
+        isinstance(target, model.StringAttr)
+        and isinstance(operands, model.ListAttr)
+        and isinstance(results, model.ListAttr)
+        and isinstance(attributes, model.DictAttr)
+        and (shapes is None or isinstance(shapes, model.ListAttr))
+    ):
+        raise FactsError(
+            f"{FACTS_ATTRIBUTE} needs target (a string), operands and results (lists of "
+            "XLA shapes) and attributes (a dictionary)"
+        )
+    return ExternFacts(
+        target.value.decode("utf-8"),
+        tuple(TensorFacts.parse(_text(item)) for item in operands.items),
+        tuple(TensorFacts.parse(_text(item)) for item in results.items),
+        _attributes_from_model(attributes),
+        tuple(int(item.text) for item in shapes.items) if shapes else (),
+    )
+
+
+def _text(item: model.Attr) -> str:
+    if not isinstance(item, model.StringAttr):
+        raise FactsError(f"expected a string in {FACTS_ATTRIBUTE}, found {item.text}")
+    return item.value.decode("utf-8")
+
+
+def _attributes_from_model(dictionary: model.DictAttr) -> tuple[AttributeFacts, ...]:
+    out = []
+    for name, value in dictionary.entries:
+        if isinstance(value, model.DictAttr):
+            out.append(AttributeFacts(name, "dict", entries=_attributes_from_model(value)))
+            continue
+        kind = _text(value)
+        if kind == "string":
+            out.append(AttributeFacts(name, "string"))
+        elif kind in DTYPE_CODES:
+            out.append(AttributeFacts(name, "scalar", kind))
+        else:
+            shape = TensorFacts.parse(kind)
+            if None in shape.dims:
+                raise FactsError(f"array attribute '{name}' has a dynamic size")
+            dims = tuple(d for d in shape.dims if d is not None)
+            out.append(AttributeFacts(name, "array", shape.dtype, dims))
+    return tuple(out)
