@@ -145,7 +145,7 @@ def prototypes(
 
 _DECLARATION = re.compile(
     r"^[ \t]*func\.func private @([A-Za-z_][A-Za-z0-9_]*)\((.*) "
-    r"attributes \{llvm\.emit_c_interface\}[ \t]*\r?$",
+    r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = \{.*\})?\}[ \t]*\r?$",
     re.MULTILINE,
 )
 

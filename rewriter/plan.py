@@ -197,9 +197,11 @@ def _judge(
 
 
 def _ffi_facts(call: model.CustomCall, report: CallReport) -> ExternFacts | None:
-    if any(a.source_type == "string" and a.keys == ("backend_config",) for a in report.attributes):
-        if isinstance(call.attributes.get("backend_config"), model.StringAttr):
-            return None  # a legacy custom call: its handler is no XLA FFI handler
+    configs = [call.attributes.get(key) for key in ("mhlo.backend_config", "backend_config")]
+    if not any(isinstance(c, model.DictAttr) for c in configs) and isinstance(
+        configs[1], model.StringAttr
+    ):
+        return None  # a legacy custom call: its handler is no XLA FFI handler
     try:
         return facts_of_call(call, report.attributes, report.operand_perms, report.result_perms)
     except FactsError:

@@ -13,7 +13,7 @@ import re
 _ADDED = re.compile(
     r"[ \t]*(?:"
     r"func\.func private @[A-Za-z_][A-Za-z0-9_]*\(.*\)(?: -> .*)?"
-    r" attributes \{llvm\.emit_c_interface\}"
+    r" attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = \{.*\})?\}"
     r"|%[\w$.\-]+ = arith\.constant .*"
     r"|%[\w$.\-]+ = arith\.bitcast %[\w$.\-]+ : b?f16 to i16.*"
     r"|(?:%[\w$.\-]+(?::\d+)? = )?func\.call @[A-Za-z_][A-Za-z0-9_]*\(.*\) : \(.*"

@@ -1,6 +1,6 @@
 #loc1 = loc("x")
 module @jit_attr_kernel attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @attr_kernel(tensor<2xf32> {bufferization.access = "read"}, i16, i1, i16, f32, f64, tensor<3xf32> {bufferization.access = "read"}, i16, i32, i64, i8, tensor<3xi64> {bufferization.access = "read"}, tensor<6xi8> {bufferization.access = "read"}, i16, i32, i64, i8) -> tensor<18xf64> attributes {llvm.emit_c_interface}
+  func.func private @attr_kernel(tensor<2xf32> {bufferization.access = "read"}, i16, i1, i16, f32, f64, tensor<3xf32> {bufferization.access = "read"}, i16, i32, i64, i8, tensor<3xi64> {bufferization.access = "read"}, tensor<6xi8> {bufferization.access = "read"}, i16, i32, i64, i8) -> tensor<18xf64> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {bf16 = "bf16", boolean = "pred", f16 = "f16", f32 = "f32", f64 = "f64", farr = "f32[3]", i16 = "s16", i32 = "s32", i64 = "s64", i8 = "s8", iarr = "s64[3]", text = "string", u16 = "u16", u32 = "u32", u64 = "u64", u8 = "u8"}, operands = ["f32[2]{0}"], results = ["f64[18]{0}"], target = "attr_kernel"}}
   func.func public @main(%arg0: tensor<2xf32> loc("x")) -> (tensor<18xf64> {jax.result_info = "result"}) {
     %bf16 = arith.constant -1.500000e+00 : bf16 loc(#loc14)
     %bf16_bits = arith.bitcast %bf16 : bf16 to i16 loc(#loc14)

@@ -1,7 +1,7 @@
 #loc = loc(unknown)
 #loc1 = loc("a")
 module @jit_cholesky attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @lapack_spotrf_ffi(tensor<3x3xf32> {bufferization.access = "read"}, i8) -> (tensor<3x3xf32>, tensor<i32>) attributes {llvm.emit_c_interface}
+  func.func private @lapack_spotrf_ffi(tensor<3x3xf32> {bufferization.access = "read"}, i8) -> (tensor<3x3xf32>, tensor<i32>) attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {uplo = "u8"}, operands = ["f32[3,3]{0,1}"], results = ["f32[3,3]{0,1}", "s32[]"], target = "lapack_spotrf_ffi"}}
   func.func private @lapack_spotrf_ffi_layout(%arg0: tensor<3x3xf32>, %arg1: i8) -> (tensor<3x3xf32>, tensor<i32>) {
     %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<3x3xf32>) -> tensor<3x3xf32>
     %1:2 = func.call @lapack_spotrf_ffi(%0, %arg1) : (tensor<3x3xf32>, i8) -> (tensor<3x3xf32>, tensor<i32>)

@@ -1,6 +1,6 @@
 #loc1 = loc("x")
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @col_major_kernel(tensor<5x3xf32> {bufferization.access = "read"}) -> tensor<5x3xf32> attributes {llvm.emit_c_interface}
+  func.func private @col_major_kernel(tensor<5x3xf32> {bufferization.access = "read"}) -> tensor<5x3xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {}, operands = ["f32[3,5]{0,1}"], results = ["f32[3,5]{0,1}"], target = "col_major_kernel"}}
   func.func private @col_major_kernel_layout(%arg0: tensor<3x5xf32>) -> tensor<3x5xf32> {
     %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<3x5xf32>) -> tensor<5x3xf32>
     %1 = func.call @col_major_kernel(%0) : (tensor<5x3xf32>) -> tensor<5x3xf32>

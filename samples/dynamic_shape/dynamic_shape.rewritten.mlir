@@ -1,7 +1,7 @@
 #loc = loc(unknown)
 #loc4 = loc("x")
 module @jit_row_scale attributes {jax.uses_shape_polymorphism = true, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @row_scale(tensor<?x8xf32> {bufferization.access = "read"}, tensor<2xi32> {bufferization.access = "read"}, f32) -> tensor<?x8xf32> attributes {llvm.emit_c_interface}
+  func.func private @row_scale(tensor<?x8xf32> {bufferization.access = "read"}, tensor<2xi32> {bufferization.access = "read"}, f32) -> tensor<?x8xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {factor = "f32"}, operands = ["f32[?,8]{1,0}", "s32[2]{0}"], results = ["f32[?,8]{1,0}"], shape_operands = [1], target = "row_scale"}}
   func.func public @main(%arg0: tensor<?x8xf32> loc(unknown)) -> (tensor<?x8xf32> {jax.result_info = "result"}) {
     %c = stablehlo.constant dense<1> : tensor<i32> loc(#loc)
     %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x8xf32>) -> tensor<i32> loc(#loc1)

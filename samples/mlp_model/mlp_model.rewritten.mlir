@@ -2,8 +2,8 @@
 #loc2 = loc("w1")
 #loc3 = loc("b1")
 module @jit_mlp attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @rms_norm(tensor<8x128xf32> {bufferization.access = "read"}, f32) -> tensor<8x128xf32> attributes {llvm.emit_c_interface}
-  func.func private @rms_norm_1(tensor<8x64xf32> {bufferization.access = "read"}, f32) -> tensor<8x64xf32> attributes {llvm.emit_c_interface}
+  func.func private @rms_norm(tensor<8x128xf32> {bufferization.access = "read"}, f32) -> tensor<8x128xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {eps = "f32"}, operands = ["f32[8,128]{1,0}"], results = ["f32[8,128]{1,0}"], target = "rms_norm"}}
+  func.func private @rms_norm_1(tensor<8x64xf32> {bufferization.access = "read"}, f32) -> tensor<8x64xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {eps = "f32"}, operands = ["f32[8,64]{1,0}"], results = ["f32[8,64]{1,0}"], target = "rms_norm"}}
   func.func public @main(%arg0: tensor<8x64xf32> loc("x"), %arg1: tensor<64x128xf32> loc("w1"), %arg2: tensor<128xf32> loc("b1")) -> (tensor<8x10xf32> {jax.result_info = "result"}) {
     %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc48)
     %cst_0 = stablehlo.constant dense<0xFF800000> : tensor<f32> loc(#loc)

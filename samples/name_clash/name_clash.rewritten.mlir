@@ -1,7 +1,7 @@
 #loc = loc(unknown)
 #loc1 = loc("x")
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @rms_norm_1(tensor<10x10xf32> {bufferization.access = "read"}, f32) -> tensor<10x10xf32> attributes {llvm.emit_c_interface}
+  func.func private @rms_norm_1(tensor<10x10xf32> {bufferization.access = "read"}, f32) -> tensor<10x10xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {eps = "f32"}, operands = ["f32[10,10]{1,0}"], results = ["f32[10,10]{1,0}"], target = "rms_norm"}}
   func.func public @main(%arg0: tensor<10x10xf32> loc("x")) -> (tensor<10x10xf32> {jax.result_info = "result"}) {
     %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32> loc(#loc17)
     %0 = call @rms_norm(%arg0) : (tensor<10x10xf32>) -> tensor<10x10xf32> loc(#loc20)

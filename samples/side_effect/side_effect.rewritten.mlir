@@ -1,6 +1,6 @@
 #loc1 = loc("x")
 module @jit_count_and_double attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @count_calls(tensor<3xf32> {bufferization.access = "read"}, i32) attributes {llvm.emit_c_interface}
+  func.func private @count_calls(tensor<3xf32> {bufferization.access = "read"}, i32) attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {tag = "s32"}, operands = ["f32[3]{0}"], results = [], target = "count_calls"}}
   func.func public @main(%arg0: tensor<3xf32> loc("x")) -> (tensor<3xf32> {jax.result_info = "result"}) {
     %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32> loc(#loc14)
     %tag = arith.constant 3 : i32 loc(#loc17)

@@ -1,6 +1,6 @@
 #loc1 = loc("x")
 module @jit_sum_and_max attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @sum_and_max(tensor<4x6xf32> {bufferization.access = "read"}, f32) -> (tensor<4xf32>, tensor<4xi32>) attributes {llvm.emit_c_interface}
+  func.func private @sum_and_max(tensor<4x6xf32> {bufferization.access = "read"}, f32) -> (tensor<4xf32>, tensor<4xi32>) attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {scale = "f32"}, operands = ["f32[4,6]{1,0}"], results = ["f32[4]{0}", "s32[4]{0}"], target = "sum_and_max"}}
   func.func public @main(%arg0: tensor<4x6xf32> loc("x")) -> (tensor<4xf32> {jax.result_info = "result[0]"}, tensor<4xi32> {jax.result_info = "result[1]"}) {
     %scale = arith.constant 5.000000e-01 : f32 loc(#loc14)
     %0:2 = func.call @sum_and_max(%arg0, %scale) : (tensor<4x6xf32>, f32) -> (tensor<4xf32>, tensor<4xi32>) loc(#loc14)

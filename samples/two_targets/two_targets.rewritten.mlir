@@ -1,7 +1,7 @@
 #loc1 = loc("x")
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @scale(tensor<6xf32> {bufferization.access = "read"}, f32) -> tensor<6xf32> attributes {llvm.emit_c_interface}
-  func.func private @offset(tensor<6xf32> {bufferization.access = "read"}, f32) -> tensor<6xf32> attributes {llvm.emit_c_interface}
+  func.func private @scale(tensor<6xf32> {bufferization.access = "read"}, f32) -> tensor<6xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {factor = "f32"}, operands = ["f32[6]{0}"], results = ["f32[6]{0}"], target = "scale"}}
+  func.func private @offset(tensor<6xf32> {bufferization.access = "read"}, f32) -> tensor<6xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {delta = "f32"}, operands = ["f32[6]{0}"], results = ["f32[6]{0}"], target = "offset"}}
   func.func public @main(%arg0: tensor<6xf32> loc("x")) -> (tensor<6xf32> {jax.result_info = "result"}) {
     %cst = stablehlo.constant dense<3.000000e+00> : tensor<f32> loc(#loc24)
     %factor = arith.constant 2.000000e+00 : f32 loc(#loc35)

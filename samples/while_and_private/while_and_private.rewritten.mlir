@@ -1,8 +1,8 @@
 #loc = loc(unknown)
 #loc1 = loc("x")
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func private @step(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-  func.func private @scale(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+  func.func private @step(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {rate = "f32"}, operands = ["f32[4]{0}"], results = ["f32[4]{0}"], target = "step"}}
+  func.func private @scale(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {attributes = {factor = "f32"}, operands = ["f32[4]{0}"], results = ["f32[4]{0}"], target = "scale"}}
   func.func public @main(%arg0: tensor<4xf32> loc("x")) -> (tensor<4xf32> {jax.result_info = "result"}) {
     %c = stablehlo.constant dense<1> : tensor<i32> loc(#loc)
     %c_0 = stablehlo.constant dense<3> : tensor<i32> loc(#loc)

@@ -11,7 +11,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @arrays(tensor<4xf32> {bufferization.access = "read"}, tensor<2xi1> {bufferization.access = "read"}, tensor<0xf32> {bufferization.access = "read"}, tensor<2xf64> {bufferization.access = "read"}, tensor<1xi32> {bufferization.access = "read"}, tensor<2xi64> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @arrays(tensor<4xf32> {bufferization.access = "read"}, tensor<2xi1> {bufferization.access = "read"}, tensor<0xf32> {bufferization.access = "read"}, tensor<2xf64> {bufferization.access = "read"}, tensor<1xi32> {bufferization.access = "read"}, tensor<2xi64> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %bools = arith.constant dense<[true, false]> : tensor<2xi1>
 // CHECK-NEXT:     %empty = arith.constant dense<> : tensor<0xf32>

@@ -10,7 +10,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @flags(tensor<4xf32> {bufferization.access = "read"}, i1, i1) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @flags(tensor<4xf32> {bufferization.access = "read"}, i1, i1) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %enabled = arith.constant true
 // CHECK-NEXT:     %verbose = arith.constant false

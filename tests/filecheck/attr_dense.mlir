@@ -13,7 +13,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @dense(tensor<4xf32> {bufferization.access = "read"}, tensor<2xi1> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<0xi32> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<2x2xf32> {bufferization.access = "read"}, tensor<f32> {bufferization.access = "read"}, tensor<3xi16> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @dense(tensor<4xf32> {bufferization.access = "read"}, tensor<2xi1> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<0xi32> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<2x2xf32> {bufferization.access = "read"}, tensor<f32> {bufferization.access = "read"}, tensor<3xi16> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %bools = arith.constant dense<[true, false]> : tensor<2xi1>
 // CHECK-NEXT:     %bytes = arith.constant dense<[1, 255]> : tensor<2xi8>

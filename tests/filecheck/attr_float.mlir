@@ -12,7 +12,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @floats(tensor<4xf32> {bufferization.access = "read"}, f32, f64, f32, f64, f32, f64) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @floats(tensor<4xf32> {bufferization.access = "read"}, f32, f64, f32, f64, f32, f64) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %f32 = arith.constant 1.500000e+00 : f32
 // CHECK-NEXT:     %f64 = arith.constant -2.500000e-01 : f64

@@ -13,7 +13,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @halves(tensor<4xf32> {bufferization.access = "read"}, i16, i16, i16) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @halves(tensor<4xf32> {bufferization.access = "read"}, i16, i16, i16) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %bf16 = arith.constant -1.500000e+00 : bf16
 // CHECK-NEXT:     [[B1:%[A-Za-z0-9_]+]] = arith.bitcast %bf16 : bf16 to i16

@@ -12,7 +12,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @ints(tensor<4xf32> {bufferization.access = "read"}, i64, i1, i32, i8, i32, i64, i8, i64) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @ints(tensor<4xf32> {bufferization.access = "read"}, i64, i1, i32, i8, i32, i64, i8, i64) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %hex = arith.constant 0xFF : i64
 // CHECK-NEXT:     %i1 = arith.constant 1 : i1

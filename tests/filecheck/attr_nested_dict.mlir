@@ -13,7 +13,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @nested(tensor<4xf32> {bufferization.access = "read"}, i32, f32, i64, i1) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @nested(tensor<4xf32> {bufferization.access = "read"}, i32, f32, i64, i1) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %cfg_a = arith.constant 1 : i32
 // CHECK-NEXT:     %cfg_inner_x = arith.constant 2.500000e-01 : f32

@@ -14,7 +14,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @order(tensor<4xf32> {bufferization.access = "read"}, i8, f32, i64, i16, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @order(tensor<4xf32> {bufferization.access = "read"}, i8, f32, i64, i16, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %Beta = arith.constant 3 : i8
 // CHECK-NEXT:     %alpha = arith.constant 2.000000e+00 : f32

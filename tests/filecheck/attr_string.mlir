@@ -14,7 +14,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @strings(tensor<4xf32> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<0xi8> {bufferization.access = "read"}, tensor<5xi8> {bufferization.access = "read"}, tensor<1xi8> {bufferization.access = "read"}, tensor<3xi8> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<6xi8> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @strings(tensor<4xf32> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<0xi8> {bufferization.access = "read"}, tensor<5xi8> {bufferization.access = "read"}, tensor<1xi8> {bufferization.access = "read"}, tensor<3xi8> {bufferization.access = "read"}, tensor<2xi8> {bufferization.access = "read"}, tensor<6xi8> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %ctrl = arith.constant dense<"0x0A09"> : tensor<2xi8>
 // CHECK-NEXT:     %empty = arith.constant dense<> : tensor<0xi8>

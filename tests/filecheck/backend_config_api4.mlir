@@ -12,7 +12,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @softmax(tensor<2x3xf32> {bufferization.access = "read"}, f32, i64) -> tensor<2x3xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @softmax(tensor<2x3xf32> {bufferization.access = "read"}, f32, i64) -> tensor<2x3xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:     %alpha = arith.constant 2.000000e+00 : f32
 // CHECK-NEXT:     %axis = arith.constant 1 : i64

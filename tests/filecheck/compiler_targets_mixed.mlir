@@ -14,7 +14,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @kernel(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @kernel(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %c = stablehlo.constant dense<true> : tensor<i1>
 // CHECK-NEXT:     stablehlo.custom_call @shape_assertion(%c) {api_version = 2 : i32, error_message = "dimension mismatch", has_side_effect = true} : (tensor<i1>) -> ()

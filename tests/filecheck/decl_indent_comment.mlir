@@ -14,5 +14,5 @@ module {
 
 // CHECK:{{^}}module {
 // CHECK-NOT:{{^}}func.func private @k({{.*}}
-// CHECK:{{^}}  func.func private @k(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK:{{^}}  func.func private @k(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK:{{^}}  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {

@@ -12,7 +12,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @layouts(tensor<f32> {bufferization.access = "read"}, tensor<4xf32> {bufferization.access = "read"}, tensor<2x3xf32> {bufferization.access = "read"}) -> tensor<2x3x4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @layouts(tensor<f32> {bufferization.access = "read"}, tensor<4xf32> {bufferization.access = "read"}, tensor<2x3xf32> {bufferization.access = "read"}) -> tensor<2x3x4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<f32>, %arg1: tensor<4xf32>, %arg2: tensor<2x3xf32>) -> tensor<2x3x4xf32> {
 // CHECK-NEXT:     %0 = func.call @layouts(%arg0, %arg1, %arg2) : (tensor<f32>, tensor<4xf32>, tensor<2x3xf32>) -> tensor<2x3x4xf32>
 // CHECK-NEXT:     return %0 : tensor<2x3x4xf32>

@@ -27,8 +27,8 @@ module @jit_f {
 }
 
 // CHECK:      module @jit_f {
-// CHECK-NEXT:   func.func private @t_2(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @my_kernel_1(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @t_2(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @my_kernel_1(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %0 = call @t(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:     %1 = func.call @t_2(%0) : (tensor<4xf32>) -> tensor<4xf32>

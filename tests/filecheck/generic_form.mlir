@@ -17,10 +17,10 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @t(tensor<4xf32> {bufferization.access = "read"}, f32, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @u(tensor<4xf32> {bufferization.access = "read"}, i64) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @sink(tensor<4xf32> {bufferization.access = "read"}){{( -> \(\))?}} attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @pair(tensor<4xf32> {bufferization.access = "read"}, tensor<4xf32> {bufferization.access = "read"}) -> (tensor<4xf32>, tensor<i32>) attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @t(tensor<4xf32> {bufferization.access = "read"}, f32, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @u(tensor<4xf32> {bufferization.access = "read"}, i64) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @sink(tensor<4xf32> {bufferization.access = "read"}){{( -> \(\))?}} attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @pair(tensor<4xf32> {bufferization.access = "read"}, tensor<4xf32> {bufferization.access = "read"}) -> (tensor<4xf32>, tensor<i32>) attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<i32> {
 // CHECK-NEXT:     %eps = arith.constant 1.000000e-05 : f32 loc("generic")
 // CHECK-NEXT:     %n = arith.constant 3 : i32 loc("generic")

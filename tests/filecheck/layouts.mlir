@@ -19,13 +19,13 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @col_major(tensor<3x2xf32> {bufferization.access = "read"}) -> tensor<2x3xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @col_major(tensor<3x2xf32> {bufferization.access = "read"}) -> tensor<2x3xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func private @col_major_layout(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:     %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
 // CHECK-NEXT:     %1 = func.call @col_major(%0) : (tensor<3x2xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:     return %1 : tensor<2x3xf32>
 // CHECK-NEXT:   }
-// CHECK-NEXT:   func.func private @batched(tensor<4x3x2xf32> {bufferization.access = "read"}, i8) -> (tensor<4x3x2xf32>, tensor<i32>) attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @batched(tensor<4x3x2xf32> {bufferization.access = "read"}, i8) -> (tensor<4x3x2xf32>, tensor<i32>) attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func private @batched_layout(%arg0: tensor<4x2x3xf32>, %arg1: i8) -> (tensor<4x2x3xf32>, tensor<i32>) {
 // CHECK-NEXT:     %0 = stablehlo.transpose %arg0, dims = [0, 2, 1] : (tensor<4x2x3xf32>) -> tensor<4x3x2xf32>
 // CHECK-NEXT:     %1:2 = func.call @batched(%0, %arg1) : (tensor<4x3x2xf32>, i8) -> (tensor<4x3x2xf32>, tensor<i32>)

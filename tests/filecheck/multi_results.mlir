@@ -12,7 +12,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @split(tensor<4xf32> {bufferization.access = "read"}, i64) -> (tensor<2xf32>, tensor<i32>) attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @split(tensor<4xf32> {bufferization.access = "read"}, i64) -> (tensor<2xf32>, tensor<i32>) attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> (tensor<2xf32>, tensor<i32>) {
 // CHECK-NEXT:     %axis = arith.constant 0 : i64
 // CHECK-NEXT:     %0:2 = func.call @split(%arg0, %axis) : (tensor<4xf32>, i64) -> (tensor<2xf32>, tensor<i32>)

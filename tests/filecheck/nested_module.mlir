@@ -21,14 +21,14 @@ module @outer {
 
 // CHECK:      module @outer {
 // CHECK-NEXT:   module @a {
-// CHECK-NEXT:     func.func private @k(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:     func.func private @k(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:     func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:       %0 = func.call @k(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:       return %0 : tensor<4xf32>
 // CHECK-NEXT:     }
 // CHECK-NEXT:   }
 // CHECK-NEXT:   module @b {
-// CHECK-NEXT:     func.func private @k(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:     func.func private @k(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:     func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:       %0 = func.call @k(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:       return %0 : tensor<4xf32>

@@ -17,7 +17,7 @@ func.func private @second(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // CHECK:      #loc1 = loc("x")
-// CHECK-NEXT: func.func private @k(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT: func.func private @k(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT: func.func @main(%arg0: tensor<4xf32> loc(#loc1)) -> tensor<4xf32> {
 // CHECK-NEXT:   %n = arith.constant 1 : i32
 // CHECK-NEXT:   %0 = func.call @k(%arg0, %n) : (tensor<4xf32>, i32) -> tensor<4xf32>

@@ -22,7 +22,7 @@ module @jit_rms_norm attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replica
 
 // CHECK:      #loc1 = loc("x")
 // CHECK-NEXT: module @jit_rms_norm attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-// CHECK-NEXT:   func.func private @rms_norm(tensor<10x10xf32> {bufferization.access = "read"}, f32) -> tensor<10x10xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @rms_norm(tensor<10x10xf32> {bufferization.access = "read"}, f32) -> tensor<10x10xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func public @main(%arg0: tensor<10x10xf32> loc("x")) -> (tensor<10x10xf32> {jax.result_info = "result"}) {
 // CHECK-NEXT:     %eps = arith.constant 9.99999974E-6 : f32 loc(#loc2)
 // CHECK-NEXT:     %0 = func.call @rms_norm(%arg0, %eps) : (tensor<10x10xf32>, f32) -> tensor<10x10xf32> loc(#loc2)

@@ -14,8 +14,8 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @my_kernel_v2(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @_2d_conv(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @my_kernel_v2(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @_2d_conv(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %n = arith.constant 1 : i32
 // CHECK-NEXT:     %0 = func.call @my_kernel_v2(%arg0, %n) : (tensor<4xf32>, i32) -> tensor<4xf32>

@@ -17,7 +17,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @branch(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @branch(tensor<4xf32> {bufferization.access = "read"}, i32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<i32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %0 = "stablehlo.case"(%arg1) ({
 // CHECK-NEXT:       %k = arith.constant 1 : i32

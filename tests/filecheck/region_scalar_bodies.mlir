@@ -31,8 +31,8 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @combine(tensor<f32> {bufferization.access = "read"}, tensor<f32> {bufferization.access = "read"}) -> tensor<f32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @less(tensor<f32> {bufferization.access = "read"}, tensor<f32> {bufferization.access = "read"}) -> tensor<i1> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @combine(tensor<f32> {bufferization.access = "read"}, tensor<f32> {bufferization.access = "read"}) -> tensor<f32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @less(tensor<f32> {bufferization.access = "read"}, tensor<f32> {bufferization.access = "read"}) -> tensor<i1> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK:        %s = func.call @combine(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // CHECK-NEXT:       stablehlo.return %s : tensor<f32>
 // CHECK:        %lt = func.call @less(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<i1>

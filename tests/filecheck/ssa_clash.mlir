@@ -17,7 +17,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @k(tensor<4xf32> {bufferization.access = "read"}, i32, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @k(tensor<4xf32> {bufferization.access = "read"}, i32, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @helper(%eps: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %eps_1 = stablehlo.add %eps, %eps : tensor<4xf32>
 // CHECK-NEXT:     return %eps_1 : tensor<4xf32>

@@ -15,8 +15,8 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @a_b_1(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @a_b(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @a_b_1(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @a_b(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %0 = func.call @a_b_1(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:     %1 = func.call @a_b(%0) : (tensor<4xf32>) -> tensor<4xf32>

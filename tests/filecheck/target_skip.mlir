@@ -19,8 +19,8 @@ module {
 }
 
 // TARGET:      module {
-// TARGET-NEXT:   func.func private @rms_a(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// TARGET-NEXT:   func.func private @rms_b(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// TARGET-NEXT:   func.func private @rms_a(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// TARGET-NEXT:   func.func private @rms_b(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // TARGET-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // TARGET-NEXT:     %0 = func.call @rms_a(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // TARGET-NEXT:     %1 = func.call @rms_b(%0) : (tensor<4xf32>) -> tensor<4xf32>
@@ -28,7 +28,7 @@ module {
 // TARGET-NEXT:     return %2 : tensor<4xf32>
 
 // SKIP:      module {
-// SKIP-NEXT:   func.func private @other(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// SKIP-NEXT:   func.func private @other(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // SKIP-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // SKIP-NEXT:     %0 = stablehlo.custom_call @rms_a(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // SKIP-NEXT:     %1 = stablehlo.custom_call @rms_b(%0) : (tensor<4xf32>) -> tensor<4xf32>
@@ -36,8 +36,8 @@ module {
 // SKIP-NEXT:     return %2 : tensor<4xf32>
 
 // TWO:      module {
-// TWO-NEXT:   func.func private @rms_a(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// TWO-NEXT:   func.func private @other(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// TWO-NEXT:   func.func private @rms_a(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// TWO-NEXT:   func.func private @other(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // TWO-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // TWO-NEXT:     %0 = func.call @rms_a(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // TWO-NEXT:     %1 = stablehlo.custom_call @rms_b(%0) : (tensor<4xf32>) -> tensor<4xf32>
@@ -45,7 +45,7 @@ module {
 // TWO-NEXT:     return %2 : tensor<4xf32>
 
 // BOTH:      module {
-// BOTH-NEXT:   func.func private @rms_a(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// BOTH-NEXT:   func.func private @rms_a(tensor<4xf32> {bufferization.access = "read"}) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // BOTH-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // BOTH-NEXT:     %0 = func.call @rms_a(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
 // BOTH-NEXT:     %1 = stablehlo.custom_call @rms_b(%0) : (tensor<4xf32>) -> tensor<4xf32>

@@ -17,9 +17,9 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @scale(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @scale_1(tensor<8xf32> {bufferization.access = "read"}, f32) -> tensor<8xf32> attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @scale_2(tensor<4xf32> {bufferization.access = "read"}, f64) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @scale(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @scale_1(tensor<8xf32> {bufferization.access = "read"}, f32) -> tensor<8xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @scale_2(tensor<4xf32> {bufferization.access = "read"}, f64) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<8xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
 // CHECK-NEXT:     %factor = arith.constant 2.000000e+00 : f32
 // CHECK-NEXT:     %0 = func.call @scale(%arg0, %factor) : (tensor<4xf32>, f32) -> tensor<4xf32>

@@ -24,7 +24,7 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @step(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @step(tensor<4xf32> {bufferization.access = "read"}, f32) -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %c = stablehlo.constant dense<0> : tensor<i64>
 // CHECK-NEXT:     %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %c) : tensor<4xf32>, tensor<i64>

@@ -12,8 +12,8 @@ module {
 }
 
 // CHECK:      module {
-// CHECK-NEXT:   func.func private @sink(tensor<4xf32> {bufferization.access = "read"}, i32){{( -> \(\))?}} attributes {llvm.emit_c_interface}
-// CHECK-NEXT:   func.func private @tick(){{( -> \(\))?}} attributes {llvm.emit_c_interface}
+// CHECK-NEXT:   func.func private @sink(tensor<4xf32> {bufferization.access = "read"}, i32){{( -> \(\))?}} attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
+// CHECK-NEXT:   func.func private @tick(){{( -> \(\))?}} attributes {llvm.emit_c_interface, rewriter.xla_ffi = {{.*}}}
 // CHECK-NEXT:   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:     %level = arith.constant 2 : i32
 // CHECK-NEXT:     func.call @sink(%arg0, %level) : (tensor<4xf32>, i32) -> ()
