@@ -2,6 +2,7 @@
 
 from .api import Result, analyze, decode, rewrite, validate
 from .diagnostics import Diagnostic, RewriteError
+from .ffi_adapters import emit_ffi_adapters
 from .header import emit_header
 from .jax_inputs import InputError, export
 from .plan import CallReport
@@ -14,6 +15,7 @@ __all__ = [
     "RewriteError",
     "analyze",
     "decode",
+    "emit_ffi_adapters",
     "emit_header",
     "export",
     "rewrite",

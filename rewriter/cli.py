@@ -16,6 +16,7 @@ examples:
   python -m rewriter --check exports/*.mlir     # exit 1 if a file would change
   python -m rewriter --list model.mlir           # what would happen to each custom call
   python -m rewriter --emit-header kernels.h model.mlir   # the C prototypes to implement
+  python -m rewriter --emit-ffi-adapters adapters.c model.mlir  # call FFI handlers instead
 
 exit status: 0 ok, 1 error in the input or (with --check) a file would change, 2 usage error
 """
@@ -66,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
         "written only with -o)",
     )
     parser.add_argument(
+        "--emit-ffi-adapters",
+        metavar="OUT.c",
+        help="write C adapters to OUT.c that serve every extern by its XLA FFI handler "
+        "through abi/xla_ffi_bridge.c (the module itself is then written only with -o)",
+    )
+    parser.add_argument(
         "--format",
         choices=("text", "json"),
         default="text",
@@ -98,8 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--in-place needs files, not standard input")
     if args.format == "json" and not args.list:
         parser.error("--format json goes with --list")
-    if args.emit_header and (len(files) > 1 or args.in_place or args.check or args.list):
-        parser.error("--emit-header takes one input file (and optionally -o)")
+    for flag, value in (
+        ("--emit-header", args.emit_header),
+        ("--emit-ffi-adapters", args.emit_ffi_adapters),
+    ):
+        if value and (len(files) > 1 or args.in_place or args.check or args.list):
+            parser.error(f"{flag} takes one input file (and optionally -o)")
     try:
         return _run(args, files)
     except KeyboardInterrupt:
@@ -163,8 +174,10 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             continue
         for warning in result.warnings:
             print(warning.format(color), file=sys.stderr)
-        if args.emit_header:
-            if not _write_header(args, result.original, name):
+        if args.emit_header or args.emit_ffi_adapters:
+            if args.emit_header and not _write_header(args, result.original, name):
+                return 1
+            if args.emit_ffi_adapters and not _write_adapters(args, result.text, name):
                 return 1
             if not args.output:
                 continue
@@ -294,6 +307,20 @@ def _write_header(args: argparse.Namespace, text: str, name: str) -> bool:
     except OSError as error:
         message = error.strerror or error
         print(f"{args.emit_header}: error: cannot write: {message}", file=sys.stderr)
+        return False
+    return True
+
+
+def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool:
+    from .ffi_adapters import adapters_source, externs_in
+    from .files import write_atomically
+
+    source = adapters_source(externs_in(rewritten), name)
+    try:
+        write_atomically(args.emit_ffi_adapters, source.encode("utf-8"))
+    except OSError as error:
+        message = error.strerror or error
+        print(f"{args.emit_ffi_adapters}: error: cannot write: {message}", file=sys.stderr)
         return False
     return True
 

@@ -148,13 +148,12 @@ def _adapter(extern: Extern) -> str:
     parameters = ["void *results"] if facts.results else []
     parameters += [f"void *operand{i}" for i in range(len(facts.operands))]
     values = []
-    for index, leaf in enumerate(facts.leaves()):
-        if leaf.kind == "scalar":
-            parameters.append(f"{_SCALAR_C_TYPES[leaf.dtype]} attribute{index}")
-            values.append(f"&attribute{index}")
-        else:
-            parameters.append(f"void *attribute{index}")
-            values.append(f"attribute{index}")
+    for index, (path, leaf) in enumerate(_leaf_paths(facts.attributes)):
+        c_type = _SCALAR_C_TYPES[leaf.dtype] if leaf.kind == "scalar" else "void *"
+        parameters.append(
+            f"{c_type}{'' if c_type.endswith('*') else ' '}attribute{index} /* {_comment(path)} */"
+        )
+        values.append(f"&attribute{index}" if leaf.kind == "scalar" else f"attribute{index}")
     operand_values = ", ".join(f"operand{i}" for i in range(len(facts.operands)))
     lines.append(f"void _mlir_ciface_{symbol}({', '.join(parameters) or 'void'}) {{")
     if facts.operands:
@@ -167,6 +166,20 @@ def _adapter(extern: Extern) -> str:
     )
     lines += ["}", "", ""]
     return "\n".join(lines)
+
+
+def _leaf_paths(
+    attributes: Sequence[AttributeFacts], prefix: str = ""
+) -> list[tuple[str, AttributeFacts]]:
+    """Every non-dictionary attribute, depth first, with its dotted path."""
+    found = []
+    for attribute in attributes:
+        path = f"{prefix}{attribute.name}"
+        if attribute.kind == "dict":
+            found += _leaf_paths(attribute.entries, path + ".")
+        else:
+            found.append((path, attribute))
+    return found
 
 
 def _tensor(lines: list[str], name: str, tensor: TensorFacts, shape_operand: int) -> str:
@@ -220,4 +233,19 @@ def _c_string(value: str) -> str:
 
 
 def _comment(value: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.:@ -]", "_", value)
+    return re.sub(r"[^A-Za-z0-9_.:@/ -]", "_", value)  # no `*`: cannot end the comment
+
+
+def emit_ffi_adapters(
+    text: str | bytes | object,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+) -> str:
+    """The C adapters for every extern of the rewrite of ``text`` (original or rewritten):
+    each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
+    from .api import rewrite
+
+    rewritten = rewrite(text, targets=targets, skip=skip, filename=filename).text
+    return adapters_source(externs_in(rewritten), filename)

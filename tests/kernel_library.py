@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import re
 import runpy
+import subprocess
 import types
 from pathlib import Path
 
@@ -91,6 +92,29 @@ def build_kernel_library(build_dir: Path) -> Path:
         libraries=["stdc++"],
     )
     return Path(builder.compile(tmpdir=str(build_dir)))
+
+
+BRIDGE_SAMPLES = REPO / "samples" / "ffi_bridge"
+
+
+def build_handler_library(source: Path, output: Path) -> Path:
+    """A C++ file of XLA FFI handlers, and nothing else, as a shared library (g++)."""
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-w",
+            f"-I{jax.ffi.include_dir()}",
+            str(source),
+            "-o",
+            str(output),
+        ],
+        check=True,
+    )
+    return output
 
 
 @functools.cache

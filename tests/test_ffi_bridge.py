@@ -1,0 +1,360 @@
+"""One handler, two worlds: the XLA FFI handler JAX calls also serves the compiled module.
+
+A module compiled with ``--ffi-bridge`` gets generated adapters (``_mlir_ciface_S``) that
+rebuild an XLA FFI call frame and call the handler registered at load time, through the
+plain-C host in ``abi/xla_ffi_bridge.c``. No hand-written ``_mlir_ciface_`` is involved:
+the handler libraries here (``samples/ffi_bridge``) define none, and the sample kernels'
+own entries are not linked.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from kernel_library import (
+    BRIDGE_SAMPLES,
+    HANDLERS,
+    ROUND_TRIP,
+    SAMPLES,
+    build_handler_library,
+    sample,
+)
+
+import rewriter
+from rewriter.abi import bridge_dir
+from rewriter.compile import HandlerError, LoadError, compile_module, load
+from rewriter.ffi_adapters import externs_in
+
+_REGISTERED: set[str] = set()
+
+
+def register_once(target: str, function) -> None:
+    """Register a handler with JAX for the life of the process (JAX keeps them)."""
+    if target not in _REGISTERED:
+        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(function), platform="cpu")
+        _REGISTERED.add(target)
+
+
+@pytest.fixture(scope="module")
+def handler_libraries(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("handlers")
+    tutorial = build_handler_library(BRIDGE_SAMPLES / "rms_norm.cc", folder / "librms_norm.so")
+    checks = build_handler_library(BRIDGE_SAMPLES / "checks.cc", folder / "libchecks.so")
+    return tutorial, checks
+
+
+def compile_with_cli(text: str, folder: Path, name: str) -> Path:
+    """Rewrite and compile as a user would: ``python -m rewriter``, then
+    ``python -m rewriter.compile --ffi-bridge``; no kernel library is linked."""
+    source = folder / f"{name}.mlir"
+    source.write_text(text)
+    rewritten = folder / f"{name}.rewritten.mlir"
+    subprocess.run(
+        [sys.executable, "-m", "rewriter", str(source), "-o", str(rewritten)],
+        check=True,
+        capture_output=True,
+    )
+    library = folder / f"lib{name}.so"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rewriter.compile",
+            str(rewritten),
+            "-o",
+            str(library),
+            "--ffi-bridge",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return library
+
+
+def defined_symbols(library: Path) -> list[str]:
+    listing = subprocess.run(
+        ["nm", "-D", "--defined-only", str(library)], check=True, capture_output=True, text=True
+    ).stdout
+    return [line.split()[-1] for line in listing.splitlines()]
+
+
+def tutorial_rms_norm(x):
+    return jax.ffi.ffi_call("rms_norm_tutorial", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, eps=np.float32(1e-5)
+    )
+
+
+@pytest.mark.parametrize("shape", [(4, 16), (2, 3, 8)])
+def test_tutorial_handler_runs_in_jax_and_compiled_bitwise(tmp_path, handler_libraries, shape):
+    tutorial_path, _ = handler_libraries
+    tutorial = ctypes.CDLL(str(tutorial_path))
+    register_once("rms_norm_tutorial", tutorial.RmsNorm)
+    assert not [s for s in defined_symbols(tutorial_path) if s.startswith("_mlir_ciface_")]
+
+    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    text = rewriter.export(tutorial_rms_norm, x).original
+    library = compile_with_cli(text, tmp_path, "tutorial")
+    module = load(library, ffi_handlers={"rms_norm_tutorial": jax.ffi.pycapsule(tutorial.RmsNorm)})
+    for seed in range(3):
+        x = np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+        expected = np.asarray(jax.jit(tutorial_rms_norm)(x))
+        got = module.main(x)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert got.tobytes() == expected.tobytes()
+
+
+def kernel_handlers(kernel_library: Path) -> dict[str, object]:
+    library = ctypes.CDLL(str(kernel_library))
+    return {
+        target: jax.ffi.pycapsule(getattr(library, symbol)) for target, symbol in HANDLERS.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def bridged(tmp_path_factory, kernel_library):
+    """A sample's rewritten module compiled with the bridge, served by the kernel library's
+    FFI handlers (its hand-written _mlir_ciface_ entries are not linked)."""
+    cache = {}
+
+    def get(name: str):
+        if name not in cache:
+            output = tmp_path_factory.mktemp("bridged") / f"lib{name}_bridge.so"
+            rewritten = SAMPLES / name / f"{name}.rewritten.mlir"
+            compile_module(rewritten, output, ffi_bridge=True)
+            # Each extern is served by its adapter, bound inside the module (local symbol).
+            listing = subprocess.run(
+                ["nm", str(output)], check=True, capture_output=True, text=True
+            ).stdout.split()
+            for extern in externs_in(rewritten.read_text()):
+                assert f"_mlir_ciface_{extern.symbol}" in listing
+                assert f"_mlir_ciface_{extern.symbol}" not in defined_symbols(output)
+            cache[name] = load(output, ffi_handlers=kernel_handlers(kernel_library))
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name", sorted(ROUND_TRIP))
+def test_samples_through_the_bridge_match_jax(name, bridged):
+    function_name, shapes = ROUND_TRIP[name]
+    function = getattr(sample(name), function_name)
+    for seed in range(3):
+        inputs = [np.random.default_rng(seed).normal(size=s).astype(np.float32) for s in shapes]
+        expected = jax.jit(function)(*inputs)
+        got = bridged(name).main(*inputs)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(expected)
+        for one, other in zip(got, expected, strict=True):
+            other = np.asarray(other)
+            assert one.dtype == other.dtype and one.shape == other.shape
+            np.testing.assert_allclose(one, other, rtol=1e-6, atol=0)
+
+
+def test_attributes_of_every_kind_reach_the_handler(bridged):
+    """attr_kernel decodes every attribute into a float64 slot (samples/kernels/attr_kernel.cc):
+    names, dtypes (u8 as U8, bf16 as BF16), arrays and strings all arrive as XLA sends them.
+    XLA itself refuses f16/bf16 scalar attributes, so JAX runs with their bits as uint16."""
+    module = sample("attribute_kernel")
+    x = np.array([0.1, -3.75], np.float32)
+    with jax.enable_x64(True):
+        expected = np.asarray(
+            jax.jit(lambda v: module.attr_kernel(v, attributes=module.XLA_ATTRIBUTES))(x)
+        )
+    got = bridged("attribute_kernel").main(x)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("batch", [1, 5, 64])
+def test_shape_operands_give_the_result_dims(bridged, batch):
+    """dynamic_shape: the call's shape operand is not passed to the handler (XLA drops it)
+    but sizes its result; the handler sees the logical (batch, 8) buffer."""
+    x = np.random.default_rng(batch).normal(size=(batch, 8)).astype(np.float32)
+    expected = np.asarray(jax.jit(sample("dynamic_shape").row_scale)(x))
+    got = bridged("dynamic_shape").main(x)
+    assert got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_side_effect_handler_runs_once_per_call(bridged, kernel_library):
+    from kernel_library import load_kernels
+
+    counter = load_kernels(kernel_library).lib
+    x = np.array([1.0, -2.5, 4.0], np.float32)
+    program = bridged("side_effect")
+    counter.count_calls_reset()
+    for _ in range(4):
+        program.main(x)
+    assert counter.count_calls_value() == 4 * 3
+
+
+def checked_sqrt(x):
+    return jax.ffi.ffi_call("checked_sqrt", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+def test_handler_error_becomes_an_exception_with_its_message(tmp_path, handler_libraries):
+    _, checks_path = handler_libraries
+    checks = ctypes.CDLL(str(checks_path))
+    register_once("checked_sqrt", checks.CheckedSqrt)
+    x = np.array([4.0, -1.0, 9.0], np.float32)
+    with pytest.raises(Exception, match="checked_sqrt: element 1 is negative"):
+        jax.block_until_ready(jax.jit(checked_sqrt)(x))
+
+    text = rewriter.export(checked_sqrt, x).original
+    module = load(
+        compile_with_cli(text, tmp_path, "checked_sqrt"),
+        ffi_handlers={"checked_sqrt": jax.ffi.pycapsule(checks.CheckedSqrt)},
+    )
+    with pytest.raises(HandlerError, match="checked_sqrt: element 1 is negative"):
+        module.main(x)
+    # The error belonged to that call only.
+    good = np.array([4.0, 1.0, 9.0], np.float32)
+    np.testing.assert_array_equal(module.main(good), np.asarray(jax.jit(checked_sqrt)(good)))
+
+
+def test_missing_handler_is_a_load_error(tmp_path, handler_libraries):
+    tutorial = ctypes.CDLL(str(handler_libraries[0]))
+    register_once("rms_norm_tutorial", tutorial.RmsNorm)
+    x = np.ones((2, 4), np.float32)
+    library = compile_with_cli(rewriter.export(tutorial_rms_norm, x).original, tmp_path, "m")
+    with pytest.raises(
+        LoadError, match="calls the XLA FFI target rms_norm_tutorial but no handler"
+    ):
+        load(library)
+
+
+def test_handler_from_another_api_version_is_refused(tmp_path, handler_libraries):
+    tutorial = ctypes.CDLL(str(handler_libraries[0]))
+    checks = ctypes.CDLL(str(handler_libraries[1]))
+    register_once("rms_norm_tutorial", tutorial.RmsNorm)
+    x = np.ones((2, 4), np.float32)
+    library = compile_with_cli(rewriter.export(tutorial_rms_norm, x).original, tmp_path, "v")
+    with pytest.raises(
+        LoadError, match=r"reports API version 0\.99; the bridge speaks 0\.1 to 0\.3"
+    ):
+        load(library, ffi_handlers={"rms_norm_tutorial": checks.FutureVersion})
+
+
+def test_a_c_host_without_python_registers_by_pointer(tmp_path, handler_libraries):
+    """samples/ffi_bridge/host.c: dlopen, rw_ffi_register_handler, call, rw_ffi_last_error.
+    A call before registration is reported, not a crash."""
+    tutorial_path, _ = handler_libraries
+    register_once("rms_norm_tutorial", ctypes.CDLL(str(tutorial_path)).RmsNorm)
+    x = (np.arange(3 * 5) % 7 - 3).astype(np.float32).reshape(3, 5)
+    library = compile_with_cli(rewriter.export(tutorial_rms_norm, x).original, tmp_path, "h")
+    host = tmp_path / "host"
+    subprocess.run(
+        [
+            shutil.which("clang-22") or "clang-22",
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            str(BRIDGE_SAMPLES / "host.c"),
+            f"-I{bridge_dir()}",
+            f"-I{jax.ffi.include_dir()}",
+            "-ldl",
+            "-o",
+            str(host),
+        ],
+        check=True,
+    )
+    run = subprocess.run(
+        [str(host), str(library), str(tutorial_path), "rms_norm_tutorial", "RmsNorm", "3", "5"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    first, *values = run.stdout.splitlines()
+    assert first == (
+        "before registration: @rms_norm_tutorial: no XLA FFI handler is registered for target "
+        "'rms_norm_tutorial'"
+    )
+    expected = np.asarray(jax.jit(tutorial_rms_norm)(x)).ravel()
+    np.testing.assert_array_equal(np.array(values, np.float32), expected)
+
+
+def spd(rng, *shape):
+    a = rng.standard_normal(shape).astype(np.float32)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1], dtype=np.float32)
+
+
+LINALG = {
+    "cholesky": (jnp.linalg.cholesky, lambda rng, b: [spd(rng, *b, 4, 4)]),
+    "solve": (
+        jnp.linalg.solve,
+        lambda rng, b: [spd(rng, *b, 4, 4), rng.standard_normal((*b, 4, 2)).astype(np.float32)],
+    ),
+    "eigh": (jnp.linalg.eigh, lambda rng, b: [spd(rng, *b, 4, 4)]),
+    "svd": (jnp.linalg.svd, lambda rng, b: [rng.standard_normal((*b, 5, 3)).astype(np.float32)]),
+    "qr": (jnp.linalg.qr, lambda rng, b: [rng.standard_normal((*b, 5, 3)).astype(np.float32)]),
+    # 4x4: jax computes 2x2 and 3x3 determinants in closed form, without LAPACK.
+    "det": (jnp.linalg.det, lambda rng, b: [rng.standard_normal((*b, 4, 4)).astype(np.float32)]),
+}
+
+
+@pytest.mark.parametrize("batch", [(), (3,)], ids=["single", "batched"])
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_jaxlib_lapack_handlers_run_compiled(tmp_path, name, batch):
+    function, make_inputs = LINALG[name]
+    rng = np.random.default_rng(7)
+    inputs = make_inputs(rng, batch)
+    text = jax.export.export(jax.jit(function))(*inputs).mlir_module()
+    assert "lapack_" in text  # the LAPACK handlers are really called
+    library = tmp_path / f"lib{name}.so"
+    compile_module(rewriter.rewrite(text).text, library, ffi_bridge=True)
+    module = load(library, ffi_handlers="jaxlib")
+    expected = jax.jit(function)(*inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = module.main(*inputs)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for one, other in zip(got, expected, strict=True):
+        np.testing.assert_allclose(one, np.asarray(other), rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize(
+    "name", ["attribute_kinds", "cholesky_lapack", "dynamic_shape", "two_results"]
+)
+def test_adapters_compile_cleanly_and_agree_from_either_input(tmp_path, name):
+    """--emit-ffi-adapters from the export and from its rewrite give the same adapters, and
+    they compile under -Wall -Wextra -Werror with clang and gcc."""
+    original = SAMPLES / name / f"{name}.mlir"
+    rewritten = SAMPLES / name / f"{name}.rewritten.mlir"
+    sources = []
+    for index, source in enumerate((original, rewritten)):
+        out = tmp_path / f"adapters{index}.c"
+        subprocess.run(
+            [sys.executable, "-m", "rewriter", "--emit-ffi-adapters", str(out), str(source)],
+            check=True,
+            capture_output=True,
+        )
+        sources.append(out)
+    strip = lambda text: text.split("\n", 1)[1]  # noqa: E731 (the first line names the input)
+    assert strip(sources[0].read_text()) == strip(sources[1].read_text())
+    assert externs_in(rewritten.read_text())  # the facts survive in the rewritten file
+    for compiler in ("clang-22", "gcc"):
+        subprocess.run(
+            [
+                compiler,
+                "-std=c11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-c",
+                str(sources[0]),
+                f"-I{bridge_dir()}",
+                f"-I{jax.ffi.include_dir()}",
+                "-o",
+                str(tmp_path / "a.o"),
+            ],
+            check=True,
+        )
