@@ -10,6 +10,7 @@ own entries are not linked.
 from __future__ import annotations
 
 import ctypes
+import re
 import shutil
 import subprocess
 import sys
@@ -244,14 +245,15 @@ def test_handler_from_another_api_version_is_refused(tmp_path, handler_libraries
         load(library, ffi_handlers={"rms_norm_tutorial": checks.FutureVersion})
 
 
-def test_a_c_host_without_python_registers_by_pointer(tmp_path, handler_libraries):
-    """samples/ffi_bridge/host.c: dlopen, rw_ffi_register_handler, call, rw_ffi_last_error.
-    A call before registration is reported, not a crash."""
+@pytest.fixture(scope="module")
+def c_host(tmp_path_factory, handler_libraries):
+    """samples/ffi_bridge/host.c built with clang, and a bridged tutorial module (3x5)."""
+    folder = tmp_path_factory.mktemp("host")
     tutorial_path, _ = handler_libraries
     register_once("rms_norm_tutorial", ctypes.CDLL(str(tutorial_path)).RmsNorm)
     x = (np.arange(3 * 5) % 7 - 3).astype(np.float32).reshape(3, 5)
-    library = compile_with_cli(rewriter.export(tutorial_rms_norm, x).original, tmp_path, "h")
-    host = tmp_path / "host"
+    library = compile_with_cli(rewriter.export(tutorial_rms_norm, x).original, folder, "h")
+    host = folder / "host"
     subprocess.run(
         [
             shutil.which("clang-22") or "clang-22",
@@ -267,11 +269,15 @@ def test_a_c_host_without_python_registers_by_pointer(tmp_path, handler_librarie
         ],
         check=True,
     )
-    run = subprocess.run(
-        [str(host), str(library), str(tutorial_path), "rms_norm_tutorial", "RmsNorm", "3", "5"],
-        capture_output=True,
-        text=True,
-    )
+    command = [str(host), str(library), str(tutorial_path), "rms_norm_tutorial", "RmsNorm"]
+    return command + ["3", "5"], x
+
+
+def test_a_c_host_without_python_registers_by_pointer(c_host):
+    """samples/ffi_bridge/host.c: dlopen, rw_ffi_register_handler, call, rw_ffi_last_error.
+    A call before registration is reported, not a crash."""
+    command, x = c_host
+    run = subprocess.run(command, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     first, *values = run.stdout.splitlines()
     assert first == (
@@ -280,6 +286,26 @@ def test_a_c_host_without_python_registers_by_pointer(tmp_path, handler_librarie
     )
     expected = np.asarray(jax.jit(tutorial_rms_norm)(x)).ravel()
     np.testing.assert_array_equal(np.array(values, np.float32), expected)
+
+
+def test_bridge_is_clean_under_valgrind(c_host):
+    """500 bridged calls (and one without a handler): no invalid access, nothing lost."""
+    command, _ = c_host
+    run = subprocess.run(
+        [
+            "valgrind",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--error-exitcode=3",
+            *command,
+            "500",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ERROR SUMMARY: 0 errors" in run.stderr
+    assert re.search(r"definitely lost: 0 bytes|no leaks are possible", run.stderr)
 
 
 def spd(rng, *shape):

@@ -2,11 +2,12 @@
  * takes and returns one float32 matrix, serving its XLA FFI target by a handler found in a
  * shared library.
  *
- *   host MODULE.so HANDLERS.so TARGET SYMBOL ROWS COLS
+ *   host MODULE.so HANDLERS.so TARGET SYMBOL ROWS COLS [CALLS]
  *
  * Calls `main` once before registering the handler (the bridge reports the missing
- * handler; the results are zeros), then registers SYMBOL for TARGET and calls again,
- * printing the result one value per line (%.9g: float32 exactly).  x[i] = (i % 7) - 3.
+ * handler; the results are zeros), then registers SYMBOL for TARGET and calls it CALLS
+ * times (default 1), printing the last result one value per line (%.9g: float32
+ * exactly).  x[i] = (i % 7) - 3.  Every result is freed, as the contract says.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -36,8 +37,8 @@ static void *need(void *library, const char *name) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 7) {
-    fprintf(stderr, "usage: host MODULE.so HANDLERS.so TARGET SYMBOL ROWS COLS\n");
+  if (argc != 7 && argc != 8) {
+    fprintf(stderr, "usage: host MODULE.so HANDLERS.so TARGET SYMBOL ROWS COLS [CALLS]\n");
     return 2;
   }
   void *module = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -66,10 +67,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "host: %s\n", last_error());
     return 1;
   }
-  entry(&y, &x);
-  if (last_error()) {
-    fprintf(stderr, "host: %s\n", last_error());
-    return 1;
+  long calls = argc == 8 ? atol(argv[7]) : 1;
+  for (long call = 0; call < calls; ++call) {
+    if (call > 0) free(y.allocated);
+    entry(&y, &x);
+    if (last_error()) {
+      fprintf(stderr, "host: %s\n", last_error());
+      return 1;
+    }
   }
   for (int64_t i = 0; i < rows * cols; ++i) printf("%.9g\n", y.aligned[y.offset + i]);
   free(y.allocated);
