@@ -384,3 +384,20 @@ def test_adapters_compile_cleanly_and_agree_from_either_input(tmp_path, name):
             ],
             check=True,
         )
+
+
+def test_handlers_for_a_module_without_the_bridge_are_refused(tmp_path, kernel_library):
+    library = tmp_path / "libplain.so"
+    compile_module(SAMPLES / "rms_norm" / "rms_norm.rewritten.mlir", library)
+    with pytest.raises(LoadError, match="was not compiled with --ffi-bridge"):
+        load(library, kernels=[kernel_library], ffi_handlers={"rms_norm": 1234})
+
+
+def test_a_handler_must_be_a_capsule_a_bundle_a_function_or_an_address():
+    from rewriter.compile.handlers import handler_address
+
+    with pytest.raises(TypeError, match="not str"):
+        handler_address("RmsNorm")
+    with pytest.raises(ValueError, match="only the execute stage"):
+        handler_address({"execute": 1, "instantiate": 2})
+    assert handler_address({"execute": 1234}) == 1234

@@ -41,6 +41,8 @@ def test_wheel_ships_grammar_and_abi(wheel: Path):
     assert "rewriter/grammar/stablehlo.lark" in names
     assert "rewriter/abi_files/include/rewriter/memref.h" in names
     assert "rewriter/abi_files/README.md" in names
+    assert "rewriter/abi_files/xla_ffi_bridge.h" in names
+    assert "rewriter/abi_files/xla_ffi_bridge.c" in names
     assert "rewriter/compile/loader.py" in names
 
 
@@ -99,3 +101,12 @@ def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path
     ).stdout.strip()
     assert include.startswith(str(environment))
     assert (Path(include) / "rewriter" / "memref.h").is_file()
+    bridge = subprocess.run(
+        [str(python), "-c", "import rewriter.abi as a; print(a.bridge_dir())"],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert bridge.startswith(str(environment))
+    assert (Path(bridge) / "xla_ffi_bridge.c").is_file()
