@@ -204,7 +204,7 @@ def _ffi_facts(call: model.CustomCall, report: CallReport) -> ExternFacts | None
         return None  # a legacy custom call: its handler is no XLA FFI handler
     try:
         return facts_of_call(call, report.attributes, report.operand_perms, report.result_perms)
-    except FactsError:
+    except (FactsError, ValueError):  # no XLA dtype, or an odd indices_of_shape_operands
         return None
 
 
