@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -132,27 +131,9 @@ def analyze(
 
 
 def validate(text: str, *, filename: str = "<string>") -> None:
-    """Parse the whole module with the grammar (slow, thorough); raise RewriteError if it fails."""
-    import lark
+    """Parse every line of the module with the grammar; raise RewriteError where it first fails."""
+    from .validation import first_error
 
-    from .syntax import parser
-
-    source = Source(text, filename)
-    collecting = gc.isenabled()
-    gc.disable()  # a parse allocates millions of objects and frees none: nothing to collect
-    try:
-        parser(positions=False).parse(text, start="module_file")
-    except lark.exceptions.UnexpectedInput as error:
-        offset = getattr(error, "pos_in_stream", None)
-        if isinstance(error, lark.exceptions.UnexpectedToken) and error.token.type != "$END":
-            offset = error.token.start_pos
-            message = f"unexpected {str(error.token)!r}"
-        elif isinstance(error, lark.exceptions.UnexpectedCharacters):
-            message = f"unexpected character {text[offset]!r}"
-        else:
-            offset = len(text)
-            message = "unexpected end of input"
-        raise RewriteError([Diagnostic.at(source, offset or 0, message)]) from None
-    finally:
-        if collecting:
-            gc.enable()
+    error = first_error(Source(text, filename))
+    if error is not None:
+        raise RewriteError([error])

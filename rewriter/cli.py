@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         help="leave targets matching GLOB alone (repeatable)",
     )
     parser.add_argument(
-        "--validate", action="store_true", help="also parse every op with the full grammar (slower)"
+        "--validate", action="store_true", help="also parse every op with the full grammar"
     )
     parser.add_argument(
         "--emit-header",

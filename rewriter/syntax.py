@@ -28,11 +28,11 @@ def grammar_text() -> str:
 
 
 @functools.cache
-def parser(positions: bool = True) -> lark.Lark:
+def parser() -> lark.Lark:
     """The LALR parser; lark caches the built tables on disk, so later starts are fast.
 
-    With ``positions`` every tree node knows its span (``meta.start_pos``/``end_pos``);
-    without, a whole-module validation is about twice as fast (tokens still know theirs).
+    Every tree node knows its span (``meta.start_pos``/``end_pos``). A whole-module
+    validation builds no tree: it runs this parser's table and lexer (``validation``).
     """
     import lark
 
@@ -41,7 +41,7 @@ def parser(positions: bool = True) -> lark.Lark:
         parser="lalr",
         lexer="contextual",
         start=START_RULES,
-        propagate_positions=positions,
+        propagate_positions=True,
         maybe_placeholders=False,
         cache=True,
     )

@@ -1,0 +1,160 @@
+"""The full validating parse: every line of a module through the grammar, each line shape once.
+
+A whole-module lark parse costs about 10 us per token (900k tokens in a 51k-op export),
+but an export repeats a few hundred line shapes that differ only in their SSA names. So
+the module goes through lark's LALR table and contextual lexer one line at a time, and
+the outcome of a line (the parser's state stack after it) is remembered by the state
+stack before it and the line's shape; a line seen before in the same state is not lexed
+again. No tree is built: a validation needs the states only.
+
+Why a remembered outcome is the outcome the line itself would have:
+
+1. No token spans a line break (no terminal matches a newline but the whitespace token
+   that is just one), so lexing each line as a slice of the text, its newline included,
+   gives the tokens of lexing the whole text. The slice is a window on the whole text,
+   so look-behind (line-start terminals) sees the real text before it, and it ends after
+   the newline, beyond which no look-ahead reaches.
+2. The contextual lexer picks its terminals by the parser's state, and the parser reads
+   only token types. So what a line does is fixed by the state stack before it and the
+   token types it lexes to.
+3. A line's shape is its text with the body of every `%name` (the longest run of
+   ``[A-Za-z0-9_$.-]`` after a ``%``) replaced by ``_``. The terminals a ``%`` can start
+   or sit in (VALUE_ID, VALUE_USE, LS_RESULTS, strings, comments) take any such body
+   whole, and what follows it decides the rest of their match (no backtracking into it);
+   no token ends inside one (nothing matches ``%`` alone); no keyword retypes such a
+   token by its value. So two lines of one shape lex to the same token types at the same
+   places, up to the lengths of the names.
+
+Only successful outcomes are remembered: a line that fails was parsed for real and
+reports its own place. Lines go in file order, so the first error is the one a
+whole-module parse reports, at the same offset and with the same message
+(tests/test_validation.py compares the two on mutated exports).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+from lark.lexer import Lexer, LexerState, LineCounter
+from lark.parsers.lalr_analysis import Shift
+from lark.utils import TextSlice
+
+from .diagnostics import Diagnostic
+from .source import Source
+from .syntax import parser
+
+START = "module_file"
+# Longer lines (a blob of weights) are unique: parsed at once, never hashed or remembered.
+LONG_LINE = 10_000
+_VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+
+Stack = tuple[int, ...]
+
+
+class _Unexpected(Exception):
+    """Where the parse stopped and why, before it becomes a Diagnostic."""
+
+    def __init__(self, offset: int, message: str):
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """What lark built from the grammar: the LALR table and the contextual lexer."""
+
+    actions: dict[int, dict[str, tuple]]
+    start_state: int
+    end_state: int
+    lexer: Lexer
+
+
+@functools.cache
+def _tables() -> _Tables:
+    interactive = parser().parse_interactive(start=START)
+    conf = interactive.parser_state.parse_conf
+    return _Tables(conf.states, conf.start_state, conf.end_state, interactive.lexer_thread.lexer)
+
+
+class _Parser:
+    """The LALR automaton on the state stack alone: one per validation."""
+
+    def __init__(self, tables: _Tables):
+        self.tables = tables
+        self.stack: list[int] = []
+
+    @property
+    def position(self) -> int:
+        """The current state: the contextual lexer asks for it to choose its terminals."""
+        return self.stack[-1]
+
+    def run(self, text: str, start: int, end: int, stack: Stack) -> Stack:
+        """The stack after lexing and parsing ``text[start:end]`` from ``stack``."""
+        counter = LineCounter("\n")  # lark's line numbers go unused: Source has the real ones
+        counter.char_pos = counter.line_start_pos = start
+        window = LexerState(TextSlice(text, start, end), counter)
+        self.stack = list(stack)
+        try:
+            for token in self.tables.lexer.lex(window, self):
+                self.feed(token)
+        except UnexpectedToken as error:  # the contextual lexer found a token out of place
+            raise _Unexpected(error.token.start_pos, f"unexpected {str(error.token)!r}") from None
+        except UnexpectedCharacters as error:
+            offset = error.pos_in_stream
+            raise _Unexpected(offset, f"unexpected character {text[offset]!r}") from None
+        return tuple(self.stack)
+
+    def finish(self, stack: Stack, end: int) -> None:
+        """Accept the end of the input after ``stack``, or raise."""
+        self.stack = list(stack)
+        self.feed(Token("$END", "", end))
+
+    def feed(self, token: Token) -> None:
+        """Reduce as the table says, then shift ``token`` (or, for ``$END``, accept)."""
+        stack, actions = self.stack, self.tables.actions
+        while True:
+            try:
+                action, target = actions[stack[-1]][token.type]
+            except KeyError:
+                if token.type == "$END":
+                    raise _Unexpected(token.start_pos, "unexpected end of input") from None
+                raise _Unexpected(token.start_pos, f"unexpected {str(token)!r}") from None
+            if action is Shift:
+                stack.append(target)
+                return
+            del stack[len(stack) - len(target.expansion) :]
+            stack.append(actions[stack[-1]][target.origin.name][1])
+            if token.type == "$END" and stack[-1] == self.tables.end_state:
+                return
+
+
+def first_error(source: Source) -> Diagnostic | None:
+    """The first place where ``source`` leaves the grammar, or None if all of it parses."""
+    text = source.text
+    tables = _tables()
+    parse = _Parser(tables)
+    stack: Stack = (tables.start_state,)
+    outcomes: dict[tuple[Stack, str], Stack] = {}
+    start = 0
+    try:
+        while start < len(text):
+            end = text.find("\n", start) + 1 or len(text)
+            if end - start > LONG_LINE:
+                stack = parse.run(text, start, end, stack)
+            else:
+                line = text[start:end]
+                key = (stack, _VALUE_NAME.sub("%_", line) if "%" in line else line)
+                after = outcomes.get(key)
+                if after is None:
+                    after = outcomes[key] = parse.run(text, start, end, stack)
+                stack = after
+            start = end
+        parse.finish(stack, len(text))
+    except _Unexpected as error:
+        return Diagnostic.at(source, error.offset, error.message)
+    return None

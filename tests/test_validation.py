@@ -1,0 +1,147 @@
+"""``rewriter.validate`` parses each line shape once, yet reports what a whole-module parse does.
+
+The validation remembers the outcome of a line by its shape (SSA names blanked out); these
+tests hold it to lark's own whole-module parse of the same text, including lines that look
+like earlier valid ones but are broken in or next to a name.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import lark
+import pytest
+
+import rewriter
+from fuzz.rewrite import mutate, seeds
+from rewriter.source import Source
+from rewriter.syntax import parser
+
+NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+
+
+def module(*body: str) -> str:
+    """A module whose function body holds ``body``, one op per line."""
+    head = ["module @m {", "  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {"]
+    tail = ["    return %arg0 : tensor<f32>", "  }", "}", ""]
+    return "\n".join([*head, *("    " + op for op in body), *tail])
+
+
+def reported(text: str) -> tuple[int, int, str] | None:
+    """(line, column, message) of the first diagnostic of ``rewriter.validate``, or None."""
+    try:
+        rewriter.validate(text, filename="m.mlir")
+    except rewriter.RewriteError as error:
+        first = error.diagnostics[0]
+        assert first.filename == "m.mlir"
+        return first.line, first.column, first.message
+    return None
+
+
+def whole_module_parse(text: str) -> tuple[int, int, str] | None:
+    """What lark's parse of the whole text at once says, in the same terms."""
+    try:
+        parser().parse(text, start="module_file")
+    except lark.exceptions.UnexpectedToken as error:
+        if error.token.type == "$END":
+            offset, message = len(text), "unexpected end of input"
+        else:
+            offset, message = error.token.start_pos, f"unexpected {str(error.token)!r}"
+    except lark.exceptions.UnexpectedCharacters as error:
+        offset = error.pos_in_stream
+        message = f"unexpected character {text[offset]!r}"
+    else:
+        return None
+    return (*Source(text).line_col(offset), message)
+
+
+ADD = "%{0} = stablehlo.add %{1}, %{2} : tensor<f32>"
+CALL = "%{0} = stablehlo.custom_call @k(%{1}, %{2}) : (tensor<f32>, tensor<f32>) -> tensor<f32>"
+BLOB = '%{0} = stablehlo.constant dense<"0x' + "3F800000" * 2000 + '"> : tensor<2000xf32>'
+
+
+@pytest.mark.parametrize(
+    "valid, broken, marker, message",
+    [
+        (ADD, "%9 = stablehlo.add %8, % : tensor<f32>", "% :", "unexpected character '%'"),
+        (CALL, CALL.format(9, 8, "7#"), "#)", "unexpected character '#'"),
+        (CALL, CALL.format(9, 8, "7@x"), "@x", "unexpected '@x'"),
+        (CALL, CALL.format(9, 8, '"7"'), '%"', "unexpected character '%'"),
+        (CALL, CALL.format("9:x", 8, 7), "%9", "unexpected '%9'"),
+        (BLOB, BLOB.format(9).replace('">', '"%>'), "%>", "unexpected character '%'"),
+    ],
+    ids=[
+        "lone-percent",
+        "hash-after-name",
+        "symbol-after-name",
+        "string-name",
+        "bad-result",
+        "blob",
+    ],
+)
+def test_a_broken_line_shaped_like_earlier_valid_ones_is_reported_at_its_place(
+    valid: str, broken: str, marker: str, message: str
+):
+    ops = [valid.format(n, "arg0", "arg0") for n in range(3)] + [broken]
+    text = module(*ops)
+    line = text.split("\n").index("    " + broken) + 1
+    column = len("    ") + broken.index(marker) + 1
+    assert reported(text) == (line, column, message)
+    assert reported(text) == whole_module_parse(text)
+
+
+def test_the_first_of_two_errors_is_reported():
+    first = "%5 = stablehlo.add %4, % : tensor<f32>"
+    second = "%6 = stablehlo.add %5 %% : tensor<f32>"
+    text = module(*(ADD.format(n, "arg0", "arg0") for n in range(3)), first, second)
+    line = text.split("\n").index("    " + first) + 1
+    column = len("    ") + first.index("% :") + 1
+    assert reported(text) == (line, column, "unexpected character '%'")
+
+
+def test_a_line_seen_valid_in_a_body_is_checked_again_in_a_signature():
+    op = ADD.format(1, "arg0", "arg0")
+    text = module(op).replace(
+        "\n}\n", f"\n  func.func private @g(tensor<f32>,\n    {op}\n  )\n}}\n"
+    )
+    line = text.split("\n").index("    " + op, 3) + 1
+    assert reported(text) == (line, len("    ") + op.index("=") + 1, "unexpected '='")
+    assert reported(text) == whole_module_parse(text)
+
+
+def test_an_unclosed_module_ends_unexpectedly():
+    text = module(ADD.format(1, "arg0", "arg0"), ADD.format(2, 1, 1)).rstrip("}\n")
+    assert reported(text) == (*Source(text).line_col(len(text)), "unexpected end of input")
+
+
+def _break_a_repeated_line(text: str, rng: random.Random) -> str | None:
+    """``text`` with one line, whose shape an earlier line has, edited at one or two places."""
+    lines = text.split("\n")
+    first: dict[str, int] = {}
+    repeats = [i for i, line in enumerate(lines) if first.setdefault(NAME.sub("%_", line), i) != i]
+    if not repeats:
+        return None
+    index = rng.choice(repeats)
+    line = lines[index]
+    for _ in range(rng.randint(1, 2)):
+        at = rng.randrange(len(line) + 1)
+        piece = rng.choice(list('%#:=",.-$\\ _@<>()[]{}x09') + ["%0", "%a#1", "%x:2", "\n"])
+        line = rng.choice([line[:at] + piece + line[at:], line[:at] + line[at + 1 :]])
+    lines[index] = line
+    return "\n".join(lines)
+
+
+def test_mutated_exports_get_the_diagnostic_of_a_whole_module_parse():
+    rng = random.Random(6)
+    texts = [data.decode("utf-8", "replace") for data in seeds()]
+    checked = errors = 0
+    for _ in range(400):
+        text = mutate(rng.choice(texts).encode(), rng).decode("utf-8", "replace")
+        broken = _break_a_repeated_line(rng.choice(texts), rng)
+        for case in (text, broken) if broken is not None else (text,):
+            expected = whole_module_parse(case)
+            assert reported(case) == expected
+            checked += 1
+            errors += expected is not None
+    assert checked > 700 and 150 < errors < checked - 150  # both outcomes well represented
