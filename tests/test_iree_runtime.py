@@ -304,9 +304,19 @@ def test_load_names_missing_and_unknown_imports(vmfb, imports, message):
         load(vmfb("rms_norm"), imports=imports)
 
 
-def test_load_rejects_a_c_kernel_of_another_signature(vmfb, kernels):
-    with pytest.raises(LoadError, match=r"ffi\.rms_norm: .* takes 2 arguments; the contract"):
-        load(vmfb("rms_norm"), imports={"rms_norm": kernels("col_major_kernel")})
+@pytest.mark.parametrize(
+    ("name", "kernel", "message"),
+    [
+        ("rms_norm", "col_major_kernel", r"ffi\.rms_norm: .* takes 2 arguments; the contract"),
+        ("rms_norm", "scale", r"rw_memref_f32_1d \(rank 1, 4-byte .* tensor<10x10xf32>"),
+        # same arity and kinds, but one result descriptor where the call has two
+        ("two_results", "rms_norm", r"rw_memref_f32_2d \* holds 5 results; the call has 2"),
+    ],
+)
+def test_load_rejects_a_c_kernel_of_another_signature(vmfb, kernels, name, kernel, message):
+    imports = {s.name: kernels(kernel) for s in read_vmfb(vmfb(name))}
+    with pytest.raises(LoadError, match=message):
+        load(vmfb(name), imports=imports)
 
 
 def test_load_asks_for_a_function_pointer_for_compiled_cffi_modules(vmfb, kernel_library):

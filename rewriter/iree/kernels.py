@@ -75,16 +75,41 @@ class KernelImport:
                     f"parameter {index + has_results} of {ctype.cname} is {c_type.cname}; "
                     f"the contract passes {type_} there ({how})"
                 )
-        if has_results and ctype.args[0].kind != "pointer":
+        if has_results:
+            results = ctype.args[0]
+            if results.kind != "pointer" or results.item.kind != "struct":
+                raise KernelSignatureError(
+                    f"the first parameter of {ctype.cname} must point to the results"
+                )
+            count = len(signature.results)
+            fields = results.item.fields
+            if count > 1 and len(fields) != count:
+                raise KernelSignatureError(
+                    f"{results.cname} holds {len(fields)} results; the call has {count}"
+                )
+            structs = [results.item] if count == 1 else [field.type for _, field in fields]
+            for struct, type_ in zip(structs, signature.results, strict=True):
+                self._check_descriptor(struct, type_)
+        for type_, c_type in zip(self.contract, ctype.args[has_results:], strict=True):
+            if type_.startswith("tensor<"):
+                self._check_descriptor(c_type.item, type_)
+
+    def _check_descriptor(self, struct, type_: str) -> None:
+        """``struct`` is a memref descriptor of the rank and element size of ``type_``."""
+        fields = dict(struct.fields or ()) if struct.kind == "struct" else {}
+        if "aligned" not in fields:
+            raise KernelSignatureError(f"{struct.cname} is not a memref descriptor")
+        dims, element = tensor_type(type_)
+        rank = fields["sizes"].type.length if "sizes" in fields else 0
+        itemsize = self.ffi.sizeof(fields["aligned"].type.item)
+        if rank != len(dims) or itemsize != dtype_of(element).itemsize:
             raise KernelSignatureError(
-                f"the first parameter of {ctype.cname} must point to the results"
+                f"{struct.cname} (rank {rank}, {itemsize}-byte elements) cannot describe {type_}"
             )
 
     def __call__(self, *arguments):
         ffi, signature = self.ffi, self.signature
-        contract: list[object] = [None] * len(self.contract)
-        for position, index in enumerate(signature.order):
-            contract[index] = arguments[position]
+        contract = signature.in_contract_order(arguments)
         has_results = bool(signature.results)
         c_arguments = []
         keep_alive = []  # the mapped inputs must outlive the call
@@ -126,12 +151,7 @@ class KernelImport:
             pointer = ffi.cast(pointer_type, 0)
         descriptor.allocated = descriptor.aligned = pointer
         descriptor.offset = 0
-        if "sizes" in fields:
-            rank = fields["sizes"].type.length
-            if rank != view.ndim:
-                raise KernelSignatureError(
-                    f"{c_type.cname} has rank {rank}; the tensor has rank {view.ndim}"
-                )
+        if "sizes" in fields:  # rank checked at load time; a 0-d descriptor has none
             descriptor.sizes = list(view.shape)
             descriptor.strides = [stride // view.itemsize for stride in view.strides]
         return descriptor
@@ -148,27 +168,16 @@ class KernelImport:
         return integer_bits(int(raw), bits, signed=not unsigned)
 
     def _result_descriptors(self, holder) -> list:
+        """One descriptor per result: the pointee itself, or each field of the struct."""
         if len(self.signature.results) == 1:
             return [holder]
-        fields = self.ctype.args[0].item.fields
-        if len(fields) != len(self.signature.results):
-            raise KernelSignatureError(
-                f"{self.ctype.args[0].cname} holds {len(fields)} results; the call has "
-                f"{len(self.signature.results)}"
-            )
-        return [getattr(holder, name) for name, _ in fields]
+        return [getattr(holder, name) for name, _ in self.ctype.args[0].item.fields]
 
     def _read(self, descriptor, type_: str) -> np.ndarray:
         """A copy of a result the kernel allocated, checked against the result type."""
         dims, element = tensor_type(type_)
         ffi = self.ffi
-        struct = ffi.typeof(descriptor)
-        fields = dict((struct.item if struct.kind == "pointer" else struct).fields)
-        dtype = dtype_of(element)
-        if ffi.sizeof(fields["aligned"].type.item) != dtype.itemsize:
-            raise KernelSignatureError(
-                f"{fields['aligned'].type.cname} does not hold elements of {type_}"
-            )
+        dtype = dtype_of(element)  # the element size was checked at load time
         shape = tuple(descriptor.sizes[i] for i in range(len(dims))) if dims else ()
         strides = tuple(descriptor.strides[i] for i in range(len(dims))) if dims else ()
         if not shape_matches(shape, dims):

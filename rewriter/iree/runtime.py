@@ -44,10 +44,11 @@ class PythonImport:
 
     def __call__(self, *arguments):
         signature = self.signature
-        contract: list[object] = [None] * len(self.contract)
-        for position, index in enumerate(signature.order):
-            raw, type_ = arguments[position], signature.parameters[position]
-            contract[index] = host_view(raw, tensor_type(type_)[1]) if _is_tensor(type_) else raw
+        raws = signature.in_contract_order(arguments)
+        contract = [
+            host_view(raw, tensor_type(type_)[1]) if _is_tensor(type_) else raw
+            for raw, type_ in zip(raws, self.contract, strict=True)
+        ]
         operands = signature.operand_count
         values = contract[:operands] + [
             attribute_value(raw, source)

@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 METADATA_KEY = "rewriter.iree_imports"  # the .vmfb module attribute holding the JSON
 SCHEMA = 1
@@ -51,12 +54,16 @@ class ImportSignature:
         results = "".join(_cconv_char(t) for t in self.results) or "v"
         return f"0{arguments}_{results}"
 
-    def contract_types(self) -> list[str]:
-        """The parameter types in contract order (operands, then attributes)."""
-        types = [""] * len(self.parameters)
+    def in_contract_order(self, values: Sequence[T]) -> list[T]:
+        """``values``, one per import parameter, in contract order (operands, attributes)."""
+        ordered: list = [None] * len(values)
         for position, index in enumerate(self.order):
-            types[index] = self.parameters[position]
-        return types
+            ordered[index] = values[position]
+        return ordered
+
+    def contract_types(self) -> list[str]:
+        """The parameter types in contract order."""
+        return self.in_contract_order(self.parameters)
 
 
 def _cconv_char(type_: str) -> str:
