@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import jax_inputs
+from .abis import DEFAULT_IREE_MODULE, Abi
 from .diagnostics import Diagnostic, RewriteError
 from .edits import Edit, apply_edits
 from .plan import CallReport, plan_rewrite
@@ -96,15 +97,21 @@ def rewrite(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
     filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
 ) -> Result:
     """Rewrite every selected custom call of ``text`` into a ``func.call`` to an extern.
 
     ``text`` is MLIR text, MLIR bytecode, ``Exported.serialize()`` bytes or a
     ``jax.export.Exported`` (see ``read_source``). ``targets`` and ``skip`` are glob patterns
-    on call target names. Raises ``RewriteError`` (with line, column and message) when the
-    input cannot be rewritten.
+    on call target names. ``abi="iree"`` declares the externs as imports of the IREE
+    runtime module ``iree_module`` instead of C functions (``rewriter/abis.py``). Raises
+    ``RewriteError`` (with line, column and message) when the input cannot be rewritten,
+    ``ValueError`` for an unknown ``abi`` or a module name that is not an identifier.
     """
-    result = analyze(text, targets=targets, skip=skip, filename=filename)
+    result = analyze(
+        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+    )
     if result.errors:
         raise RewriteError(result.errors)
     return result
@@ -116,16 +123,19 @@ def analyze(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
     filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
 ) -> Result:
     """Like ``rewrite``, but calls that cannot be rewritten are reported in ``Result.errors``
     instead of raising (the text then holds the other calls' rewrites). Raises
     ``RewriteError`` only when the file as a whole is unusable (not text, unbalanced, ...).
     """
+    conventions = Abi(abi, iree_module)  # checked before any work is done
     source = read_source(text, filename)
     found = scan(source)
     if found.diagnostics:
         raise RewriteError(found.diagnostics)
-    plan = plan_rewrite(source, found, targets, skip)
+    plan = plan_rewrite(source, found, targets, skip, conventions)
     output = apply_edits(source.text, plan.edits) if plan.edits else source.text
     return Result(output, source.text, plan.reports, plan.warnings, plan.edits, plan.errors)
 

@@ -8,6 +8,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .abis import DEFAULT_IREE_MODULE, Abi
+
 EXAMPLES = """\
 examples:
   python -m rewriter model.mlir > model.rewritten.mlir
@@ -17,6 +19,7 @@ examples:
   python -m rewriter --list model.mlir           # what would happen to each custom call
   python -m rewriter --emit-header kernels.h model.mlir   # the C prototypes to implement
   python -m rewriter --emit-ffi-adapters adapters.c model.mlir  # call FFI handlers instead
+  python -m rewriter --abi iree model.mlir -o model.iree.mlir  # imports of IREE module ffi
 
 exit status: 0 ok, 1 error in the input or (with --check) a file would change, 2 usage error
 """
@@ -78,6 +81,18 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help="with --list: one line per call (text) or one JSON document (json, schema in README)",
     )
+    parser.add_argument(
+        "--abi",
+        choices=("c", "iree"),
+        default="c",
+        help="c: externs with MLIR's C interface (default); iree: imports of an IREE runtime "
+        "module, @NAME.S (see README)",
+    )
+    parser.add_argument(
+        "--iree-module",
+        metavar="NAME",
+        help="with --abi iree: the runtime module that provides the imports (default: ffi)",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -111,6 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         if value and (len(files) > 1 or args.in_place or args.check or args.list):
             parser.error(f"{flag} takes one input file (and optionally -o)")
+    if args.iree_module is not None and args.abi != "iree":
+        parser.error("--iree-module goes with --abi iree")
+    args.iree_module = args.iree_module or DEFAULT_IREE_MODULE
+    try:
+        Abi(args.abi, args.iree_module)
+    except ValueError as error:
+        parser.error(f"--iree-module: {error}")
     try:
         return _run(args, files)
     except KeyboardInterrupt:
@@ -160,10 +182,17 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         try:
             if isinstance(data, bytes):
                 data = decode(data, name).text  # rebinding frees the bytes: memory stays ~3x
+            options = {
+                "targets": args.target,
+                "skip": args.skip,
+                "filename": name,
+                "abi": args.abi,
+                "iree_module": args.iree_module,
+            }
             if args.list or args.check:
-                result = analyze(data, targets=args.target, skip=args.skip, filename=name)
+                result = analyze(data, **options)
             else:
-                result = rewrite(data, targets=args.target, skip=args.skip, filename=name)
+                result = rewrite(data, **options)
                 if args.validate:
                     validate(result.text, filename=name)
         except RewriteError as error:
@@ -301,7 +330,14 @@ def _write_header(args: argparse.Namespace, text: str, name: str) -> bool:
     from .files import write_atomically
     from .header import emit_header
 
-    header = emit_header(text, targets=args.target, skip=args.skip, filename=name)
+    header = emit_header(
+        text,
+        targets=args.target,
+        skip=args.skip,
+        filename=name,
+        abi=args.abi,
+        iree_module=args.iree_module,
+    )
     try:
         write_atomically(args.emit_header, header.encode("utf-8"))
     except OSError as error:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .abis import DEFAULT_IREE_MODULE, Abi
 from .api import analyze
 from .constants import AttributeOperand
 from .naming import c_identifier, first_free
@@ -115,13 +116,23 @@ def prototypes(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
     filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
 ) -> list[Prototype]:
-    """One prototype per extern, from a rewrite of ``text`` and from its existing externs."""
-    result = analyze(text, targets=targets, skip=skip, filename=filename)
+    """One prototype per extern, from a rewrite of ``text`` and from its existing externs.
+
+    With ``abi="iree"`` the prototypes are named after the imports (``_mlir_ciface_S`` for
+    ``@ffi.S``): the C function a kernel library provides for that import.
+    """
+    result = analyze(
+        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+    )
+    prefix = Abi(abi, iree_module).prefix
     text = result.original  # bytes, bytecode or an Exported were converted to text
     found: dict[str, Prototype] = {}
     for call in result.calls:
-        if call.status != "rewritten" or call.symbol in found:
+        symbol = (call.symbol or "")[len(prefix) :]
+        if call.status != "rewritten" or symbol in found:
             continue
         used: set[str] = set()
         parameters = [
@@ -130,8 +141,8 @@ def prototypes(
         ]
         for attribute in call.attributes:
             parameters.append(Parameter(_unique(attribute.path, used), attribute_c_type(attribute)))
-        found[call.symbol] = Prototype(
-            call.symbol,
+        found[symbol] = Prototype(
+            symbol,
             call.target,
             f"{call.filename}:{call.line}:{call.column}",
             parameters,
@@ -297,6 +308,12 @@ def emit_header(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
     filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
 ) -> str:
     """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
-    return render_header(prototypes(text, targets=targets, skip=skip, filename=filename))
+    return render_header(
+        prototypes(
+            text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+        )
+    )

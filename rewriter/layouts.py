@@ -109,6 +109,8 @@ class Wrapper:
     attribute_types: tuple[str, ...]
     results: tuple[model.Type, ...]  # logical result types
     result_perms: tuple[Permutation, ...]
+    # The extern's parameters as indices into (inputs, attributes); empty: that order.
+    order: tuple[int, ...] = ()
 
     def text(self, indent: str, newline: str) -> str:
         body = indent + "  "
@@ -140,10 +142,11 @@ class Wrapper:
         physical_results = [
             physical(t, p) for t, p in zip(self.results, self.result_perms, strict=True)
         ]
-        callee_type = (
-            f"({', '.join(physical_inputs + list(self.attribute_types))}) -> "
-            f"{results_text(physical_results)}"
-        )
+        callee_parameters = physical_inputs + list(self.attribute_types)
+        if self.order:
+            call_arguments = [call_arguments[index] for index in self.order]
+            callee_parameters = [callee_parameters[index] for index in self.order]
+        callee_type = f"({', '.join(callee_parameters)}) -> {results_text(physical_results)}"
         call = f"func.call @{self.extern}({', '.join(call_arguments)}) : {callee_type}"
         if not self.results:
             lines.append(f"{body}{call}")

@@ -30,13 +30,21 @@ class SymbolNamer:
 
     Every target that is a valid C identifier and names no existing symbol keeps its name
     for its first signature, whatever order the calls come in: those names are reserved
-    before any sanitised or suffixed name is handed out.
+    before any sanitised or suffixed name is handed out. With a ``prefix`` every name
+    handed out starts with it, and only the prefixed name must be free.
     """
 
-    def __init__(self, existing: set[str], targets: list[str] | tuple[str, ...] = ()):
+    def __init__(
+        self, existing: set[str], targets: list[str] | tuple[str, ...] = (), prefix: str = ""
+    ):
         self.existing = existing
-        self.reserved = {t for t in targets if _C_IDENTIFIER.fullmatch(t) and t not in existing}
-        self.taken = set(existing) | self.reserved
+        # Names are handed out as ``prefix + S`` (``ffi.S`` for IREE imports): only the
+        # whole symbol can clash with an existing one.
+        self.prefix = prefix
+        self.reserved = {
+            t for t in targets if _C_IDENTIFIER.fullmatch(t) and prefix + t not in existing
+        }
+        self.taken = set(existing) | {prefix + t for t in self.reserved}
         self.assigned: dict[tuple[str, str], str] = {}
 
     def name(self, target: str, signature: str) -> tuple[str, str | None]:
@@ -47,12 +55,12 @@ class SymbolNamer:
             return self.assigned[key], None
         if target in self.reserved:
             self.reserved.discard(target)  # its first signature takes it
-            self.assigned[key] = target
-            return target, None
+            self.assigned[key] = self.prefix + target
+            return self.prefix + target, None
         base = target if _C_IDENTIFIER.fullmatch(target) else c_identifier(target)
-        name = first_free(base, self.taken)
+        name = first_free(self.prefix + base, self.taken)
         self.assigned[key] = name
-        return name, None if name == target else self._why(target, name)
+        return name, None if name == self.prefix + target else self._why(target, name)
 
     def fresh(self, base: str) -> str:
         """A new symbol name (for helper functions), clashing with nothing."""
@@ -60,13 +68,12 @@ class SymbolNamer:
 
     def _why(self, target: str, name: str) -> str:
         if not _C_IDENTIFIER.fullmatch(target):
-            if name != c_identifier(target):
-                return (
-                    f"'{target}' is not a valid C identifier, and @{c_identifier(target)} is taken"
-                )
+            sanitised = self.prefix + c_identifier(target)
+            if name != sanitised:
+                return f"'{target}' is not a valid C identifier, and @{sanitised} is taken"
             return f"'{target}' is not a valid C identifier"
-        if target in self.existing:
-            return f"a symbol named '{target}' already exists in the module"
+        if self.prefix + target in self.existing:
+            return f"a symbol named '{self.prefix + target}' already exists in the module"
         return f"'{target}' is called with several signatures; each gets its own extern"
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from . import model
+from .abis import C_ABI, Abi
 from .calls import CallSyntaxError, parse_call
 from .constants import AttributeOperand, UnsupportedAttribute, attribute_operands
 from .diagnostics import Diagnostic
@@ -53,6 +54,9 @@ class CallReport:
     # What an XLA FFI handler needs (rewriter.xla_ffi on the extern); None for calls that
     # are no FFI calls (a legacy string backend_config) or have types FFI cannot name.
     ffi_facts: ExternFacts | None = None
+    # For each extern parameter, its index in contract order (operands, then attributes):
+    # the identity, except for IREE imports (rewriter/abis.py).
+    parameter_order: tuple[int, ...] = ()
 
 
 @dataclass
@@ -68,11 +72,13 @@ def plan_rewrite(
     scan: Scan,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
+    abi: Abi = C_ABI,
 ) -> Plan:
     """Decide about every custom call the scan found and collect the edits.
 
     Two passes: first every call is parsed and judged, so that naming (rule 5) knows all
-    targets before it hands out names; then the edits are made in file order.
+    targets before it hands out names; then the edits are made in file order. ``abi``
+    says how externs are named, ordered and declared.
     """
     plan = Plan()
     selected: list[tuple[model.CustomCall, CallReport]] = []
@@ -85,9 +91,10 @@ def plan_rewrite(
         report = _judge(source, call, targets, skip, plan)
         plan.reports.append(report)
         if report.status == "rewritten":
+            report.parameter_order = abi.order(_contract_parameters(report))
             selected.append((call, report))
 
-    symbols = SymbolNamer(scan.symbols, [call.target for call, _ in selected])
+    symbols = SymbolNamer(scan.symbols, [call.target for call, _ in selected], abi.prefix)
     values = ValueNamer(scan.values)
     first_break = source.text.find("\n")  # new lines end like the file's first line
     newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
@@ -100,14 +107,14 @@ def plan_rewrite(
         if why:
             message = (
                 f"custom call target '{call.target}' becomes extern @{symbol} "
-                f"(C symbol _mlir_ciface_{symbol}): {why}"
+                f"({abi.describe(symbol)}): {why}"
             )
             plan.warnings.append(
                 Diagnostic.at(source, call.target_span.start, message, severity="warning")
             )
         report.symbol = symbol
         module_declarations = declarations.setdefault(call.module, {})
-        module_declarations.setdefault(symbol, _declaration(report, symbol))
+        module_declarations.setdefault(symbol, _declaration(report, symbol, abi))
         first_facts = facts_by_symbol.setdefault((call.module, symbol), report.ffi_facts)
         if first_facts != report.ffi_facts:
             message = (
@@ -129,7 +136,7 @@ def plan_rewrite(
                 report.result_perms,
             )
             if key not in wrappers:
-                wrappers[key] = symbols.fresh(f"{symbol}_layout")
+                wrappers[key] = symbols.fresh(f"{symbol[len(abi.prefix) :]}_layout")
                 module_declarations[wrappers[key]] = Wrapper(
                     wrappers[key],
                     symbol,
@@ -138,9 +145,12 @@ def plan_rewrite(
                     tuple(a.type for a in report.attributes),
                     call.result_types,
                     report.result_perms,
+                    report.parameter_order,
                 )
             callee = report.wrapper = wrappers[key]
-        replacement = _replacement(call, report.attributes, callee, values, newline)
+        # The wrapper takes the contract order and reorders for the extern itself.
+        order = () if report.wrapper else report.parameter_order
+        replacement = _replacement(call, report.attributes, callee, values, newline, order)
         plan.edits.append(Edit(call.span.start, call.span.end, replacement))
     for module_index, decls in declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
@@ -229,8 +239,19 @@ def _operand_types(call: model.CustomCall, attributes: Sequence[AttributeOperand
     return [t.text for t in call.input_types] + [a.type for a in attributes]
 
 
-def _extern_parameters(report: CallReport) -> list[str]:
+def _contract_parameters(report: CallReport) -> list[str]:
+    """The extern's parameter types in contract order: operands (as the kernel sees them),
+    then attributes."""
     return [*report.extern_operand_types, *(a.type for a in report.attributes)]
+
+
+def _extern_parameters(report: CallReport) -> list[str]:
+    return reorder(_contract_parameters(report), report.parameter_order)
+
+
+def reorder(items: Sequence[str], order: Sequence[int]) -> list[str]:
+    """``items`` (in contract order) in extern parameter order; no ``order``: unchanged."""
+    return [items[index] for index in order] if order else list(items)
 
 
 def _extern_type(report: CallReport) -> str:
@@ -249,6 +270,7 @@ def _replacement(
     symbol: str,
     values: ValueNamer,
     newline: str = "\n",
+    order: Sequence[int] = (),
 ) -> str:
     location = f" {call.location}" if call.location else ""
     lines: list[str] = []
@@ -264,26 +286,26 @@ def _replacement(
             name = bits
         names.append(name)
     results = f"{call.results} = " if call.results else ""
-    arguments = ", ".join((*call.operands, *names))
-    types = ", ".join(_operand_types(call, attributes))
+    arguments = ", ".join(reorder([*call.operands, *names], order))
+    types = ", ".join(reorder(_operand_types(call, attributes), order))
     lines.append(
         f"{results}func.call @{symbol}({arguments}) : ({types}) -> {call.results_text}{location}"
     )
     return (newline + call.indent).join(lines)
 
 
-def _declaration(report: CallReport, symbol: str) -> str:
+def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
     parameters = [
         f'{text} {{bufferization.access = "read"}}' if text.startswith("tensor<") else text
         for text in _extern_parameters(report)
     ]
     results_part = results_text(report.extern_result_types)
     results = "" if results_part == "()" else f" -> {results_part}"
-    facts = f", {report.ffi_facts.attribute_text()}" if report.ffi_facts else ""
-    return (
-        f"func.func private @{symbol}({', '.join(parameters)}){results} "
-        f"attributes {{llvm.emit_c_interface{facts}}}"
+    facts = report.ffi_facts.attribute_text() if report.ffi_facts else None
+    attributes = abi.declaration_attributes(
+        report.parameter_order, [a.source_type for a in report.attributes], facts
     )
+    return f"func.func private @{symbol}({', '.join(parameters)}){results} {attributes}"
 
 
 def _declaration_edit(

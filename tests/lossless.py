@@ -14,9 +14,14 @@ _ADDED = re.compile(
     r"[ \t]*(?:"
     r"func\.func private @[A-Za-z_][A-Za-z0-9_]*\(.*\)(?: -> .*)?"
     r" attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = \{.*\})?\}"
+    # --abi iree: an import of a runtime module, with the contract order recorded
+    r"|func\.func private @[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\(.*\)(?: -> .*)?"
+    r" attributes \{rewriter\.attribute_types = \[.*\], rewriter\.order = array<i64.*>"
+    r"(?:, rewriter\.xla_ffi = \{.*\})?\}"
     r"|%[\w$.\-]+ = arith\.constant .*"
     r"|%[\w$.\-]+ = arith\.bitcast %[\w$.\-]+ : b?f16 to i16.*"
-    r"|(?:%[\w$.\-]+(?::\d+)? = )?func\.call @[A-Za-z_][A-Za-z0-9_]*\(.*\) : \(.*"
+    r"|(?:%[\w$.\-]+(?::\d+)? = )?func\.call @(?:[A-Za-z_][A-Za-z0-9_]*\.)?"
+    r"[A-Za-z_][A-Za-z0-9_]*\(.*\) : \(.*"
     # the private wrapper that applies non-default layouts (rewriter/layouts.py)
     r"|func\.func private @[A-Za-z_][A-Za-z0-9_]*_layout(?:_[0-9]+)?\(.*\)(?: -> .*)? \{"
     r"|%[0-9]+ = stablehlo\.transpose %[\w#]+, dims = \[[0-9, ]*\] : \(.*\) -> .*"

@@ -1,4 +1,4 @@
-"""The real tools that judge our output: jaxlib's C++ MLIR parser/verifier and IREE's iree-opt."""
+"""The real tools that judge our output: jaxlib's C++ MLIR parser/verifier and IREE's tools."""
 
 from __future__ import annotations
 
@@ -22,15 +22,20 @@ def jaxlib_verify(text: str) -> None:
 
 
 @functools.cache
-def iree_opt() -> str:
-    """Path of iree-opt from the iree-base-compiler wheel."""
-    found = shutil.which("iree-opt")
+def iree_tool(name: str) -> str:
+    """Path of an IREE tool (iree-opt, iree-compile) from the iree-base-compiler wheel."""
+    found = shutil.which(name)
     if found:
         return found
-    candidate = os.path.join(os.path.dirname(sys.executable), "iree-opt")
+    candidate = os.path.join(os.path.dirname(sys.executable), name)
     if os.path.exists(candidate):
         return candidate
-    raise RuntimeError("iree-opt not found: pip install iree-base-compiler")
+    raise RuntimeError(f"{name} not found: pip install iree-base-compiler")
+
+
+def iree_opt() -> str:
+    """Path of iree-opt from the iree-base-compiler wheel."""
+    return iree_tool("iree-opt")
 
 
 def iree_input_pipeline(text: str) -> subprocess.CompletedProcess[str]:

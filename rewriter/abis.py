@@ -1,0 +1,112 @@
+"""The two ways an extern can be called: MLIR's C interface, or an IREE runtime import.
+
+``--abi c`` (the default) declares ``func.func private @S(...) attributes
+{llvm.emit_c_interface}``: compiled code calls ``_mlir_ciface_S`` in a C library, with the
+parameters in contract order (operands, then FFI attributes in dictionary order).
+
+``--abi iree`` declares ``func.func private @ffi.S(...)``. IREE cannot call a C symbol from
+host code: it turns such a bodiless function into an import of the VM module named before
+the dot, which the runtime must provide (IREE rejects an import without a module prefix).
+Everything else is the C contract, except the parameter order (``import_order``), and two
+attributes on the declaration record that order, so the runtime side
+(``rewriter.iree``) can hand an implementation its arguments in contract order again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEFAULT_IREE_MODULE = "ffi"
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_EIGHT_BYTE_SCALARS = ("i64", "f64")
+
+
+def import_order(types: Sequence[str]) -> tuple[int, ...]:
+    """Contract indices of an IREE import's parameters: tensors, then 8-byte scalars, then
+    the rest (4-byte scalars and the narrower integers IREE widens to 4 bytes).
+
+    Why: the VM packs an import's arguments aligning each 8-byte value (i64, f64, a buffer
+    view reference) to 8 bytes, but ``iree.runtime.PyModuleInterface`` (3.13 wheel) unpacks
+    them one after the other without that padding. An 8-byte value after an odd number of
+    4-byte ones is read 4 bytes early, so a Python module receives garbage. With every
+    8-byte value first, no padding is ever needed. The sort is stable: within a group the
+    contract order holds.
+    """
+
+    def group(index: int) -> int:
+        type_ = types[index]
+        if type_.startswith("tensor<"):
+            return 0
+        return 1 if type_ in _EIGHT_BYTE_SCALARS else 2
+
+    return tuple(sorted(range(len(types)), key=group))
+
+
+@dataclass(frozen=True)
+class Abi:
+    """How externs are named, ordered and declared."""
+
+    kind: str = "c"  # "c" or "iree"
+    iree_module: str = DEFAULT_IREE_MODULE  # with "iree": the VM module serving the imports
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("c", "iree"):
+            raise ValueError(f"abi must be 'c' or 'iree', not {self.kind!r}")
+        if not _MODULE_NAME.fullmatch(self.iree_module):
+            raise ValueError(
+                f"IREE module name {self.iree_module!r} is not an identifier "
+                "([A-Za-z_][A-Za-z0-9_]*)"
+            )
+
+    @property
+    def prefix(self) -> str:
+        """What every extern symbol starts with: the import module and a dot, for IREE."""
+        return f"{self.iree_module}." if self.kind == "iree" else ""
+
+    def order(self, types: Sequence[str]) -> tuple[int, ...]:
+        """For each extern parameter, its index among the contract's parameters."""
+        if self.kind == "iree":
+            return import_order(types)
+        return tuple(range(len(types)))
+
+    def describe(self, symbol: str) -> str:
+        """What the outside world must provide for the extern ``@symbol`` (for warnings)."""
+        if self.kind == "iree":
+            return f"function {symbol[len(self.prefix) :]} of IREE module {self.iree_module}"
+        return f"C symbol _mlir_ciface_{symbol}"
+
+    def declaration_attributes(
+        self, order: Sequence[int], attribute_types: Sequence[str], ffi_facts: str | None = None
+    ) -> str:
+        """The ``attributes {...}`` of an extern declaration, in MLIR's (sorted) order.
+
+        For IREE, ``rewriter.attribute_types`` lists each FFI attribute's own type in
+        contract order (``ui8``, ``bf16``, ``string``, ...: what the signless operand types
+        no longer say), and ``rewriter.order`` gives, for each parameter of the import, its
+        index in the contract. ``ffi_facts`` is the ``rewriter.xla_ffi = {...}`` entry
+        (rewriter/ffi_facts.py), for both ABIs.
+        """
+        facts = f", {ffi_facts}" if ffi_facts else ""
+        if self.kind == "c":
+            return f"attributes {{llvm.emit_c_interface{facts}}}"
+        types = ", ".join(_mlir_string(t) for t in attribute_types)
+        indices = ", ".join(map(str, order))
+        return (
+            f"attributes {{rewriter.attribute_types = [{types}], "
+            f"rewriter.order = array<i64{': ' + indices if indices else ''}>{facts}}}"
+        )
+
+
+C_ABI = Abi()
+
+
+def _mlir_string(text: str) -> str:
+    """``text`` as an MLIR string literal (attribute types never need escapes, but quote
+    safely anyway)."""
+    escaped = "".join(
+        ch if ch.isprintable() and ch not in '"\\' else "".join(f"\\{b:02X}" for b in ch.encode())
+        for ch in text
+    )
+    return f'"{escaped}"'

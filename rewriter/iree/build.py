@@ -1,0 +1,148 @@
+"""Compile a module rewritten with ``--abi iree`` into a ``.vmfb``, and read one back.
+
+``iree-compile`` (pip ``iree-base-compiler``) does the work, for the llvm-cpu backend. Its
+flags, and why:
+
+- ``--iree-input-type=stablehlo``: jax exports are StableHLO;
+- ``--iree-input-demote-f64-to-f32=false``: IREE demotes f64 by default and then refuses
+  an import that takes or returns f64 ("external functions with types that are being
+  demoted are not allowed"); jax programs that use f64 mean it;
+- ``--iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu``:
+  code for this machine's CPU, run by ``iree.runtime``'s ``local-task`` driver.
+
+IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
+go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
+``iree.reflection``, which IREE keeps), where ``read_vmfb`` finds them again with
+``iree-dump-module``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
+
+COMPILE_FLAGS = (
+    "--iree-input-type=stablehlo",
+    "--iree-input-demote-f64-to-f32=false",
+    "--iree-hal-target-device=local",
+    "--iree-hal-local-target-device-backends=llvm-cpu",
+)
+_INSTALL = {"iree-compile": "iree-base-compiler", "iree-dump-module": "iree-base-runtime"}
+
+
+class BuildError(Exception):
+    """A tool is missing, or failed (the message holds its diagnostics); the message does
+    not repeat the file name, which callers put first."""
+
+
+def find_tool(name: str) -> str:
+    """``name`` on $PATH or next to this Python (where pip puts the IREE wheels' tools)."""
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    if not found:
+        raise BuildError(f"{name} not found: pip install {_INSTALL[name]}==3.13.0")
+    return found
+
+
+def compile_module(
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
+    *,
+    extra_args: tuple[str, ...] = (),
+) -> tuple[bytes, list[ImportSignature]]:
+    """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
+    (also written to ``output`` when given) and the signatures of its imports."""
+    path = Path(source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise BuildError(f"cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise BuildError("cannot read: not UTF-8 text") from None
+    with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
+        embedded = Path(folder) / "module.mlirbc"
+        signatures = _write_with_metadata(text, embedded)
+        vmfb = Path(folder) / "module.vmfb"
+        command = [find_tool("iree-compile"), *COMPILE_FLAGS, *extra_args]
+        done = _run([*command, str(embedded), "-o", str(vmfb)])
+        if done.returncode != 0:
+            # The copy holds the metadata; the user's own file gives diagnostics with its
+            # own lines and columns.
+            original = _run([*command, str(path), "-o", os.devnull])
+            stderr = original.stderr if original.returncode != 0 else done.stderr
+            raise BuildError(f"iree-compile failed:\n{stderr.strip()}")
+        data = vmfb.read_bytes()
+    if output is not None:
+        Path(output).write_bytes(data)
+    return data, signatures
+
+
+def _write_with_metadata(text: str, destination: Path) -> list[ImportSignature]:
+    """Parse ``text`` with IREE's MLIR, add the import signatures to the module's
+    ``iree.reflection`` and write it as bytecode to ``destination``."""
+    from iree.compiler import ir
+
+    from .signatures import to_json
+
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as error:
+            raise BuildError(f"IREE cannot parse the module:\n{error}") from None
+        try:
+            signatures = signatures_of(module)
+        except SignatureError as error:
+            raise BuildError(str(error)) from None
+        attributes = module.operation.attributes
+        entries = {}
+        if "iree.reflection" in attributes:
+            existing = ir.DictAttr(attributes["iree.reflection"])
+            entries = {existing[i].name: existing[i].attr for i in range(len(existing))}
+        entries[METADATA_KEY] = ir.StringAttr.get(to_json(signatures))
+        attributes["iree.reflection"] = ir.DictAttr.get(entries)
+        with destination.open("wb") as handle:
+            module.operation.write_bytecode(handle)
+    return signatures
+
+
+def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
+    """The import signatures stored in a ``.vmfb`` by ``compile_module``."""
+    done = _run([find_tool("iree-dump-module"), "--output=metadata", str(path)])
+    if done.returncode != 0:
+        raise BuildError(f"not an IREE module: {done.stderr.strip()}")
+    for key, value in _module_attributes(done.stdout):
+        if key == METADATA_KEY:
+            try:
+                return from_json(value)
+            except SignatureError as error:
+                raise BuildError(str(error)) from None
+    raise BuildError(
+        "no import signatures ({METADATA_KEY}) in this module; compile the "
+        "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
+        "which records them"
+    )
+
+
+def _module_attributes(metadata: str) -> list[tuple[str, str]]:
+    """``key: value`` lines of the ``Attributes:`` section of iree-dump-module's output."""
+    found = []
+    lines = iter(metadata.splitlines())
+    for line in lines:
+        if line.strip() == "Attributes:":
+            for entry in lines:
+                if not entry.startswith("  "):
+                    break
+                key, _, value = entry.strip().partition(": ")
+                found.append((key, value))
+            break
+    return found
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, check=False)

@@ -1,0 +1,231 @@
+"""Run a module rewritten with ``--abi iree`` in ``iree.runtime``, its imports served here.
+
+IREE turns every extern ``@ffi.S`` into an import of the VM module ``ffi``, which must be
+registered in the same context before the program. ``load`` builds that module with
+``iree.runtime.PyModuleInterface``: one exported function per import, with the import's
+calling convention, each calling the implementation given for it. The VM hands the
+arguments over in import order (rewriter/abis.py); the implementation gets them back in
+contract order (operands, then attributes in dictionary order).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from .build import BuildError, compile_module, read_vmfb
+from .kernels import KernelImport, KernelSignatureError
+from .signatures import ImportSignature
+from .values import (
+    attribute_value,
+    buffer_view,
+    dtype_of,
+    host_view,
+    shape_matches,
+    tensor_type,
+)
+
+
+class LoadError(Exception):
+    """The module cannot be compiled or loaded, or an import has no usable implementation."""
+
+
+class PythonImport:
+    """Serves an import with a Python callable on numpy arrays and attribute values."""
+
+    def __init__(self, function: Callable[..., object], signature: ImportSignature, device):
+        self.function = function
+        self.signature = signature
+        self.device = device
+        self.contract = signature.contract_types()
+
+    def __call__(self, *arguments):
+        signature = self.signature
+        raws = signature.in_contract_order(arguments)
+        contract = [
+            host_view(raw, tensor_type(type_)[1]) if _is_tensor(type_) else raw
+            for raw, type_ in zip(raws, self.contract, strict=True)
+        ]
+        operands = signature.operand_count
+        values = contract[:operands] + [
+            attribute_value(raw, source)
+            for raw, source in zip(contract[operands:], signature.attribute_types, strict=True)
+        ]
+        returned = self.function(*values)
+        results = self._results(returned)
+        references = [
+            buffer_view(self.device, array, tensor_type(type_)[1])
+            for array, type_ in zip(results, signature.results, strict=True)
+        ]
+        if not references:
+            return None
+        return references[0] if len(references) == 1 else tuple(references)
+
+    def _results(self, returned) -> list[np.ndarray]:
+        """The returned arrays, checked against the import's result types."""
+        signature = self.signature
+        name = f"{signature.module}.{signature.name}"
+        expected = len(signature.results)
+        if expected == 0:
+            if returned is not None:
+                raise TypeError(f"{name} has no results, but its implementation returned one")
+            return []
+        items = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+        if len(items) != expected:
+            raise TypeError(
+                f"{name} returns {expected} arrays; its implementation gave {len(items)}"
+            )
+        arrays = []
+        for index, (item, type_) in enumerate(zip(items, signature.results, strict=True)):
+            array = np.asarray(item)
+            dims, element = tensor_type(type_)
+            if array.dtype != dtype_of(element) or not shape_matches(array.shape, dims):
+                raise TypeError(
+                    f"{name}: result {index} must be {type_}; the implementation returned "
+                    f"{array.dtype}{list(array.shape)}"
+                )
+            arrays.append(array)
+        return arrays
+
+
+def _is_tensor(type_: str) -> bool:
+    return type_.startswith("tensor<")
+
+
+def _is_cffi_function(function: object) -> bool:
+    return type(function).__module__ == "_cffi_backend" or (
+        type(getattr(function, "__self__", None)).__name__ == "Lib"
+    )
+
+
+class IreeModule:
+    """The public functions of a loaded module, as attributes and by name."""
+
+    def __init__(self, functions: dict[str, Callable[..., object]], keep_alive: list[object]):
+        self.functions = functions
+        self._keep_alive = keep_alive  # the context and the import module
+
+    def __getattr__(self, name: str) -> Callable[..., object]:
+        try:
+            return self.__dict__["functions"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str) -> Callable[..., object]:
+        return self.functions[name]
+
+    def __call__(self, *arrays):
+        return self.functions["main"](*arrays)
+
+
+class _Errors:
+    """The exception an implementation raised, so the caller sees it rather than IREE's
+    RuntimeError that wraps its text."""
+
+    def __init__(self) -> None:
+        self.pending: BaseException | None = None
+
+    def guard(self, serve: Callable[..., object]) -> Callable[..., object]:
+        def method(state, *arguments):
+            try:
+                return serve(*arguments)
+            except Exception as error:
+                self.pending = error
+                raise
+
+        return method
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    imports: Mapping[str, Callable[..., object]],
+    driver: str = "local-task",
+    compile_args: tuple[str, ...] = (),
+) -> IreeModule:
+    """Compile (``.mlir``) or open (``.vmfb``) a module rewritten with ``--abi iree``, serve
+    its imports with ``imports`` and return its public functions.
+
+    ``imports`` maps each import's name (``S`` of ``@ffi.S``: the target's name unless the
+    rewrite renamed it) to a Python callable taking numpy arrays and attribute values in
+    contract order and returning a numpy array (a tuple of them for several results), or to
+    a cffi function pointer of a C kernel following the contract. The functions take and
+    return numpy arrays (a tuple for several results).
+    """
+    import iree.runtime as rt
+
+    path = Path(path)
+    try:
+        if path.suffix == ".vmfb":
+            data, signatures = path.read_bytes(), read_vmfb(path)
+        else:
+            data, signatures = compile_module(path, extra_args=compile_args)
+    except BuildError as error:
+        raise LoadError(f"{path}: {error}") from None
+    except OSError as error:
+        raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
+    served = {s.module for s in signatures}
+    if len(served) > 1:
+        raise LoadError(f"{path}: imports of several modules ({', '.join(sorted(served))})")
+    names = {s.name for s in signatures}
+    unknown = sorted(set(imports) - names)
+    missing = sorted(names - set(imports))
+    if unknown or missing:
+        problems = []
+        if missing:
+            problems.append(f"no implementation for {', '.join(missing)}")
+        if unknown:
+            problems.append(f"no import named {', '.join(unknown)}")
+        raise LoadError(f"{path}: {'; '.join(problems)} (imports: {', '.join(sorted(names))})")
+
+    config = rt.Config(driver)
+    errors = _Errors()
+    keep_alive: list[object] = [config, errors]
+    modules = []
+    if signatures:
+        interface = rt.PyModuleInterface(signatures[0].module, lambda _interface: None)
+        for signature in signatures:
+            implementation = imports[signature.name]
+            try:
+                if _is_cffi_function(implementation):
+                    serve = KernelImport(implementation, signature, config.device)
+                else:
+                    serve = PythonImport(implementation, signature, config.device)
+            except KernelSignatureError as error:
+                raise LoadError(f"{signature.module}.{signature.name}: {error}") from None
+            interface.export(signature.name, signature.cconv, errors.guard(serve))
+        modules.append(interface.create())
+    program = rt.VmModule.copy_buffer(config.vm_instance, data)
+    try:
+        context = rt.SystemContext(vm_modules=[*modules, program], config=config)
+    except RuntimeError as error:
+        raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
+    keep_alive += [context, modules]
+    bound = context.modules[program.name]
+    functions = {name: _public_function(bound[name], errors) for name in program.function_names}
+    return IreeModule(functions, keep_alive)
+
+
+def _public_function(invoker, errors: _Errors) -> Callable[..., object]:
+    def call(*arrays):
+        errors.pending = None
+        try:
+            returned = invoker(*arrays)
+        except RuntimeError:
+            pending, errors.pending = errors.pending, None
+            if pending is not None:
+                raise pending from None
+            raise
+        if isinstance(returned, tuple):
+            return tuple(_to_numpy(r) for r in returned)
+        return None if returned is None else _to_numpy(returned)
+
+    return call
+
+
+def _to_numpy(value) -> np.ndarray:
+    # A copy: the mapped view of the result buffer lives only as long as the device array.
+    return np.array(value.to_host() if hasattr(value, "to_host") else value, copy=True)

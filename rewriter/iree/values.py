@@ -1,0 +1,132 @@
+"""Values crossing an import: buffer views and numpy arrays, VM scalars and attribute values.
+
+A tensor reaches an import as a ``HalBufferView`` in host-visible memory (llvm-cpu on the
+``local-task`` driver); it is handed on as a read-only numpy view of that memory, without a
+copy. Results go back as new buffer views, copied from what the implementation returned.
+Scalars arrive as the VM passes them: i1, i8 and i16 widened (sign-extended) to a Python
+int, i32 and i64 as ints, f32 and f64 as floats.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_TENSOR = re.compile(r"tensor<((?:(?:[0-9]+|\?)x)*)(.+)>")
+_DTYPES = {
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "ui8": np.uint8,
+    "ui16": np.uint16,
+    "ui32": np.uint32,
+    "ui64": np.uint64,
+    "si8": np.int8,
+    "si16": np.int16,
+    "si32": np.int32,
+    "si64": np.int64,
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "complex<f32>": np.complex64,
+    "complex<f64>": np.complex128,
+}
+
+
+def dtype_of(element: str) -> np.dtype:
+    """The numpy dtype of an MLIR element type."""
+    if element == "bf16":
+        import ml_dtypes  # comes with jaxlib
+
+        return np.dtype(ml_dtypes.bfloat16)
+    try:
+        return np.dtype(_DTYPES[element])
+    except KeyError:
+        raise TypeError(f"no numpy type for the MLIR element type {element}") from None
+
+
+def tensor_type(text: str) -> tuple[tuple[int | None, ...], str]:
+    """``tensor<?x8xf32>`` -> ``((None, 8), "f32")``."""
+    match = _TENSOR.fullmatch(text)
+    if not match:
+        raise TypeError(f"not a ranked tensor type: {text}")
+    dims = tuple(None if d == "?" else int(d) for d in match.group(1).split("x")[:-1])
+    return dims, match.group(2)
+
+
+def shape_matches(shape: tuple[int, ...], dims: tuple[int | None, ...]) -> bool:
+    if len(shape) != len(dims):
+        return False
+    return all(d is None or d == s for s, d in zip(shape, dims, strict=True))
+
+
+def host_view(reference, element: str) -> np.ndarray:
+    """A read-only numpy view of the buffer view behind a VM reference (no copy)."""
+    from iree.runtime import HalBufferView
+
+    view = reference.deref(HalBufferView)
+    dtype = dtype_of(element)
+    if view.byte_length == 0:
+        return np.zeros(view.shape, dtype)
+    array = view.map().asarray(view.shape, dtype)
+    array.flags.writeable = False  # the caller's buffer: the contract makes inputs read-only
+    return array
+
+
+def buffer_view(device, array: np.ndarray, element: str):
+    """A new buffer view on ``device`` holding a copy of ``array``; the VM reference."""
+    from iree.runtime import BufferUsage, HalBufferView, MemoryType
+    from iree.runtime.array_interop import map_dtype_to_element_type
+
+    dtype = dtype_of(element)
+    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    # i1 tensors are bytes in memory; IREE calls the element type BOOL_8.
+    element_type = map_dtype_to_element_type(dtype)
+    view = device.allocator.allocate_buffer_copy(
+        memory_type=MemoryType.DEVICE_LOCAL,
+        allowed_usage=BufferUsage.DEFAULT,
+        device=device,
+        buffer=contiguous,
+        element_type=element_type,
+    )
+    assert isinstance(view, HalBufferView)
+    return view.ref
+
+
+def integer_bits(value: int, bits: int, signed: bool) -> int:
+    """``value`` wrapped to a ``bits``-wide integer (the VM sign-extends narrow ones)."""
+    value &= (1 << bits) - 1
+    if signed and value >> (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def attribute_value(raw, source_type: str):
+    """What a Python implementation receives for one FFI attribute.
+
+    Scalars become numpy scalars of the attribute's own type (``ui8`` as ``np.uint8``,
+    ``f16``/``bf16`` decoded from the bits the contract passes, ``i1`` as ``np.bool_``);
+    tensors (dense and array attributes) numpy arrays with the attribute's element type;
+    strings ``bytes``.
+    """
+    if isinstance(raw, np.ndarray):
+        if source_type == "string":
+            return raw.tobytes()
+        if source_type.startswith("array<"):
+            return raw.view(dtype_of(source_type[len("array<") : -1]))
+        if source_type.startswith("tensor<"):
+            return raw.view(dtype_of(tensor_type(source_type)[1]))
+        return raw
+    if source_type in ("f16", "bf16"):
+        bits = np.uint16(integer_bits(raw, 16, signed=False))
+        return bits.view(dtype_of(source_type))[()]
+    if source_type in ("f32", "f64"):
+        return dtype_of(source_type).type(raw)
+    dtype = dtype_of(source_type)
+    if dtype == np.bool_:
+        return np.bool_(raw)
+    width = dtype.itemsize * 8
+    return dtype.type(integer_bits(raw, width, signed=dtype.kind == "i"))
