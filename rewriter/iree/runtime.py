@@ -11,12 +11,16 @@ contract order (operands, then attributes in dictionary order).
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from ..compile.toolchain import ToolchainError
+from ..ffi_facts import FactsError
 from .build import BuildError, compile_module, read_vmfb
+from .ffi_handlers import FfiBridge, is_ffi_handler
 from .kernels import KernelImport, KernelSignatureError
 from .signatures import ImportSignature
 from .values import (
@@ -142,7 +146,7 @@ class _Errors:
 def load(
     path: str | os.PathLike[str],
     *,
-    imports: Mapping[str, Callable[..., object]],
+    imports: Mapping[str, object],
     driver: str = "local-task",
     compile_args: tuple[str, ...] = (),
 ) -> IreeModule:
@@ -151,9 +155,10 @@ def load(
 
     ``imports`` maps each import's name (``S`` of ``@ffi.S``: the target's name unless the
     rewrite renamed it) to a Python callable taking numpy arrays and attribute values in
-    contract order and returning a numpy array (a tuple of them for several results), or to
-    a cffi function pointer of a C kernel following the contract. The functions take and
-    return numpy arrays (a tuple for several results).
+    contract order and returning a numpy array (a tuple of them for several results), to
+    a cffi function pointer of a C kernel following the contract, or to an XLA FFI handler
+    (a PyCapsule or an ``{"execute": capsule}`` bundle, served through the FFI bridge). The
+    functions take and return numpy arrays (a tuple for several results).
     """
     import iree.runtime as rt
 
@@ -185,12 +190,16 @@ def load(
     errors = _Errors()
     keep_alive: list[object] = [config, errors]
     modules = []
+    bridge = _ffi_bridge(path, signatures, imports)
+    keep_alive.append(bridge)
     if signatures:
         interface = rt.PyModuleInterface(signatures[0].module, lambda _interface: None)
         for signature in signatures:
             implementation = imports[signature.name]
             try:
-                if _is_cffi_function(implementation):
+                if bridge is not None and is_ffi_handler(implementation):
+                    serve = bridge.serve(signature, config.device)
+                elif _is_cffi_function(implementation):
                     serve = KernelImport(implementation, signature, config.device)
                 else:
                     serve = PythonImport(implementation, signature, config.device)
@@ -207,6 +216,18 @@ def load(
     bound = context.modules[program.name]
     functions = {name: _public_function(bound[name], errors) for name in program.function_names}
     return IreeModule(functions, keep_alive)
+
+
+def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
+    """The FFI adapters of the imports served by XLA FFI handlers, built and registered."""
+    served = [s for s in signatures if is_ffi_handler(imports[s.name])]
+    if not served:
+        return None
+    with tempfile.TemporaryDirectory(prefix="rewriter-iree-ffi-") as work:
+        try:
+            return FfiBridge(served, {s.name: imports[s.name] for s in served}, Path(work))
+        except (FactsError, ToolchainError, TypeError, ValueError) as error:
+            raise LoadError(f"{path}: {error}") from None
 
 
 def _public_function(invoker, errors: _Errors) -> Callable[..., object]:

@@ -36,6 +36,9 @@ class ImportSignature:
     results: tuple[str, ...]  # MLIR types
     order: tuple[int, ...]  # for each parameter, its index in the contract order
     attribute_types: tuple[str, ...]  # each FFI attribute's own type, in contract order
+    # The rewriter.xla_ffi dictionary (rewriter/ffi_facts.py) as text, "" when the extern
+    # has none: what serving the import with an XLA FFI handler needs.
+    ffi_facts: str = ""
 
     @property
     def operand_count(self) -> int:
@@ -138,6 +141,7 @@ def _from_function(op, ir) -> ImportSignature:
             tuple(str(t) for t in function_type.results),
             tuple(order[i] for i in range(len(order))),
             tuple(ir.StringAttr(a).value for a in attribute_types),
+            str(op.attributes["rewriter.xla_ffi"]) if "rewriter.xla_ffi" in op.attributes else "",
         )
     )
 
@@ -166,6 +170,7 @@ def from_json(text: str) -> list[ImportSignature]:
                     tuple(map(str, entry["results"])),
                     tuple(map(int, entry["order"])),
                     tuple(map(str, entry["attribute_types"])),
+                    str(entry.get("ffi_facts", "")),
                 )
             )
             for entry in document["imports"]

@@ -82,7 +82,8 @@ def buffer_view(device, array: np.ndarray, element: str):
     from iree.runtime.array_interop import map_dtype_to_element_type
 
     dtype = dtype_of(element)
-    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it shape (1,)).
+    contiguous = np.require(array, dtype=dtype, requirements="C")
     # i1 tensors are bytes in memory; IREE calls the element type BOOL_8.
     element_type = map_dtype_to_element_type(dtype)
     view = device.allocator.allocate_buffer_copy(

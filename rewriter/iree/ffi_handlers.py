@@ -1,0 +1,164 @@
+"""Serve IREE imports with XLA FFI handlers, through the bridge of ``abi/xla_ffi_bridge.c``.
+
+The imports' ``rewriter.xla_ffi`` descriptions give the FFI adapters (rewriter.ffi_adapters):
+``_mlir_ciface_S`` functions of the C contract that build an XLA FFI call frame and call
+the handler registered for the target. They are compiled with the bridge into a small
+shared library (clang), registered with the given handlers, and then serve the imports
+exactly like a C kernel (``KernelImport``): descriptors on the buffer views' memory. A
+handler's error is raised by the call as ``HandlerError`` with the handler's message.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..abi import bridge_dir
+from ..compile.bridge import xla_ffi_include_dir
+from ..compile.handlers import BRIDGE_CDEF, HandlerError, handler_address
+from ..compile.toolchain import LLVM_VERSION, find_tool
+from ..ffi_adapters import Extern, adapters_source
+from ..ffi_facts import DTYPE_CODES, FactsError, parse_facts
+from .kernels import KernelImport
+from .signatures import ImportSignature
+
+_SCALAR_C_TYPES = {
+    "pred": "bool",
+    "s8": "int8_t",
+    "s16": "int16_t",
+    "s32": "int32_t",
+    "s64": "int64_t",
+    "u8": "uint8_t",
+    "u16": "uint16_t",
+    "u32": "uint32_t",
+    "u64": "uint64_t",
+    "f16": "uint16_t",
+    "bf16": "uint16_t",
+    "f32": "float",
+    "f64": "double",
+}
+_ELEMENT_BY_SIZE = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "rw_c128"}
+
+
+def is_ffi_handler(implementation: object) -> bool:
+    """A PyCapsule (``jax.ffi.pycapsule``) or an ``{"execute": capsule}`` bundle."""
+    if isinstance(implementation, Mapping):
+        return "execute" in implementation
+    return type(implementation).__name__ == "PyCapsule"
+
+
+class FfiBridge:
+    """The adapters of some imports, compiled with the bridge and bound to handlers."""
+
+    def __init__(
+        self, signatures: Sequence[ImportSignature], handlers: Mapping[str, object], work: Path
+    ):
+        import cffi
+
+        externs = []
+        for signature in signatures:
+            if not signature.ffi_facts:
+                raise FactsError(
+                    f"{signature.module}.{signature.name} has no rewriter.xla_ffi description "
+                    "(a legacy custom call?): an XLA FFI handler cannot serve it"
+                )
+            externs.append(Extern(signature.name, parse_facts(signature.ffi_facts)))
+        self.externs = {extern.symbol: extern for extern in externs}
+        source = work / "ffi_adapters.c"
+        source.write_text(adapters_source(externs, "rewriter.iree"), encoding="utf-8")
+        library = work / "libffi_bridge.so"
+        bridge = Path(bridge_dir())
+        command = [
+            find_tool(f"clang-{LLVM_VERSION}"), "-std=c11", "-O2", "-fPIC", "-shared",
+            f"-I{bridge}", f"-I{xla_ffi_include_dir()}",
+            str(source), str(bridge / "xla_ffi_bridge.c"), "-o", str(library),
+        ]  # fmt: skip
+        built = subprocess.run(command, capture_output=True, text=True)
+        if built.returncode != 0:
+            raise FactsError(f"cannot build the FFI adapters:\n{built.stderr.strip()}")
+        self.ffi = cffi.FFI()
+        self.ffi.cdef(BRIDGE_CDEF)
+        self.ffi.cdef(_declarations(signatures, self.externs))
+        self.library = self.ffi.dlopen(str(library))
+        self.handlers = dict(handlers)  # capsules: their libraries must stay loaded
+        for signature in signatures:
+            target = self.externs[signature.name].facts.target
+            address = handler_address(handlers[signature.name])
+            if self.library.rw_ffi_register_handler(
+                target.encode(), self.ffi.cast("void *", address)
+            ):
+                raise FactsError(
+                    f"cannot register the XLA FFI handler for '{target}': {self._take_error()}"
+                )
+
+    def _take_error(self) -> str | None:
+        message = self.library.rw_ffi_last_error()
+        if message == self.ffi.NULL:
+            return None
+        text = self.ffi.string(message).decode("utf-8", "replace")
+        self.library.rw_ffi_clear_error()
+        return text
+
+    def serve(self, signature: ImportSignature, device):
+        """A callable for ``PyModuleInterface`` that calls the adapter of ``signature``."""
+        kernel = KernelImport(
+            getattr(self.library, f"_mlir_ciface_{signature.name}"), signature, device
+        )
+
+        def call(*arguments):
+            self.library.rw_ffi_clear_error()
+            try:
+                returned = kernel(*arguments)
+            finally:
+                message = self._take_error()
+            if message is not None:
+                raise HandlerError(message)
+            return returned
+
+        return call
+
+
+def _declarations(signatures: Sequence[ImportSignature], externs: Mapping[str, Extern]) -> str:
+    """cffi declarations of the adapters, with descriptor types of the right element size
+    (``KernelImport`` builds its arguments from them)."""
+    lines = ["typedef struct { double re, im; } rw_c128;"]
+    declared: set[str] = set()
+
+    def descriptor(type_: str) -> str:
+        from .values import dtype_of, tensor_type
+
+        dims, element = tensor_type(type_)
+        c_type = _ELEMENT_BY_SIZE[dtype_of(element).itemsize]
+        name = f"rw_d_{c_type}_{len(dims)}"
+        if name not in declared:
+            declared.add(name)
+            arrays = f" int64_t sizes[{len(dims)}]; int64_t strides[{len(dims)}];" if dims else ""
+            lines.append(
+                f"typedef struct {{ {c_type} *allocated; {c_type} *aligned; int64_t offset;"
+                f"{arrays} }} {name};"
+            )
+        return name
+
+    for signature in signatures:
+        facts = externs[signature.name].facts
+        parameters = []
+        if len(signature.results) > 1:
+            fields = " ".join(f"{descriptor(t)} r{i};" for i, t in enumerate(signature.results))
+            struct = f"rw_results_{signature.name}"
+            lines.append(f"typedef struct {{ {fields} }} {struct};")
+            parameters.append(f"{struct} *")
+        elif signature.results:
+            parameters.append(f"{descriptor(signature.results[0])} *")
+        contract = signature.contract_types()
+        operands = contract[: signature.operand_count]
+        parameters += [f"{descriptor(t)} *" for t in operands]
+        leaves = facts.leaves()
+        for type_, leaf in zip(contract[signature.operand_count :], leaves, strict=True):
+            if type_.startswith("tensor<"):
+                parameters.append(f"{descriptor(type_)} *")
+            else:
+                parameters.append(_SCALAR_C_TYPES[leaf.dtype])
+        assert all(leaf.dtype in DTYPE_CODES or leaf.kind == "string" for leaf in leaves)
+        lines.append(f"void _mlir_ciface_{signature.name}({', '.join(parameters) or 'void'});")
+    return "\n".join(lines)
