@@ -23,6 +23,7 @@ from .ffi_facts import (
     ExternFacts,
     FactsError,
     TensorFacts,
+    leaf_paths,
     parse_facts,
 )
 
@@ -148,7 +149,7 @@ def _adapter(extern: Extern) -> str:
     parameters = ["void *results"] if facts.results else []
     parameters += [f"void *operand{i}" for i in range(len(facts.operands))]
     values = []
-    for index, (path, leaf) in enumerate(_leaf_paths(facts.attributes)):
+    for index, (path, leaf) in enumerate(leaf_paths(facts.attributes)):
         c_type = _SCALAR_C_TYPES[leaf.dtype] if leaf.kind == "scalar" else "void *"
         parameters.append(
             f"{c_type}{'' if c_type.endswith('*') else ' '}attribute{index} /* {_comment(path)} */"
@@ -166,20 +167,6 @@ def _adapter(extern: Extern) -> str:
     )
     lines += ["}", "", ""]
     return "\n".join(lines)
-
-
-def _leaf_paths(
-    attributes: Sequence[AttributeFacts], prefix: str = ""
-) -> list[tuple[str, AttributeFacts]]:
-    """Every non-dictionary attribute, depth first, with its dotted path."""
-    found = []
-    for attribute in attributes:
-        path = f"{prefix}{attribute.name}"
-        if attribute.kind == "dict":
-            found += _leaf_paths(attribute.entries, path + ".")
-        else:
-            found.append((path, attribute))
-    return found
 
 
 def _tensor(lines: list[str], name: str, tensor: TensorFacts, shape_operand: int) -> str:

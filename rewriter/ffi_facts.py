@@ -202,6 +202,20 @@ def _tensor(type_: model.Type, major_to_minor: tuple[int, ...]) -> TensorFacts:
     return TensorFacts(xla_dtype(type_.element), dims, tuple(reversed(major_to_minor)))
 
 
+def leaf_paths(
+    attributes: Sequence[AttributeFacts], prefix: str = ""
+) -> list[tuple[str, AttributeFacts]]:
+    """Every non-dictionary attribute, depth first, with its dotted path."""
+    found = []
+    for attribute in attributes:
+        path = f"{prefix}{attribute.name}"
+        if attribute.kind == "dict":
+            found += leaf_paths(attribute.entries, path + ".")
+        else:
+            found.append((path, attribute))
+    return found
+
+
 def _shape_operands(call: model.CustomCall) -> tuple[int, ...]:
     indices = call.attributes.get("indices_of_shape_operands")
     if not isinstance(indices, model.DenseAttr):

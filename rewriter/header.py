@@ -2,9 +2,10 @@
 
 From an original export the header is exact: parameter names come from the FFI attribute
 names and unsigned attributes keep their C types. From an already rewritten module it is
-rebuilt from the extern declarations, where signedness and names are gone: unsigned
-attributes then read as signed C types of the same width (the same ABI), and f16/bf16
-attributes, passed as i16 bits, as ``int16_t``.
+rebuilt from the extern declarations and their ``rewriter.xla_ffi`` descriptions, which
+keep the target, names and signedness: exact as well. A declaration without one gives
+``argN`` names, and unsigned attributes read as signed C types of the same width (the same
+ABI), f16/bf16 attributes, passed as i16 bits, as ``int16_t``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .api import analyze
 from .constants import AttributeOperand
+from .ffi_facts import FactsError, leaf_paths, parse_facts
 from .naming import c_identifier, first_free
 from .typetext import closing_bracket, split_types
 
@@ -156,9 +158,16 @@ def prototypes(
 
 _DECLARATION = re.compile(
     r"^[ \t]*func\.func private @([A-Za-z_][A-Za-z0-9_]*)\((.*) "
-    r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = \{.*\})?\}[ \t]*\r?$",
+    r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = (\{.*\}))?\}[ \t]*\r?$",
     re.MULTILINE,
 )
+# XLA dtype names (rewriter.xla_ffi) -> the MLIR element types the C names follow.
+_MLIR_ELEMENTS = {
+    "pred": "i1", "s8": "i8", "s16": "i16", "s32": "i32", "s64": "i64",
+    "u8": "ui8", "u16": "ui16", "u32": "ui32", "u64": "ui64",
+    "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64",
+    "c64": "complex<f32>", "c128": "complex<f64>",
+}  # fmt: skip
 
 
 def _layout_notes(call) -> list[str]:
@@ -184,36 +193,88 @@ def _layout_notes(call) -> list[str]:
 
 
 def _declared_externs(text: str, filename: str) -> list[Prototype]:
-    """Prototypes rebuilt from extern declarations already in ``text`` (a rewritten module)."""
+    """Prototypes rebuilt from extern declarations already in ``text`` (a rewritten module).
+
+    With its ``rewriter.xla_ffi`` description an extern's prototype is exact again (the
+    target, attribute names, signedness); without one, names are ``argN`` and integers
+    signed (the same ABI).
+    """
     found = []
     for match in _DECLARATION.finditer(text):
-        symbol, rest = match.groups()
+        symbol, rest, facts_text = match.groups()
         close = closing_bracket(rest)
-        parameters_text = rest[:close]
+        parameter_types = [
+            re.sub(r"\s*\{.*\}$", "", parameter) for parameter in split_types(rest[:close])
+        ]
         results_text = rest[close + 1 :].strip().removeprefix("->").strip()
-        used: set[str] = set()
-        parameters = []
-        for index, parameter in enumerate(split_types(parameters_text)):
-            type_text = re.sub(r"\s*\{.*\}$", "", parameter)
-            if type_text.startswith("tensor<"):
-                c_type = descriptor_type(type_text) + " *"
-            else:
-                c_type = _SCALARS.get(type_text, type_text)
-            parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
         results = split_types(results_text) if results_text else []
         line = text.count("\n", 0, match.start()) + 1
-        found.append(
-            Prototype(
-                symbol,
-                symbol,
-                f"{filename}:{line}:1",
-                parameters,
-                [descriptor_type(t) for t in results],
-                note="rebuilt from the declaration: the original target, attribute names and "
-                "signedness are not in a rewritten module (give the original export for those)",
-            )
-        )
+        where = f"{filename}:{line}:1"
+        facts = _facts(facts_text, len(parameter_types), len(results))
+        if facts is None:
+            found.append(_rebuilt_without_facts(symbol, where, parameter_types, results))
+            continue
+        used: set[str] = set()
+        parameters = []
+        for index, (type_text, tensor) in enumerate(
+            zip(parameter_types, facts.operands, strict=False)
+        ):
+            element = _MLIR_ELEMENTS[tensor.dtype]
+            c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
+            parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
+        leaves = leaf_paths(facts.attributes)
+        for type_text, (path, leaf) in zip(
+            parameter_types[len(facts.operands) :], leaves, strict=True
+        ):
+            element = "i8" if leaf.kind == "string" else _MLIR_ELEMENTS[leaf.dtype]
+            if type_text.startswith("tensor<"):
+                c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
+            else:
+                c_type = _SCALARS[element]
+            parameters.append(Parameter(_unique(path, used), c_type))
+        result_types = [
+            descriptor_type(t, f"tensor<{_MLIR_ELEMENTS[r.dtype]}>")
+            for t, r in zip(results, facts.results, strict=True)
+        ]
+        found.append(Prototype(symbol, facts.target, where, parameters, result_types))
     return found
+
+
+def _facts(text: str | None, parameter_count: int, result_count: int):
+    """The extern's description, if it has one that fits its signature."""
+    if text is None:
+        return None
+    try:
+        facts = parse_facts(text)
+    except FactsError:
+        return None
+    fits = (
+        len(facts.operands) + len(facts.leaves()) == parameter_count
+        and len(facts.results) == result_count
+    )
+    return facts if fits else None
+
+
+def _rebuilt_without_facts(
+    symbol: str, where: str, parameter_types: list[str], results: list[str]
+) -> Prototype:
+    used: set[str] = set()
+    parameters = []
+    for index, type_text in enumerate(parameter_types):
+        if type_text.startswith("tensor<"):
+            c_type = descriptor_type(type_text) + " *"
+        else:
+            c_type = _SCALARS.get(type_text, type_text)
+        parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
+    return Prototype(
+        symbol,
+        symbol,
+        where,
+        parameters,
+        [descriptor_type(t) for t in results],
+        note="rebuilt from the declaration: the original target, attribute names and "
+        "signedness are not in a rewritten module (give the original export for those)",
+    )
 
 
 _UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
