@@ -327,7 +327,6 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
 
 
 def _write_header(args: argparse.Namespace, text: str, name: str) -> bool:
-    from .files import write_atomically
     from .header import emit_header
 
     header = emit_header(
@@ -338,25 +337,23 @@ def _write_header(args: argparse.Namespace, text: str, name: str) -> bool:
         abi=args.abi,
         iree_module=args.iree_module,
     )
-    try:
-        write_atomically(args.emit_header, header.encode("utf-8"))
-    except OSError as error:
-        message = error.strerror or error
-        print(f"{args.emit_header}: error: cannot write: {message}", file=sys.stderr)
-        return False
-    return True
+    return _write_text(args.emit_header, header)
 
 
 def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool:
     from .ffi_adapters import adapters_source, externs_in
+
+    return _write_text(args.emit_ffi_adapters, adapters_source(externs_in(rewritten), name))
+
+
+def _write_text(path: str, text: str) -> bool:
+    """Write a generated file atomically; False (after saying why) when that fails."""
     from .files import write_atomically
 
-    source = adapters_source(externs_in(rewritten), name)
     try:
-        write_atomically(args.emit_ffi_adapters, source.encode("utf-8"))
+        write_atomically(path, text.encode("utf-8"))
     except OSError as error:
-        message = error.strerror or error
-        print(f"{args.emit_ffi_adapters}: error: cannot write: {message}", file=sys.stderr)
+        print(f"{path}: error: cannot write: {error.strerror or error}", file=sys.stderr)
         return False
     return True
 

@@ -27,7 +27,8 @@ from .ffi_facts import (
     parse_facts,
 )
 
-_SCALAR_C_TYPES = {
+# The C parameter type of a scalar attribute, by its XLA dtype (abi/README.md).
+SCALAR_C_TYPES = {
     "pred": "bool",
     "s8": "int8_t",
     "s16": "int16_t",
@@ -150,7 +151,7 @@ def _adapter(extern: Extern) -> str:
     parameters += [f"void *operand{i}" for i in range(len(facts.operands))]
     values = []
     for index, (path, leaf) in enumerate(leaf_paths(facts.attributes)):
-        c_type = _SCALAR_C_TYPES[leaf.dtype] if leaf.kind == "scalar" else "void *"
+        c_type = SCALAR_C_TYPES[leaf.dtype] if leaf.kind == "scalar" else "void *"
         parameters.append(
             f"{c_type}{'' if c_type.endswith('*') else ' '}attribute{index} /* {_comment(path)} */"
         )

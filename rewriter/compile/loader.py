@@ -58,8 +58,8 @@ class CompiledModule:
         self._keep_alive = keep_alive  # the loaded libraries must outlive the callables
 
     def __getattr__(self, name: str) -> Callable[..., object]:
-        try:
-            return self.functions[name]
+        try:  # through __dict__: no recursion before `functions` is set
+            return self.__dict__["functions"][name]
         except KeyError:
             raise AttributeError(name) from None
 

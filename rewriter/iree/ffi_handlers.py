@@ -18,26 +18,11 @@ from ..abi import bridge_dir
 from ..compile.bridge import xla_ffi_include_dir
 from ..compile.handlers import BRIDGE_CDEF, HandlerError, handler_address
 from ..compile.toolchain import LLVM_VERSION, find_tool
-from ..ffi_adapters import Extern, adapters_source
+from ..ffi_adapters import SCALAR_C_TYPES, Extern, adapters_source
 from ..ffi_facts import DTYPE_CODES, FactsError, parse_facts
 from .kernels import KernelImport
 from .signatures import ImportSignature
 
-_SCALAR_C_TYPES = {
-    "pred": "bool",
-    "s8": "int8_t",
-    "s16": "int16_t",
-    "s32": "int32_t",
-    "s64": "int64_t",
-    "u8": "uint8_t",
-    "u16": "uint16_t",
-    "u32": "uint32_t",
-    "u64": "uint64_t",
-    "f16": "uint16_t",
-    "bf16": "uint16_t",
-    "f32": "float",
-    "f64": "double",
-}
 _ELEMENT_BY_SIZE = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "rw_c128"}
 
 
@@ -158,7 +143,7 @@ def _declarations(signatures: Sequence[ImportSignature], externs: Mapping[str, E
             if type_.startswith("tensor<"):
                 parameters.append(f"{descriptor(type_)} *")
             else:
-                parameters.append(_SCALAR_C_TYPES[leaf.dtype])
+                parameters.append(SCALAR_C_TYPES[leaf.dtype])
         assert all(leaf.dtype in DTYPE_CODES or leaf.kind == "string" for leaf in leaves)
         lines.append(f"void _mlir_ciface_{signature.name}({', '.join(parameters) or 'void'});")
     return "\n".join(lines)

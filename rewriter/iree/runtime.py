@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..ffi_facts import FactsError
 from .build import BuildError, compile_module, read_vmfb
@@ -105,24 +106,9 @@ def _is_cffi_function(function: object) -> bool:
     )
 
 
-class IreeModule:
-    """The public functions of a loaded module, as attributes and by name."""
-
-    def __init__(self, functions: dict[str, Callable[..., object]], keep_alive: list[object]):
-        self.functions = functions
-        self._keep_alive = keep_alive  # the context and the import module
-
-    def __getattr__(self, name: str) -> Callable[..., object]:
-        try:
-            return self.__dict__["functions"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __getitem__(self, name: str) -> Callable[..., object]:
-        return self.functions[name]
-
-    def __call__(self, *arrays):
-        return self.functions["main"](*arrays)
+class IreeModule(CompiledModule):
+    """The public functions of a loaded module, as attributes and by name (like a module of
+    ``rewriter.compile``); keeps the context and the import module alive."""
 
 
 class _Errors:

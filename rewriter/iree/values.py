@@ -13,39 +13,9 @@ import re
 
 import numpy as np
 
+from ..compile.loader import dtype_of  # one table of element types for both paths
+
 _TENSOR = re.compile(r"tensor<((?:(?:[0-9]+|\?)x)*)(.+)>")
-_DTYPES = {
-    "i1": np.bool_,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "ui8": np.uint8,
-    "ui16": np.uint16,
-    "ui32": np.uint32,
-    "ui64": np.uint64,
-    "si8": np.int8,
-    "si16": np.int16,
-    "si32": np.int32,
-    "si64": np.int64,
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "complex<f32>": np.complex64,
-    "complex<f64>": np.complex128,
-}
-
-
-def dtype_of(element: str) -> np.dtype:
-    """The numpy dtype of an MLIR element type."""
-    if element == "bf16":
-        import ml_dtypes  # comes with jaxlib
-
-        return np.dtype(ml_dtypes.bfloat16)
-    try:
-        return np.dtype(_DTYPES[element])
-    except KeyError:
-        raise TypeError(f"no numpy type for the MLIR element type {element}") from None
 
 
 def tensor_type(text: str) -> tuple[tuple[int | None, ...], str]:
