@@ -156,3 +156,30 @@ ROUND_TRIP = {
     "two_results": ("sum_and_max", [(4, 6)]),
     "column_major": ("f", [(3, 5)]),
 }
+
+
+# How the two paths must agree with JAX: floats to rtol 1e-6, everything else exactly.
+RTOL = 1e-6
+
+
+def assert_agree(got, expected) -> None:
+    """One result of a compiled (or IREE) run against JAX's."""
+    import numpy as np
+
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype
+    assert got.shape == expected.shape
+    if np.issubdtype(expected.dtype, np.floating):
+        np.testing.assert_allclose(got, expected, rtol=RTOL, atol=0)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def assert_all_agree(got, expected) -> None:
+    """A result or a tuple of results against JAX's."""
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected)
+        for one, other in zip(got, expected, strict=True):
+            assert_agree(one, other)
+    else:
+        assert_agree(got, expected)

@@ -25,6 +25,7 @@ from kernel_library import (
     HANDLERS,
     ROUND_TRIP,
     SAMPLES,
+    assert_all_agree,
     build_handler_library,
     sample,
 )
@@ -149,15 +150,7 @@ def test_samples_through_the_bridge_match_jax(name, bridged):
     function = getattr(sample(name), function_name)
     for seed in range(3):
         inputs = [np.random.default_rng(seed).normal(size=s).astype(np.float32) for s in shapes]
-        expected = jax.jit(function)(*inputs)
-        got = bridged(name).main(*inputs)
-        expected = expected if isinstance(expected, tuple) else (expected,)
-        got = got if isinstance(got, tuple) else (got,)
-        assert len(got) == len(expected)
-        for one, other in zip(got, expected, strict=True):
-            other = np.asarray(other)
-            assert one.dtype == other.dtype and one.shape == other.shape
-            np.testing.assert_allclose(one, other, rtol=1e-6, atol=0)
+        assert_all_agree(bridged(name).main(*inputs), jax.jit(function)(*inputs))
 
 
 def test_attributes_of_every_kind_reach_the_handler(bridged):

@@ -21,6 +21,7 @@ from kernel_library import (
     HANDLERS,
     ROUND_TRIP,
     SAMPLES,
+    assert_all_agree,
     build_handler_library,
     sample,
 )
@@ -65,16 +66,6 @@ def served_by_handlers(path, capsules):
     return load(path, imports=imports)
 
 
-def agree(got, expected) -> None:
-    got = got if isinstance(got, tuple) else (got,)
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    assert len(got) == len(expected)
-    for one, other in zip(got, expected, strict=True):
-        other = np.asarray(other)
-        assert one.dtype == other.dtype and one.shape == other.shape
-        np.testing.assert_allclose(one, other, rtol=1e-6, atol=0)
-
-
 @pytest.mark.parametrize("name", sorted(ROUND_TRIP))
 def test_ffi_handlers_serve_iree_imports(name, vmfb, capsules):
     function_name, shapes = ROUND_TRIP[name]
@@ -82,7 +73,7 @@ def test_ffi_handlers_serve_iree_imports(name, vmfb, capsules):
     module = served_by_handlers(vmfb(name), capsules)
     for seed in range(3):
         inputs = [np.random.default_rng(seed).normal(size=s).astype(np.float32) for s in shapes]
-        agree(module.main(*inputs), jax.jit(function)(*inputs))
+        assert_all_agree(module.main(*inputs), jax.jit(function)(*inputs))
 
 
 def test_every_attribute_kind_reaches_the_handler_in_iree(vmfb, capsules):

@@ -18,13 +18,19 @@ import jax
 import ml_dtypes
 import numpy as np
 import pytest
-from kernel_library import ROUND_TRIP, SAMPLES, load_kernels, sample
+from kernel_library import (
+    ROUND_TRIP,
+    RTOL,
+    SAMPLES,
+    assert_agree,
+    assert_all_agree,
+    load_kernels,
+    sample,
+)
 from mlir_tools import iree_tool
 
 import rewriter
 from rewriter.iree import LoadError, compile_module, from_module_text, load, read_vmfb
-
-RTOL = 1e-6
 
 
 @pytest.fixture(scope="session")
@@ -59,25 +65,6 @@ def vmfb(tmp_path_factory):
 def with_c_kernels(path, kernels):
     """Load a .vmfb with every import served by the C entry of the same name."""
     return load(path, imports={s.name: kernels(s.name) for s in read_vmfb(path)})
-
-
-def assert_agree(got, expected) -> None:
-    got, expected = np.asarray(got), np.asarray(expected)
-    assert got.dtype == expected.dtype
-    assert got.shape == expected.shape
-    if np.issubdtype(expected.dtype, np.floating):
-        np.testing.assert_allclose(got, expected, rtol=RTOL, atol=0)
-    else:
-        np.testing.assert_array_equal(got, expected)
-
-
-def assert_all_agree(got, expected) -> None:
-    if isinstance(expected, tuple):
-        assert isinstance(got, tuple) and len(got) == len(expected)
-        for one, other in zip(got, expected, strict=True):
-            assert_agree(one, other)
-    else:
-        assert_agree(got, expected)
 
 
 def random_input(shape, seed: int = 0) -> np.ndarray:

@@ -13,11 +13,17 @@ import functools
 import jax
 import numpy as np
 import pytest
-from kernel_library import ROUND_TRIP, SAMPLES, load_kernels, sample
+from kernel_library import (
+    ROUND_TRIP,
+    RTOL,
+    SAMPLES,
+    assert_agree,
+    assert_all_agree,
+    load_kernels,
+    sample,
+)
 
 from rewriter.compile import compile_module, load
-
-RTOL = 1e-6
 
 
 @pytest.fixture(scope="session")
@@ -35,16 +41,6 @@ def compiled(tmp_path_factory, kernel_library):
     return get
 
 
-def assert_agree(compiled_result, jax_result) -> None:
-    compiled_result, jax_result = np.asarray(compiled_result), np.asarray(jax_result)
-    assert compiled_result.dtype == jax_result.dtype
-    assert compiled_result.shape == jax_result.shape
-    if np.issubdtype(jax_result.dtype, np.floating):
-        np.testing.assert_allclose(compiled_result, jax_result, rtol=RTOL, atol=0)
-    else:
-        np.testing.assert_array_equal(compiled_result, jax_result)
-
-
 def random_input(shape, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
 
@@ -57,12 +53,7 @@ def test_compiled_module_matches_jax(name, compiled):
         inputs = [random_input(shape, seed) for shape in shapes]
         expected = jax.jit(function)(*inputs)
         got = compiled(name).main(*inputs)
-        if isinstance(expected, tuple):
-            assert isinstance(got, tuple) and len(got) == len(expected)
-            for one, other in zip(got, expected, strict=True):
-                assert_agree(one, other)
-        else:
-            assert_agree(got, expected)
+        assert_all_agree(got, expected)
 
 
 def test_attribute_kernel_round_trip(compiled):
