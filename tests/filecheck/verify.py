@@ -48,14 +48,14 @@ def iree_tool(name: str) -> str:
 
 def iree_verify(text: str) -> str | None:
     """None when IREE's StableHLO input pipeline accepts ``text``, else its stderr."""
+    return _run_tool("iree-opt", ["--iree-stablehlo-input-transformation-pipeline"], text)
+
+
+def _run_tool(tool: str, flags: list[str], text: str) -> str | None:
+    """Run an IREE tool on ``text`` (stdin), output discarded: None if it succeeds, else its
+    stderr."""
     done = subprocess.run(
-        [
-            iree_tool("iree-opt"),
-            "--iree-stablehlo-input-transformation-pipeline",
-            "-",
-            "-o",
-            os.devnull,
-        ],
+        [iree_tool(tool), *flags, "-", "-o", os.devnull],
         input=text,
         capture_output=True,
         text=True,
@@ -64,7 +64,7 @@ def iree_verify(text: str) -> str | None:
         check=False,
     )
     if done.returncode != 0:
-        return done.stderr.strip() or f"iree-opt exited with status {done.returncode}"
+        return done.stderr.strip() or f"{tool} exited with status {done.returncode}"
     return None
 
 
@@ -79,18 +79,7 @@ IREE_COMPILE_FLAGS = (
 
 def iree_compile(text: str) -> str | None:
     """None when ``iree-compile`` turns ``text`` into a .vmfb, else its stderr."""
-    done = subprocess.run(
-        [iree_tool("iree-compile"), *IREE_COMPILE_FLAGS, "-", "-o", os.devnull],
-        input=text,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=300,
-        check=False,
-    )
-    if done.returncode != 0:
-        return done.stderr.strip() or f"iree-compile exited with status {done.returncode}"
-    return None
+    return _run_tool("iree-compile", list(IREE_COMPILE_FLAGS), text)
 
 
 def main(argv: list[str] | None = None) -> int:
