@@ -192,9 +192,11 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             if args.list or args.check:
                 result = analyze(data, **options)
             else:
+                if args.validate:  # the input, so that diagnostics point into the user's file
+                    validate(data, filename=name)
                 result = rewrite(data, **options)
-                if args.validate:
-                    validate(result.text, filename=name)
+                if args.validate:  # and what we wrote: an error here would be ours
+                    validate(result.text, filename=f"{name} (rewritten)")
         except RewriteError as error:
             for diagnostic in error.diagnostics:
                 print(diagnostic.format(color), file=sys.stderr)

@@ -707,3 +707,24 @@ def test_no_colour_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
         result = run_cli(*arguments, env=env)
         assert result.stderr, arguments
         assert b"\x1b" not in result.stderr, (arguments, err(result))
+
+
+def test_validate_points_into_the_users_file(tmp_path):
+    """--validate checks the input first: a broken op is reported at its own line, not at
+    the line it would have in the rewritten output (which has one more line above it)."""
+    text = (SAMPLES / "rms_norm" / "rms_norm.mlir").read_text()
+    lines = text.split("\n")
+    assert lines[4].endswith("return %0 : tensor<10x10xf32> loc(#loc13)")
+    lines[4] = lines[4].replace("loc(#loc13)", "loc(#loc13 foo)")  # only the grammar sees it
+    broken = tmp_path / "bad.mlir"
+    broken.write_text("\n".join(lines))
+    done = subprocess.run(
+        [sys.executable, "-m", "rewriter", "--validate", str(broken)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    first = done.stderr.splitlines()[0]
+    column = lines[4].index("foo") + 1
+    assert first == f"{broken}:5:{column}: error: unexpected 'foo'"
