@@ -215,6 +215,41 @@ def test_handler_error_becomes_an_exception_with_its_message(tmp_path, handler_l
     np.testing.assert_array_equal(module.main(good), np.asarray(jax.jit(checked_sqrt)(good)))
 
 
+def configured_affine(x):
+    config = {"scale": np.float32(2.5), "offset": np.int32(-3), "tag": "abcd"}
+    return jax.ffi.ffi_call("configured_affine", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, cfg=config, flip=True
+    )
+
+
+def test_dictionary_attributes_reach_the_handler(tmp_path, handler_libraries):
+    """A dict kwarg becomes a dictionary attribute; the bridge builds it as XLA does (the
+    handler finds every entry by name). Then the same call with the offset nested one level
+    deeper, which JAX cannot express: y = -(x * 2.5 + (-3) + len("abcd")) either way."""
+    checks = ctypes.CDLL(str(handler_libraries[1]))
+    capsule = jax.ffi.pycapsule(checks.ConfiguredAffine)
+    register_once("configured_affine", checks.ConfiguredAffine)
+    x = np.random.default_rng(5).normal(size=(3, 4)).astype(np.float32)
+    exported = rewriter.export(configured_affine, x).original
+    flat = 'cfg = {offset = -3 : i32, scale = 2.500000e+00 : f32, tag = "abcd"}'
+    assert flat in exported
+    expected = np.asarray(jax.jit(configured_affine)(x))
+    np.testing.assert_array_equal(expected, -(x * np.float32(2.5) + np.float32(1)))
+    module = load(
+        compile_with_cli(exported, tmp_path, "flat"), ffi_handlers={"configured_affine": capsule}
+    )
+    assert module.main(x).tobytes() == expected.tobytes()
+
+    nested = exported.replace(
+        flat, flat.replace("offset = -3 : i32", "inner = {offset = -3 : i32}")
+    )
+    assert nested != exported
+    module = load(
+        compile_with_cli(nested, tmp_path, "nested"), ffi_handlers={"configured_affine": capsule}
+    )
+    assert module.main(x).tobytes() == expected.tobytes()
+
+
 def test_missing_handler_is_a_load_error(tmp_path, handler_libraries):
     tutorial = ctypes.CDLL(str(handler_libraries[0]))
     register_once("rms_norm_tutorial", tutorial.RmsNorm)

@@ -2,6 +2,10 @@
 //
 // CheckedSqrt: y = sqrt(x) for a float32 array, or an FFI error naming the first negative
 // element; the error travels back as the handler's message, in JAX and through the bridge.
+// ConfiguredAffine: y = x * cfg.scale + offset + size(cfg.tag), negated when `flip`, where
+// offset is cfg.offset or, nested one level deeper, cfg.inner.offset.  JAX passes a dict
+// kwarg as a dictionary attribute (flat: its values must be hashable), so the bridge's
+// dictionaries are checked against XLA's own, and a nested one against the handler's view.
 // FutureVersion: answers XLA's metadata probe with API version 0.99, which no host of the
 // 0.x C API may accept; written against the raw C API, as a handler from the future would be.
 #include <cmath>
@@ -30,6 +34,33 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(CheckedSqrt, CheckedSqrtImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
+
+ffi::Error ConfiguredAffineImpl(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y,
+                                ffi::Dictionary cfg, bool flip) {
+  auto scale = cfg.get<float>("scale");
+  auto tag = cfg.get<std::string_view>("tag");
+  if (!scale.has_value() || !tag.has_value() || cfg.size() != 3) {
+    return ffi::Error::InvalidArgument("configured_affine: cfg needs scale, tag and offset");
+  }
+  auto inner = cfg.get<ffi::Dictionary>("inner");
+  auto offset = inner.has_value() ? inner->get<int32_t>("offset") : cfg.get<int32_t>("offset");
+  if (!offset.has_value() || (inner.has_value() && inner->size() != 1)) {
+    return ffi::Error::InvalidArgument("configured_affine: no offset (or cfg.inner.offset)");
+  }
+  const float shift = static_cast<float>(*offset) + static_cast<float>(tag->size());
+  for (size_t i = 0; i < x.element_count(); ++i) {
+    const float value = x.typed_data()[i] * *scale + shift;
+    y->typed_data()[i] = flip ? -value : value;
+  }
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ConfiguredAffine, ConfiguredAffineImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<ffi::Dictionary>("cfg")
+                                  .Attr<bool>("flip"));
 
 extern "C" XLA_FFI_Error *FutureVersion(XLA_FFI_CallFrame *frame) {
   if (frame->extension_start != nullptr &&
