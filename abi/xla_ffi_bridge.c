@@ -536,84 +536,82 @@ static bool allocate_results(const rw_ffi_call_spec *spec, char *results, void *
   return ok;
 }
 
+/* The operands as XLA sees them (shape operands dropped) into `out`; dims from `dims`. */
+static bool build_args(const rw_ffi_call_spec *spec, void *const *operands, arena *a,
+                       int64_t *dims, XLA_FFI_Args *out) {
+  int64_t count = spec->num_operands;
+  XLA_FFI_Buffer *buffers = arena_alloc(a, (size_t)count * sizeof *buffers);
+  out->args = arena_alloc(a, (size_t)count * sizeof(void *));
+  out->types = arena_alloc(a, (size_t)count * sizeof *out->types);
+  if (!buffers || !out->args || !out->types) return false;
+  out->size = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    if (spec->is_shape_operand[i]) continue; /* XLA drops result-shape operands */
+    const rw_ffi_tensor *t = &spec->operands[i];
+    const descriptor *d = operands[i];
+    logical_dims(t, d, dims);
+    void *copy = NULL;
+    void *data = contiguous(d, t->rank, t->element_size, &copy);
+    if (!data || (copy && !arena_adopt(a, copy))) return false;
+    buffers[out->size] =
+        (XLA_FFI_Buffer){XLA_FFI_Buffer_STRUCT_SIZE, NULL, t->dtype, data, t->rank, dims};
+    out->args[out->size] = &buffers[out->size];
+    out->types[out->size] = XLA_FFI_ArgType_BUFFER;
+    dims += t->rank;
+    ++out->size;
+  }
+  return true;
+}
+
+/* Calls the handler; its error, or its future's, becomes this thread's last error. */
+static void run_handler(const registration *handler, XLA_FFI_CallFrame *frame,
+                        const char *target) {
+  if (take_error(handler->handler(frame), target) || !frame->future) return;
+  XLA_FFI_Future *future = frame->future;
+  if (future->error) {
+    take_error(future->error, target);
+  } else if (!future->available) {
+    set_last_error("XLA FFI handler for '%s' returned a future that is not complete", target);
+  }
+  free(future);
+}
+
 void rw_ffi_call(const rw_ffi_call_spec *spec, void *results, void *const *operands,
                  void *const *attribute_values) {
   arena a = {0};
-  int64_t dims_total = 0;
-  for (int64_t i = 0; i < spec->num_operands; ++i) dims_total += spec->operands[i].rank;
-  for (int64_t r = 0; r < spec->num_results; ++r) dims_total += spec->results[r].rank;
-  int64_t *dims = arena_alloc(&a, (size_t)dims_total * sizeof *dims);
+  int64_t result_dims = 0, operand_dims = 0;
+  for (int64_t r = 0; r < spec->num_results; ++r) result_dims += spec->results[r].rank;
+  for (int64_t i = 0; i < spec->num_operands; ++i) operand_dims += spec->operands[i].rank;
+  int64_t *dims = arena_alloc(&a, (size_t)(result_dims + operand_dims) * sizeof *dims);
   XLA_FFI_Buffer *rets = arena_alloc(&a, (size_t)spec->num_results * sizeof *rets);
-  XLA_FFI_Buffer *args = arena_alloc(&a, (size_t)spec->num_operands * sizeof *args);
-  void **ret_pointers = arena_alloc(&a, (size_t)spec->num_results * sizeof(void *));
-  void **arg_pointers = arena_alloc(&a, (size_t)spec->num_operands * sizeof(void *));
-  XLA_FFI_RetType *ret_types = arena_alloc(&a, (size_t)spec->num_results * sizeof *ret_types);
-  XLA_FFI_ArgType *arg_types = arena_alloc(&a, (size_t)spec->num_operands * sizeof *arg_types);
-  bool ok = dims && rets && args && ret_pointers && arg_pointers && ret_types && arg_types;
-  if (!ok) set_last_error("@%s: out of memory calling '%s'", spec->symbol, spec->target);
-  /* Results first: the compiled caller frees them whatever happens next. */
-  int64_t result_dims_total = 0;
-  for (int64_t r = 0; r < spec->num_results; ++r) result_dims_total += spec->results[r].rank;
-  if (!ok) { /* cannot even describe the results */
+  XLA_FFI_CallFrame frame = empty_frame(XLA_FFI_ExecutionStage_EXECUTE);
+  frame.rets.size = spec->num_results;
+  frame.rets.rets = arena_alloc(&a, (size_t)spec->num_results * sizeof(void *));
+  frame.rets.types = arena_alloc(&a, (size_t)spec->num_results * sizeof *frame.rets.types);
+  if (!dims || !rets || !frame.rets.rets || !frame.rets.types) {
+    set_last_error("@%s: out of memory calling '%s'", spec->symbol, spec->target);
     arena_free(&a);
     return;
   }
-  if (results && !allocate_results(spec, results, operands, rets, dims)) ok = false;
-  registration *found = ok ? find(spec->target) : NULL;
-  if (ok && !found) {
+  /* Results first: the compiled caller uses and frees them whatever happens next. */
+  bool ok = !results || allocate_results(spec, results, operands, rets, dims);
+  for (int64_t r = 0; r < spec->num_results; ++r) {
+    frame.rets.rets[r] = &rets[r];
+    frame.rets.types[r] = XLA_FFI_RetType_BUFFER;
+  }
+  registration *handler = ok ? find(spec->target) : NULL;
+  if (ok && !handler) {
     set_last_error("@%s: no XLA FFI handler is registered for target '%s'", spec->symbol,
                    spec->target);
     ok = false;
   }
-  int64_t num_args = 0;
-  int64_t *operand_dims = dims + result_dims_total;
-  for (int64_t i = 0; ok && i < spec->num_operands; ++i) {
-    if (spec->is_shape_operand[i]) continue; /* XLA drops result-shape operands */
-    const rw_ffi_tensor *t = &spec->operands[i];
-    const descriptor *d = operands[i];
-    logical_dims(t, d, operand_dims);
-    void *copy = NULL;
-    void *data = contiguous(d, t->rank, t->element_size, &copy);
-    if (!data || (copy && !arena_adopt(&a, copy))) {
-      set_last_error("@%s: out of memory calling '%s'", spec->symbol, spec->target);
-      ok = false;
-      break;
-    }
-    args[num_args] = (XLA_FFI_Buffer){XLA_FFI_Buffer_STRUCT_SIZE, NULL, t->dtype, data,
-                                      t->rank, operand_dims};
-    arg_pointers[num_args] = &args[num_args];
-    arg_types[num_args] = XLA_FFI_ArgType_BUFFER;
-    operand_dims += t->rank;
-    ++num_args;
-  }
-  XLA_FFI_CallFrame frame = empty_frame(XLA_FFI_ExecutionStage_EXECUTE);
   if (ok) {
     int64_t entry = 0, value = 0;
-    ok = build_attrs(&a, spec, spec->num_attributes, &entry, attribute_values, &value,
+    ok = build_args(spec, operands, &a, dims + result_dims, &frame.args) &&
+         build_attrs(&a, spec, spec->num_attributes, &entry, attribute_values, &value,
                      &frame.attrs);
     if (!ok) set_last_error("@%s: out of memory calling '%s'", spec->symbol, spec->target);
   }
-  if (ok) {
-    for (int64_t r = 0; r < spec->num_results; ++r) {
-      ret_pointers[r] = &rets[r];
-      ret_types[r] = XLA_FFI_RetType_BUFFER;
-    }
-    frame.args.size = num_args;
-    frame.args.types = arg_types;
-    frame.args.args = arg_pointers;
-    frame.rets.size = spec->num_results;
-    frame.rets.types = ret_types;
-    frame.rets.rets = ret_pointers;
-    if (!take_error(found->handler(&frame), spec->target) && frame.future) {
-      XLA_FFI_Future *future = frame.future;
-      if (future->error) {
-        take_error(future->error, spec->target);
-      } else if (!future->available) {
-        set_last_error("XLA FFI handler for '%s' returned a future that is not complete",
-                       spec->target);
-      }
-      free(future);
-    }
-  }
+  if (ok) run_handler(handler, &frame, spec->target);
   arena_free(&a);
 }

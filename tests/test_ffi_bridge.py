@@ -380,7 +380,7 @@ def test_jaxlib_lapack_handlers_run_compiled(tmp_path, name, batch):
 )
 def test_adapters_compile_cleanly_and_agree_from_either_input(tmp_path, name):
     """--emit-ffi-adapters from the export and from its rewrite give the same adapters, and
-    they compile under -Wall -Wextra -Werror with clang and gcc."""
+    they (and the bridge) compile under -Wall -Wextra -Werror with clang and gcc."""
     original = SAMPLES / name / f"{name}.mlir"
     rewritten = SAMPLES / name / f"{name}.rewritten.mlir"
     sources = []
@@ -395,23 +395,14 @@ def test_adapters_compile_cleanly_and_agree_from_either_input(tmp_path, name):
     strip = lambda text: text.split("\n", 1)[1]  # noqa: E731 (the first line names the input)
     assert strip(sources[0].read_text()) == strip(sources[1].read_text())
     assert externs_in(rewritten.read_text())  # the facts survive in the rewritten file
+    bridge = Path(bridge_dir()) / "xla_ffi_bridge.c"
     for compiler in ("clang-22", "gcc"):
-        subprocess.run(
-            [
-                compiler,
-                "-std=c11",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-c",
-                str(sources[0]),
-                f"-I{bridge_dir()}",
-                f"-I{jax.ffi.include_dir()}",
-                "-o",
-                str(tmp_path / "a.o"),
-            ],
-            check=True,
-        )
+        for source in (sources[0], bridge):
+            subprocess.run(
+                [compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-c", str(source),
+                 f"-I{bridge_dir()}", f"-I{jax.ffi.include_dir()}", "-o", str(tmp_path / "a.o")],
+                check=True,
+            )  # fmt: skip
 
 
 def test_handlers_for_a_module_without_the_bridge_are_refused(tmp_path, kernel_library):
