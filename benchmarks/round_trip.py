@@ -1,13 +1,17 @@
 """Figures for the round trip: compile time per sample and the largest difference from JAX.
 
 Run from the repository root: ``python benchmarks/round_trip.py``. Builds the sample kernel
-library, compiles every rewritten sample that has kernels, runs both paths on the same
-random inputs and prints one line per program.
+library, compiles every rewritten sample that has kernels twice (linked against the
+kernels' ``_mlir_ciface_`` entries, and with ``--ffi-bridge``, served by their XLA FFI
+handlers), runs all paths on the same random inputs and prints one line per program: the
+compile time, the largest relative difference from JAX and the time of one call (median).
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import statistics
 import sys
 import tempfile
 import time
@@ -20,7 +24,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from kernel_library import ROUND_TRIP, build_kernel_library, register_with_jax, sample  # noqa: E402
+from kernel_library import (  # noqa: E402
+    HANDLERS,
+    ROUND_TRIP,
+    build_kernel_library,
+    register_with_jax,
+    sample,
+)
 
 from rewriter.compile import compile_module, load  # noqa: E402
 
@@ -34,17 +44,37 @@ PROGRAMS = {
 }
 
 
+def pairs(got, expected):
+    """(got, expected) per result."""
+    return zip(got, expected, strict=True) if isinstance(expected, tuple) else [(got, expected)]
+
+
 def relative_error(got, expected) -> float:
     got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
     scale = np.maximum(np.abs(expected), np.finfo(np.float64).tiny)
     return float(np.max(np.abs(got - expected) / scale)) if expected.size else 0.0
 
 
+def call_microseconds(program, inputs, calls: int = 200) -> float:
+    """Median time of one call of ``program.main`` (numpy in and out included)."""
+    times = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        program.main(*inputs)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1e6
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="round-trip-"))
     kernels = build_kernel_library(work)
     register_with_jax(kernels)
-    print(f"{'program':20} {'compile s':>10} {'max rel err':>12}")
+    library_handle = ctypes.CDLL(str(kernels))
+    handlers = {t: jax.ffi.pycapsule(getattr(library_handle, s)) for t, s in HANDLERS.items()}
+    print(
+        f"{'program':20} {'compile s':>10} {'max rel err':>12} {'call us':>9}"
+        f" {'bridge err':>11} {'bridge us':>10}"
+    )
     worst = 0.0
     for name, (function_name, shapes) in PROGRAMS.items():
         module = sample(name)
@@ -54,9 +84,13 @@ def main() -> None:
             continue
         started = time.perf_counter()
         library = work / f"lib{name}.so"
-        compile_module((ROOT / "samples" / name / f"{name}.rewritten.mlir").read_text(), library)
+        rewritten = (ROOT / "samples" / name / f"{name}.rewritten.mlir").read_text()
+        compile_module(rewritten, library)
         seconds = time.perf_counter() - started
         program = load(library, kernels=[kernels])
+        bridge_library = work / f"lib{name}_bridge.so"
+        compile_module(rewritten, bridge_library, ffi_bridge=True)
+        bridged = load(bridge_library, ffi_handlers=handlers)
         rng = np.random.default_rng(0)
         inputs = [rng.normal(size=shape).astype(np.float32) for shape in shapes]
         if name == "attribute_kernel":
@@ -65,13 +99,15 @@ def main() -> None:
                 expected = jax.jit(function)(*inputs)
         else:
             expected = jax.jit(function)(*inputs)
-        got = program.main(*inputs)
-        pairs = (
-            zip(got, expected, strict=True) if isinstance(expected, tuple) else [(got, expected)]
+        error, bridge_error = (
+            max(relative_error(a, b) for a, b in pairs(path.main(*inputs), expected))
+            for path in (program, bridged)
         )
-        error = max(relative_error(a, b) for a, b in pairs)
-        worst = max(worst, error)
-        print(f"{name:20} {seconds:10.2f} {error:12.2e}")
+        worst = max(worst, error, bridge_error)
+        print(
+            f"{name:20} {seconds:10.2f} {error:12.2e} {call_microseconds(program, inputs):9.1f}"
+            f" {bridge_error:11.2e} {call_microseconds(bridged, inputs):10.1f}"
+        )
     print(f"{len(PROGRAMS)} programs; largest relative difference {worst:.2e}")
 
 
