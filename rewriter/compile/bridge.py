@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..abi import bridge_dir
-from ..ffi_adapters import adapters_source, externs_in
+from ..ffi_adapters import Extern, adapters_source, externs_in
 from ..ffi_facts import FactsError
 from .toolchain import ToolchainError
 
@@ -34,12 +34,19 @@ def xla_ffi_include_dir() -> str:
     return jax.ffi.include_dir()
 
 
-def bridge_sources(text: str, work: Path, origin: str = "") -> tuple[list[Path], list[str]]:
-    """Write the adapters for ``text`` into ``work``; the C sources and compiler flags."""
+def externs_of(text: str) -> list[Extern]:
+    """The externs of a rewritten module with their descriptions (ToolchainError if one is
+    malformed)."""
     try:
-        externs = externs_in(text)
+        return externs_in(text)
     except FactsError as error:
         raise ToolchainError(str(error)) from None
+
+
+def bridge_sources(
+    externs: list[Extern], work: Path, origin: str = ""
+) -> tuple[list[Path], list[str]]:
+    """Write the adapters of ``externs`` into ``work``; the C sources and compiler flags."""
     adapters = work / "ffi_adapters.c"
     adapters.write_text(adapters_source(externs, origin), encoding="utf-8")
     folder = bridge_dir()

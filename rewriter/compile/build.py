@@ -6,7 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .bridge import BRIDGE_EXPORTS, bridge_sources
+from .bridge import BRIDGE_EXPORTS, bridge_sources, externs_of
 from .entries import Entry, metadata_source, prepare
 from .toolchain import STAGES, ToolchainError, check_tools, link_shared_object, run_stage
 
@@ -48,9 +48,8 @@ def compile_module(
         metadata.write_text(metadata_source(entries), encoding="utf-8")
         inputs, flags, exports = [current, metadata], [], ()
         if ffi_bridge:
-            sources, flags = bridge_sources(
-                text, work, str(source) if isinstance(source, Path) else ""
-            )
+            origin = str(source) if isinstance(source, Path) else ""
+            sources, flags = bridge_sources(externs_of(text), work, origin)
             inputs += sources
             exports = BRIDGE_EXPORTS
         link_shared_object(inputs, Path(output), list(link or []), flags=flags, exports=exports)

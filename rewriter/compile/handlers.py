@@ -64,10 +64,47 @@ def handler_address(handler: object) -> int:
     )
 
 
+class Bridge:
+    """The host API of one loaded library that holds the bridge (abi/xla_ffi_bridge.h),
+    declared with ``BRIDGE_CDEF`` in ``ffi``."""
+
+    def __init__(self, ffi, library):
+        self.ffi = ffi
+        self.library = library
+
+    def take_error(self) -> str | None:
+        """This thread's first error since the last call, now cleared; None if none."""
+        message = self.library.rw_ffi_last_error()
+        if message == self.ffi.NULL:
+            return None
+        text = self.ffi.string(message).decode("utf-8", "replace")
+        self.library.rw_ffi_clear_error()
+        return text
+
+    def register(self, target: str, handler: object) -> None:
+        """Register ``handler`` (see ``handler_address``) for ``target``; a ValueError says
+        why the bridge refused it (its metadata probe)."""
+        address = self.ffi.cast("void *", handler_address(handler))
+        if self.library.rw_ffi_register_handler(target.encode(), address) != 0:
+            raise ValueError(
+                f"cannot register the XLA FFI handler for '{target}': {self.take_error()}"
+            )
+
+    def targets_without_handler(self) -> list[str]:
+        """The targets the adapters call that have no handler yet."""
+        missing = []
+        index = 0
+        while (target := self.library.rw_ffi_required_target(index)) != self.ffi.NULL:
+            if self.library.rw_ffi_handler_version(target) < 0:
+                missing.append(self.ffi.string(target).decode("utf-8", "replace"))
+            index += 1
+        return missing
+
+
 def register_handlers(
     ffi, library, path: str | Path, handlers: Mapping[str, object] | str | None, keep_alive
-) -> bool:
-    """Register ``handlers`` with the module's bridge; False if it has none.
+) -> Bridge | None:
+    """Register ``handlers`` with the module's bridge; None if the module has none.
 
     Raises LoadError for a module without a bridge given handlers, a handler that fails
     XLA's metadata probe, and every target the module calls that has no handler.
@@ -75,32 +112,26 @@ def register_handlers(
     from .loader import LoadError
 
     try:
-        required_target = library.rw_ffi_required_target
+        library.rw_ffi_required_target  # noqa: B018 (present only with --ffi-bridge)
     except AttributeError:
         if handlers:
             raise LoadError(
                 f"{path} was not compiled with --ffi-bridge; it calls no XLA FFI handlers"
             ) from None
-        return False
-    given = jaxlib_handlers() if handlers == "jaxlib" else dict(handlers or {})
+        return None
     if isinstance(handlers, str) and handlers != "jaxlib":
         raise ValueError(
             f"ffi_handlers is a mapping of targets to handlers or 'jaxlib', not {handlers!r}"
         )
+    given = jaxlib_handlers() if handlers == "jaxlib" else dict(handlers or {})
     keep_alive.extend(given.values())  # a capsule's library must stay loaded
+    bridge = Bridge(ffi, library)
     for target, handler in given.items():
-        address = handler_address(handler)
-        if library.rw_ffi_register_handler(target.encode(), ffi.cast("void *", address)) != 0:
-            message = ffi.string(library.rw_ffi_last_error()).decode("utf-8", "replace")
-            library.rw_ffi_clear_error()
-            raise LoadError(f"cannot register the XLA FFI handler for '{target}': {message}")
-    missing = []
-    index = 0
-    while (target := required_target(index)) != ffi.NULL:
-        name = ffi.string(target).decode("utf-8", "replace")
-        if library.rw_ffi_handler_version(target) < 0:
-            missing.append(name)
-        index += 1
+        try:
+            bridge.register(target, handler)
+        except ValueError as error:
+            raise LoadError(str(error)) from None
+    missing = bridge.targets_without_handler()
     if missing:
         raise LoadError(
             f"{path} calls the XLA FFI target{'s' if len(missing) > 1 else ''} "
@@ -108,4 +139,4 @@ def register_handlers(
             f"{'them' if len(missing) > 1 else 'it'}: load(..., ffi_handlers={{target: "
             "capsule}}), or ffi_handlers='jaxlib' for jaxlib's LAPACK kernels"
         )
-    return True
+    return bridge

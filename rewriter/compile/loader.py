@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
-from .handlers import BRIDGE_CDEF, HandlerError, register_handlers
+from .handlers import BRIDGE_CDEF, Bridge, HandlerError, register_handlers
 
 _DTYPES = {
     "f16": "float16",
@@ -157,18 +157,14 @@ def _declarations(entries: list[Entry]) -> str:
     return "\n".join(lines)
 
 
-def _callable(ffi, library, libc, entry: Entry, bridge: bool) -> Callable[..., object]:
+def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callable[..., object]:
     function = getattr(library, entry.c_symbol)
 
     def check_handlers() -> None:
         """Raise the first handler error of the call that just returned (this thread's)."""
-        if not bridge:
-            return
-        message = library.rw_ffi_last_error()
-        if message != ffi.NULL:
-            text = ffi.string(message).decode("utf-8", "replace")
-            library.rw_ffi_clear_error()
-            raise HandlerError(f"{entry.name}: {text}")
+        message = bridge.take_error() if bridge else None
+        if message is not None:
+            raise HandlerError(f"{entry.name}: {message}")
 
     def call(*arrays):
         if len(arrays) != len(entry.inputs):
@@ -180,7 +176,7 @@ def _callable(ffi, library, libc, entry: Entry, bridge: bool) -> Callable[..., o
             keep.append(prepared)
             arguments.append(_input_descriptor(ffi, prepared, keep))
         if bridge:
-            library.rw_ffi_clear_error()
+            bridge.take_error()  # a fresh start for this call's handlers
         if len(entry.results) > 1:
             results = ffi.new(f"rw_results_{entry.name} *")
             function(results, *arguments)

@@ -3,25 +3,24 @@
 The imports' ``rewriter.xla_ffi`` descriptions give the FFI adapters (rewriter.ffi_adapters):
 ``_mlir_ciface_S`` functions of the C contract that build an XLA FFI call frame and call
 the handler registered for the target. They are compiled with the bridge into a small
-shared library (clang), registered with the given handlers, and then serve the imports
-exactly like a C kernel (``KernelImport``): descriptors on the buffer views' memory. A
-handler's error is raised by the call as ``HandlerError`` with the handler's message.
+shared library (as ``--ffi-bridge`` does), registered with the given handlers, and then
+serve the imports exactly like a C kernel (``KernelImport``): descriptors on the buffer
+views' memory. A handler's error is raised by the call as ``HandlerError`` with its message.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..abi import bridge_dir
-from ..compile.bridge import xla_ffi_include_dir
-from ..compile.handlers import BRIDGE_CDEF, HandlerError, handler_address
-from ..compile.toolchain import LLVM_VERSION, find_tool
-from ..ffi_adapters import SCALAR_C_TYPES, Extern, adapters_source
-from ..ffi_facts import DTYPE_CODES, FactsError, parse_facts
+from ..compile.bridge import BRIDGE_EXPORTS, bridge_sources
+from ..compile.handlers import BRIDGE_CDEF, Bridge, HandlerError
+from ..compile.toolchain import link_shared_object
+from ..ffi_adapters import SCALAR_C_TYPES, Extern
+from ..ffi_facts import FactsError, parse_facts
 from .kernels import KernelImport
 from .signatures import ImportSignature
+from .values import dtype_of, tensor_type
 
 _ELEMENT_BY_SIZE = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "rw_c128"}
 
@@ -41,49 +40,27 @@ class FfiBridge:
     ):
         import cffi
 
-        externs = []
+        externs = {}
         for signature in signatures:
             if not signature.ffi_facts:
                 raise FactsError(
                     f"{signature.module}.{signature.name} has no rewriter.xla_ffi description "
                     "(a legacy custom call?): an XLA FFI handler cannot serve it"
                 )
-            externs.append(Extern(signature.name, parse_facts(signature.ffi_facts)))
-        self.externs = {extern.symbol: extern for extern in externs}
-        source = work / "ffi_adapters.c"
-        source.write_text(adapters_source(externs, "rewriter.iree"), encoding="utf-8")
+            externs[signature.name] = Extern(signature.name, parse_facts(signature.ffi_facts))
+        sources, flags = bridge_sources(list(externs.values()), work, "rewriter.iree")
         library = work / "libffi_bridge.so"
-        bridge = Path(bridge_dir())
-        command = [
-            find_tool(f"clang-{LLVM_VERSION}"), "-std=c11", "-O2", "-fPIC", "-shared",
-            f"-I{bridge}", f"-I{xla_ffi_include_dir()}",
-            str(source), str(bridge / "xla_ffi_bridge.c"), "-o", str(library),
-        ]  # fmt: skip
-        built = subprocess.run(command, capture_output=True, text=True)
-        if built.returncode != 0:
-            raise FactsError(f"cannot build the FFI adapters:\n{built.stderr.strip()}")
+        # The adapters are what cffi calls here, so they are exported with the host API.
+        exports = (*BRIDGE_EXPORTS, "_mlir_ciface_*")
+        link_shared_object(sources, library, [], flags=flags, exports=exports)
         self.ffi = cffi.FFI()
         self.ffi.cdef(BRIDGE_CDEF)
-        self.ffi.cdef(_declarations(signatures, self.externs))
+        self.ffi.cdef(_declarations(signatures, externs))
         self.library = self.ffi.dlopen(str(library))
+        self.bridge = Bridge(self.ffi, self.library)
         self.handlers = dict(handlers)  # capsules: their libraries must stay loaded
         for signature in signatures:
-            target = self.externs[signature.name].facts.target
-            address = handler_address(handlers[signature.name])
-            if self.library.rw_ffi_register_handler(
-                target.encode(), self.ffi.cast("void *", address)
-            ):
-                raise FactsError(
-                    f"cannot register the XLA FFI handler for '{target}': {self._take_error()}"
-                )
-
-    def _take_error(self) -> str | None:
-        message = self.library.rw_ffi_last_error()
-        if message == self.ffi.NULL:
-            return None
-        text = self.ffi.string(message).decode("utf-8", "replace")
-        self.library.rw_ffi_clear_error()
-        return text
+            self.bridge.register(externs[signature.name].facts.target, handlers[signature.name])
 
     def serve(self, signature: ImportSignature, device):
         """A callable for ``PyModuleInterface`` that calls the adapter of ``signature``."""
@@ -92,11 +69,11 @@ class FfiBridge:
         )
 
         def call(*arguments):
-            self.library.rw_ffi_clear_error()
+            self.bridge.take_error()  # a fresh start for this call's handler
             try:
                 returned = kernel(*arguments)
             finally:
-                message = self._take_error()
+                message = self.bridge.take_error()
             if message is not None:
                 raise HandlerError(message)
             return returned
@@ -111,8 +88,6 @@ def _declarations(signatures: Sequence[ImportSignature], externs: Mapping[str, E
     declared: set[str] = set()
 
     def descriptor(type_: str) -> str:
-        from .values import dtype_of, tensor_type
-
         dims, element = tensor_type(type_)
         c_type = _ELEMENT_BY_SIZE[dtype_of(element).itemsize]
         name = f"rw_d_{c_type}_{len(dims)}"
@@ -144,6 +119,5 @@ def _declarations(signatures: Sequence[ImportSignature], externs: Mapping[str, E
                 parameters.append(f"{descriptor(type_)} *")
             else:
                 parameters.append(SCALAR_C_TYPES[leaf.dtype])
-        assert all(leaf.dtype in DTYPE_CODES or leaf.kind == "string" for leaf in leaves)
         lines.append(f"void _mlir_ciface_{signature.name}({', '.join(parameters) or 'void'});")
     return "\n".join(lines)
