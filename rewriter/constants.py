@@ -54,6 +54,15 @@ def ffi_attributes(call: model.CustomCall) -> tuple[list[tuple[str, model.Attr]]
     return [], None
 
 
+def is_legacy_call(call: model.CustomCall) -> bool:
+    """A custom call of the legacy API: a string backend_config (even an empty one) and no
+    dictionary config. Its handler is no XLA FFI handler."""
+    configs = [call.attributes.get(key) for key in ("mhlo.backend_config", "backend_config")]
+    return not any(isinstance(c, model.DictAttr) for c in configs) and isinstance(
+        configs[1], model.StringAttr
+    )
+
+
 def attribute_operands(call: model.CustomCall) -> list[AttributeOperand]:
     """Every extra operand of ``call``, in contract order (rules 2 and 3)."""
     entries, legacy = ffi_attributes(call)

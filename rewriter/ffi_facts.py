@@ -75,6 +75,17 @@ def xla_dtype(element: str) -> str:
     raise FactsError(f"element type {element} has no XLA FFI dtype")
 
 
+def mlir_element(dtype: str) -> str:
+    """The inverse of ``xla_dtype``: ``u8`` -> ``ui8``, ``s32`` -> ``i32``, ``pred`` -> ``i1``."""
+    for element, name in _XLA_NAMES.items():
+        if name == dtype:
+            return element
+    match = re.fullmatch(r"(s|u)(8|16|32|64)", dtype)
+    if not match:
+        raise FactsError(f"{dtype} is no XLA FFI dtype")
+    return ("ui" if match.group(1) == "u" else "i") + match.group(2)
+
+
 @dataclass(frozen=True)
 class TensorFacts:
     dtype: str  # XLA name: "f32", "u8", "pred", ...

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .api import analyze
 from .constants import AttributeOperand
-from .ffi_facts import FactsError, leaf_paths, parse_facts
+from .ffi_adapters import SCALAR_C_TYPES
+from .ffi_facts import FactsError, leaf_paths, mlir_element, parse_facts
 from .naming import c_identifier, first_free
 from .typetext import closing_bracket, split_types
 
@@ -161,13 +162,6 @@ _DECLARATION = re.compile(
     r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = (\{.*\}))?\}[ \t]*\r?$",
     re.MULTILINE,
 )
-# XLA dtype names (rewriter.xla_ffi) -> the MLIR element types the C names follow.
-_MLIR_ELEMENTS = {
-    "pred": "i1", "s8": "i8", "s16": "i16", "s32": "i32", "s64": "i64",
-    "u8": "ui8", "u16": "ui16", "u32": "ui32", "u64": "ui64",
-    "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64",
-    "c64": "complex<f32>", "c128": "complex<f64>",
-}  # fmt: skip
 
 
 def _layout_notes(call) -> list[str]:
@@ -219,21 +213,21 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
         for index, (type_text, tensor) in enumerate(
             zip(parameter_types, facts.operands, strict=False)
         ):
-            element = _MLIR_ELEMENTS[tensor.dtype]
+            element = mlir_element(tensor.dtype)
             c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
             parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
         leaves = leaf_paths(facts.attributes)
         for type_text, (path, leaf) in zip(
             parameter_types[len(facts.operands) :], leaves, strict=True
         ):
-            element = "i8" if leaf.kind == "string" else _MLIR_ELEMENTS[leaf.dtype]
-            if type_text.startswith("tensor<"):
-                c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
+            if leaf.kind == "scalar":
+                c_type = SCALAR_C_TYPES[leaf.dtype]
             else:
-                c_type = _SCALARS[element]
+                element = "i8" if leaf.kind == "string" else mlir_element(leaf.dtype)
+                c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
             parameters.append(Parameter(_unique(path, used), c_type))
         result_types = [
-            descriptor_type(t, f"tensor<{_MLIR_ELEMENTS[r.dtype]}>")
+            descriptor_type(t, f"tensor<{mlir_element(r.dtype)}>")
             for t, r in zip(results, facts.results, strict=True)
         ]
         found.append(Prototype(symbol, facts.target, where, parameters, result_types))

@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from . import model
 from .abis import C_ABI, Abi
 from .calls import CallSyntaxError, parse_call
-from .constants import AttributeOperand, UnsupportedAttribute, attribute_operands
+from .constants import (
+    AttributeOperand,
+    UnsupportedAttribute,
+    attribute_operands,
+    is_legacy_call,
+)
 from .diagnostics import Diagnostic
 from .edits import Edit
 from .ffi_facts import ExternFacts, FactsError, facts_of_call
@@ -207,11 +212,8 @@ def _judge(
 
 
 def _ffi_facts(call: model.CustomCall, report: CallReport) -> ExternFacts | None:
-    configs = [call.attributes.get(key) for key in ("mhlo.backend_config", "backend_config")]
-    if not any(isinstance(c, model.DictAttr) for c in configs) and isinstance(
-        configs[1], model.StringAttr
-    ):
-        return None  # a legacy custom call: its handler is no XLA FFI handler
+    if is_legacy_call(call):
+        return None
     try:
         return facts_of_call(call, report.attributes, report.operand_perms, report.result_perms)
     except (FactsError, ValueError):  # no XLA dtype, or an odd indices_of_shape_operands
