@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .strings import encode_string
+
 DEFAULT_IREE_MODULE = "ffi"
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EIGHT_BYTE_SCALARS = ("i64", "f64")
@@ -91,7 +93,7 @@ class Abi:
         facts = f", {ffi_facts}" if ffi_facts else ""
         if self.kind == "c":
             return f"attributes {{llvm.emit_c_interface{facts}}}"
-        types = ", ".join(_mlir_string(t) for t in attribute_types)
+        types = ", ".join(encode_string(t) for t in attribute_types)
         indices = ", ".join(map(str, order))
         return (
             f"attributes {{rewriter.attribute_types = [{types}], "
@@ -100,13 +102,3 @@ class Abi:
 
 
 C_ABI = Abi()
-
-
-def _mlir_string(text: str) -> str:
-    """``text`` as an MLIR string literal (attribute types never need escapes, but quote
-    safely anyway)."""
-    escaped = "".join(
-        ch if ch.isprintable() and ch not in '"\\' else "".join(f"\\{b:02X}" for b in ch.encode())
-        for ch in text
-    )
-    return f'"{escaped}"'

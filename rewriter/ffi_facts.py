@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from . import model
 from .constants import AttributeOperand
+from .layouts import dense_integers
+from .strings import encode_string
 
 FACTS_ATTRIBUTE = "rewriter.xla_ffi"
 
@@ -162,23 +164,15 @@ class ExternFacts:
         ]
         if self.shape_operands:
             entries.append(("shape_operands", "[" + ", ".join(map(str, self.shape_operands)) + "]"))
-        entries.append(("target", _string(self.target)))
+        entries.append(("target", encode_string(self.target)))
         return f"{FACTS_ATTRIBUTE} = {_dictionary(entries)}"
 
     def leaves(self) -> list[AttributeFacts]:
         return [leaf for attribute in self.attributes for leaf in attribute.leaves()]
 
 
-def _string(value: str) -> str:
-    out = []
-    for byte in value.encode("utf-8"):
-        char = chr(byte)
-        out.append(char if 0x20 <= byte < 0x7F and char not in '"\\' else f"\\{byte:02X}")
-    return '"' + "".join(out) + '"'
-
-
 def _key(name: str) -> str:
-    return name if _BARE_KEY.fullmatch(name) else _string(name)
+    return name if _BARE_KEY.fullmatch(name) else encode_string(name)
 
 
 def _dictionary(entries) -> str:
@@ -186,7 +180,7 @@ def _dictionary(entries) -> str:
 
 
 def _list(items) -> str:
-    return "[" + ", ".join(_string(item) for item in items) + "]"
+    return "[" + ", ".join(encode_string(item) for item in items) + "]"
 
 
 # ---------------------------------------------------------------- from a call
@@ -229,12 +223,11 @@ def leaf_paths(
 
 def _shape_operands(call: model.CustomCall) -> tuple[int, ...]:
     indices = call.attributes.get("indices_of_shape_operands")
-    if not isinstance(indices, model.DenseAttr):
+    values = dense_integers(indices) if indices is not None else None
+    if not values:
         return ()
-    inner = indices.body[indices.body.index("<") + 1 : -1].strip().strip("[]")
     count = len(call.result_types)
-    values = [int(v) for v in inner.split(",") if v.strip()]
-    return tuple(values * count if len(values) == 1 and count > 1 else values)
+    return tuple(values * count if len(values) == 1 and count > 1 else values)  # a splat
 
 
 def _attribute_tree(attributes: Sequence[AttributeOperand]) -> tuple[AttributeFacts, ...]:
@@ -244,35 +237,36 @@ def _attribute_tree(attributes: Sequence[AttributeOperand]) -> tuple[AttributeFa
         node = root
         for key in attribute.keys[:-1]:
             node = node.setdefault(key, {})  # type: ignore[assignment]
-        node[attribute.keys[-1]] = _leaf(attribute)
+        node[attribute.keys[-1]] = attribute
     return _entries(root)
 
 
 def _entries(node: dict[str, object]) -> tuple[AttributeFacts, ...]:
-    out = []
-    for name, value in node.items():
-        if isinstance(value, dict):
-            out.append(AttributeFacts(name, "dict", entries=_entries(value)))
-        else:
-            assert isinstance(value, AttributeFacts)
-            out.append(AttributeFacts(name, value.kind, value.dtype, value.dims))
-    return tuple(out)
+    return tuple(
+        AttributeFacts(name, "dict", entries=_entries(value))
+        if isinstance(value, dict)
+        else _leaf(name, value)  # type: ignore[arg-type]
+        for name, value in node.items()
+    )
 
 
-def _leaf(attribute: AttributeOperand) -> AttributeFacts:
+def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
+    """What FFI makes of one attribute operand: a scalar, a flat array or a string."""
     source = attribute.source_type
     if source == "string":
-        return AttributeFacts("", "string")
+        return AttributeFacts(name, "string")
     if source.startswith("array<"):
-        count = int(attribute.type[len("tensor<") :].split("x")[0])
-        return AttributeFacts("", "array", xla_dtype(source[len("array<") : -1]), (count,))
+        # The operand is tensor<Nx...>: N elements of the array's own element type.
+        match = _STATIC_TENSOR.fullmatch(attribute.type)
+        count = int(match.group(1)[:-1]) if match else 0
+        return AttributeFacts(name, "array", xla_dtype(source[len("array<") : -1]), (count,))
     if source.startswith("tensor<"):
         match = _STATIC_TENSOR.fullmatch(source)
         if not match:
             raise FactsError(f"attribute type {source} is not a static tensor")
         dims = tuple(int(d) for d in match.group(1).split("x") if d)
-        return AttributeFacts("", "array", xla_dtype(match.group(2)), dims)
-    return AttributeFacts("", "scalar", xla_dtype(source))
+        return AttributeFacts(name, "array", xla_dtype(match.group(2)), dims)
+    return AttributeFacts(name, "scalar", xla_dtype(source))
 
 
 # ---------------------------------------------------------------- from a declaration

@@ -27,10 +27,12 @@ class LayoutError(Exception):
 Permutation = tuple[int, ...]
 
 
-def _minor_to_major(layout: model.Attr) -> list[int] | None:
-    if not isinstance(layout, model.DenseAttr):
+def dense_integers(attr: model.Attr) -> list[int] | None:
+    """The integers of a ``dense<...>`` attribute such as ``dense<[1, 0]>`` or ``dense<1>``
+    (a splat gives one value); None when it is not one."""
+    if not isinstance(attr, model.DenseAttr):
         return None
-    inner = layout.body[layout.body.index("<") + 1 : -1].replace(" ", "")
+    inner = attr.body[attr.body.index("<") + 1 : -1].replace(" ", "")
     if inner in ("", "[]"):
         return []
     try:
@@ -53,7 +55,7 @@ def permutations(call: model.CustomCall) -> tuple[list[Permutation], list[Permut
             if not isinstance(layouts, model.ListAttr) or len(layouts.items) != len(types):
                 raise LayoutError(layouts, f"custom call @{call.target} has malformed {name}")
             for index, (layout, type_) in enumerate(zip(layouts.items, types, strict=True)):
-                minor_to_major = _minor_to_major(layout)
+                minor_to_major = dense_integers(layout)
                 rank = len(type_.dims)
                 if rank == 1 and minor_to_major in ([0], None) and _is_splat_zero(layout):
                     minor_to_major = [0]

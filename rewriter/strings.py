@@ -1,4 +1,4 @@
-"""MLIR string literals: decoding escapes exactly, as MLIR's lexer does."""
+"""MLIR string literals: decoding escapes exactly, as MLIR's lexer does, and writing them."""
 
 from __future__ import annotations
 
@@ -22,3 +22,14 @@ def decode_string(literal: str) -> bytes:
         position = match.end()
     out += body[position:].encode("utf-8")
     return bytes(out)
+
+
+def encode_string(value: str) -> str:
+    """``value`` as a quoted MLIR string: printable ASCII verbatim, every other byte of its
+    UTF-8 (quotes and backslashes included) as a ``\\XX`` escape; ``decode_string``
+    reads it back exactly."""
+    out = []
+    for byte in value.encode("utf-8"):
+        char = chr(byte)
+        out.append(char if 0x20 <= byte < 0x7F and char not in '"\\' else f"\\{byte:02X}")
+    return '"' + "".join(out) + '"'
