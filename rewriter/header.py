@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .api import analyze
 from .constants import AttributeOperand
-from .ffi_adapters import SCALAR_C_TYPES
-from .ffi_facts import FactsError, leaf_paths, mlir_element, parse_facts
+from .ffi_adapters import SCALAR_C_TYPES, externs_in
+from .ffi_facts import FactsError, leaf_paths, mlir_element
 from .naming import c_identifier, first_free
 from .typetext import closing_bracket, split_types
 
@@ -159,7 +159,7 @@ def prototypes(
 
 _DECLARATION = re.compile(
     r"^[ \t]*func\.func private @([A-Za-z_][A-Za-z0-9_]*)\((.*) "
-    r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = (\{.*\}))?\}[ \t]*\r?$",
+    r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = \{.*\})?\}[ \t]*\r?$",
     re.MULTILINE,
 )
 
@@ -193,9 +193,13 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
     target, attribute names, signedness); without one, names are ``argN`` and integers
     signed (the same ABI).
     """
+    try:
+        descriptions = {extern.symbol: extern.facts for extern in externs_in(text)}
+    except FactsError:  # a damaged description: the declarations alone still give the ABI
+        descriptions = {}
     found = []
     for match in _DECLARATION.finditer(text):
-        symbol, rest, facts_text = match.groups()
+        symbol, rest = match.groups()
         close = closing_bracket(rest)
         parameter_types = [
             re.sub(r"\s*\{.*\}$", "", parameter) for parameter in split_types(rest[:close])
@@ -204,7 +208,9 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
         results = split_types(results_text) if results_text else []
         line = text.count("\n", 0, match.start()) + 1
         where = f"{filename}:{line}:1"
-        facts = _facts(facts_text, len(parameter_types), len(results))
+        facts = descriptions.get(symbol)
+        if facts and not _fits(facts, len(parameter_types), len(results)):
+            facts = None
         if facts is None:
             found.append(_rebuilt_without_facts(symbol, where, parameter_types, results))
             continue
@@ -234,19 +240,12 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
     return found
 
 
-def _facts(text: str | None, parameter_count: int, result_count: int):
-    """The extern's description, if it has one that fits its signature."""
-    if text is None:
-        return None
-    try:
-        facts = parse_facts(text)
-    except FactsError:
-        return None
-    fits = (
+def _fits(facts, parameter_count: int, result_count: int) -> bool:
+    """Whether a description matches its declaration's signature (hand edits may differ)."""
+    return (
         len(facts.operands) + len(facts.leaves()) == parameter_count
         and len(facts.results) == result_count
     )
-    return facts if fits else None
 
 
 def _rebuilt_without_facts(
