@@ -17,7 +17,7 @@ _DEPTH_TOKEN = re.compile(STRING + r"|//[^\n]*|->|[()\[\]{}<>\n]")
 _MAX_CONTINUATION_LINES = 64
 
 
-def _statement_end(text: str, start: int, after: int) -> int:
+def statement_end(text: str, start: int, after: int) -> int:
     """Offset of the first newline after ``after`` outside brackets opened since ``start``."""
     depth = 0
     for match in _DEPTH_TOKEN.finditer(text, start):
@@ -39,7 +39,7 @@ def parse_call(source: Source, scan: Scan, site: CallSite) -> model.CustomCall:
 
     end = site.keyword
     for _ in range(_MAX_CONTINUATION_LINES):
-        end = _statement_end(source.text, site.statement, end)
+        end = statement_end(source.text, site.statement, end)
         piece = source.text[site.statement : end]
         try:
             tree = parser().parse(piece, start="custom_call_stmt")

@@ -19,7 +19,7 @@ from .api import analyze
 from .constants import AttributeOperand
 from .ffi_adapters import SCALAR_C_TYPES, externs_in
 from .ffi_facts import FactsError, leaf_paths, mlir_element
-from .naming import c_identifier, first_free
+from .naming import NamePool, c_identifier
 from .typetext import closing_bracket, split_types
 
 _SCALARS = {
@@ -98,9 +98,9 @@ def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
     return f"rw_memref_{c_identifier(element)}_{rank}d"
 
 
-def _unique(name: str, used: set[str]) -> str:
+def _unique(name: str, used: NamePool) -> str:
     base = c_identifier(name)
-    return first_free(base + "_" if base in _C_KEYWORDS else base, used)
+    return used.claim(base + "_" if base in _C_KEYWORDS else base)
 
 
 def attribute_c_type(attribute: AttributeOperand) -> str:
@@ -137,7 +137,7 @@ def prototypes(
         symbol = (call.symbol or "")[len(prefix) :]
         if call.status != "rewritten" or symbol in found:
             continue
-        used: set[str] = set()
+        used = NamePool()
         parameters = [
             Parameter(_unique(f"arg{i}", used), descriptor_type(t) + " *")
             for i, t in enumerate(call.extern_operand_types)
@@ -214,7 +214,7 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
         if facts is None:
             found.append(_rebuilt_without_facts(symbol, where, parameter_types, results))
             continue
-        used: set[str] = set()
+        used = NamePool()
         parameters = []
         for index, (type_text, tensor) in enumerate(
             zip(parameter_types, facts.operands, strict=False)
@@ -251,7 +251,7 @@ def _fits(facts, parameter_count: int, result_count: int) -> bool:
 def _rebuilt_without_facts(
     symbol: str, where: str, parameter_types: list[str], results: list[str]
 ) -> Prototype:
-    used: set[str] = set()
+    used = NamePool()
     parameters = []
     for index, type_text in enumerate(parameter_types):
         if type_text.startswith("tensor<"):

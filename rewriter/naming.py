@@ -3,20 +3,39 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_C = re.compile(r"[^A-Za-z0-9_]")
 _NOT_SSA = re.compile(r"[^A-Za-z0-9_$\-]")
 
 
-def first_free(base: str, taken: set[str]) -> str:
-    """``base``, or ``base_1``, ``base_2``, ... whichever is not taken yet; now taken."""
-    name, counter = base, 0
-    while name in taken:
-        counter += 1
-        name = f"{base}_{counter}"
-    taken.add(name)
-    return name
+class NamePool:
+    """Names handed out as ``base``, ``base_1``, ``base_2``, ...: the first not taken yet.
+
+    Taken names only ever grow, so every candidate a search has passed stays taken, and
+    the next search for the same base starts where the last one stopped: handing out n
+    names costs O(n) in all (plus the names already in the file), not O(n^2).
+    """
+
+    def __init__(self, taken: Iterable[str] = ()):
+        self.taken = set(taken)
+        self._next_suffix: dict[str, int] = {}
+
+    def claim(self, base: str) -> str:
+        """The first of ``base``, ``base_1``, ... not taken yet; now taken."""
+        counter = self._next_suffix.get(base, 0)
+        name = f"{base}_{counter}" if counter else base
+        while name in self.taken:
+            counter += 1
+            name = f"{base}_{counter}"
+        self._next_suffix[base] = counter + 1
+        self.taken.add(name)
+        return name
+
+    def add(self, name: str) -> None:
+        """Mark ``name`` taken without handing it out."""
+        self.taken.add(name)
 
 
 def c_identifier(target: str) -> str:
@@ -44,7 +63,9 @@ class SymbolNamer:
         self.reserved = {
             t for t in targets if _C_IDENTIFIER.fullmatch(t) and prefix + t not in existing
         }
-        self.taken = set(existing) | {prefix + t for t in self.reserved}
+        self.pool = NamePool(existing)
+        for target in self.reserved:
+            self.pool.add(prefix + target)
         self.assigned: dict[tuple[str, str], str] = {}
 
     def name(self, target: str, signature: str) -> tuple[str, str | None]:
@@ -58,13 +79,13 @@ class SymbolNamer:
             self.assigned[key] = self.prefix + target
             return self.prefix + target, None
         base = target if _C_IDENTIFIER.fullmatch(target) else c_identifier(target)
-        name = first_free(self.prefix + base, self.taken)
+        name = self.pool.claim(self.prefix + base)
         self.assigned[key] = name
         return name, None if name == self.prefix + target else self._why(target, name)
 
     def fresh(self, base: str) -> str:
         """A new symbol name (for helper functions), clashing with nothing."""
-        return first_free(base, self.taken)
+        return self.pool.claim(base)
 
     def _why(self, target: str, name: str) -> str:
         if not _C_IDENTIFIER.fullmatch(target):
@@ -81,10 +102,10 @@ class ValueNamer:
     """SSA names unique in the whole file, derived from the attribute name."""
 
     def __init__(self, existing: set[str]):
-        self.taken = set(existing)
+        self.pool = NamePool(existing)
 
     def fresh(self, hint: str) -> str:
         base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
         if base[0].isdigit():
             base = "_" + base
-        return "%" + first_free(base, self.taken)
+        return "%" + self.pool.claim(base)

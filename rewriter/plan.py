@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from . import model
 from .abis import C_ABI, Abi
-from .calls import CallSyntaxError, parse_call
+from .call_shapes import CallShapes, CallSyntaxError, PlacedCall
 from .constants import (
     AttributeOperand,
     UnsupportedAttribute,
@@ -78,28 +78,41 @@ def plan_rewrite(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
     abi: Abi = C_ABI,
+    *,
+    reuse_shapes: bool = True,
 ) -> Plan:
     """Decide about every custom call the scan found and collect the edits.
 
     Two passes: first every call is parsed and judged, so that naming (rule 5) knows all
     targets before it hands out names; then the edits are made in file order. ``abi``
-    says how externs are named, ordered and declared.
+    says how externs are named, ordered and declared. Statements of one shape are parsed
+    and judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
     """
     plan = Plan()
-    selected: list[tuple[model.CustomCall, CallReport]] = []
+
+    def judge(text: Source, call: model.CustomCall) -> tuple[CallReport, list[Diagnostic]]:
+        errors: list[Diagnostic] = []
+        report = _judge(text, call, targets, skip, errors)
+        if report.status == "rewritten":
+            report.parameter_order = abi.order(_contract_parameters(report))
+        return report, errors
+
+    shapes = CallShapes(source, scan, judge, reuse=reuse_shapes)
+    selected: list[PlacedCall] = []
     for site in scan.calls:
         try:
-            call = parse_call(source, scan, site)
+            placed, errors = shapes.place(site)
         except CallSyntaxError as error:
             plan.errors.append(error.diagnostic)
             continue
-        report = _judge(source, call, targets, skip, plan)
-        plan.reports.append(report)
-        if report.status == "rewritten":
-            report.parameter_order = abi.order(_contract_parameters(report))
-            selected.append((call, report))
+        plan.errors.extend(errors)
+        plan.reports.append(placed.report)
+        if placed.report.status == "rewritten":
+            selected.append(placed)
 
-    symbols = SymbolNamer(scan.symbols, [call.target for call, _ in selected], abi.prefix)
+    symbols = SymbolNamer(
+        scan.symbols, [placed.shape.call.target for placed in selected], abi.prefix
+    )
     values = ValueNamer(scan.values)
     first_break = source.text.find("\n")  # new lines end like the file's first line
     newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
@@ -107,35 +120,38 @@ def plan_rewrite(
     declarations: dict[int, dict[str, str | Wrapper]] = {}
     wrappers: dict[tuple[object, ...], str] = {}
     facts_by_symbol: dict[tuple[int, str], ExternFacts | None] = {}
-    for call, report in selected:
-        symbol, why = symbols.name(call.target, _extern_type(report))
+    for placed in selected:
+        call, report = placed.shape.call, placed.report
+        extern_type = _extern_type(report)
+        symbol, why = symbols.name(call.target, extern_type)
         if why:
             message = (
                 f"custom call target '{call.target}' becomes extern @{symbol} "
                 f"({abi.describe(symbol)}): {why}"
             )
             plan.warnings.append(
-                Diagnostic.at(source, call.target_span.start, message, severity="warning")
+                Diagnostic.at(source, placed.target_start, message, severity="warning")
             )
         report.symbol = symbol
-        module_declarations = declarations.setdefault(call.module, {})
-        module_declarations.setdefault(symbol, _declaration(report, symbol, abi))
-        first_facts = facts_by_symbol.setdefault((call.module, symbol), report.ffi_facts)
-        if first_facts != report.ffi_facts:
+        module_declarations = declarations.setdefault(placed.module, {})
+        if symbol not in module_declarations:
+            module_declarations[symbol] = _declaration(report, symbol, abi)
+        first_facts = facts_by_symbol.setdefault((placed.module, symbol), report.ffi_facts)
+        if first_facts is not report.ffi_facts and first_facts != report.ffi_facts:
             message = (
                 f"this call of @{call.target} shares extern @{symbol} with an earlier call "
                 "but differs from it in what an XLA FFI handler sees (attribute names, "
                 "signedness, layouts or shapes); FFI adapters follow the first call"
             )
             plan.warnings.append(
-                Diagnostic.at(source, call.target_span.start, message, severity="warning")
+                Diagnostic.at(source, placed.target_start, message, severity="warning")
             )
         callee = symbol
         if not all(map(is_identity, (*report.operand_perms, *report.result_perms))):
             key = (
-                call.module,
+                placed.module,
                 symbol,
-                _extern_type(report),
+                extern_type,
                 _logical_type(call, report),
                 report.operand_perms,
                 report.result_perms,
@@ -155,8 +171,8 @@ def plan_rewrite(
             callee = report.wrapper = wrappers[key]
         # The wrapper takes the contract order and reorders for the extern itself.
         order = () if report.wrapper else report.parameter_order
-        replacement = _replacement(call, report.attributes, callee, values, newline, order)
-        plan.edits.append(Edit(call.span.start, call.span.end, replacement))
+        replacement = _replacement(placed, callee, values, newline, order)
+        plan.edits.append(Edit(placed.start, placed.end, replacement))
     for module_index, decls in declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
     return plan
@@ -167,9 +183,9 @@ def _judge(
     call: model.CustomCall,
     targets: Sequence[str] | None,
     skip: Sequence[str] | None,
-    plan: Plan,
+    errors: list[Diagnostic],
 ) -> CallReport:
-    """Rules 6 and 7 and the attribute conversion for one call; errors go to ``plan``."""
+    """Rules 6 and 7 and the attribute conversion for one call; errors go to ``errors``."""
     line, column = source.line_col(call.span.start)
     report = CallReport(
         source.filename,
@@ -198,7 +214,7 @@ def _judge(
     if problem is not None:
         offset, message = problem
         report.status, report.reason = "error", message
-        plan.errors.append(Diagnostic.at(source, offset, message))
+        errors.append(Diagnostic.at(source, offset, message))
     else:
         report.status = "rewritten"
         report.extern_operand_types = tuple(
@@ -267,14 +283,14 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
 
 
 def _replacement(
-    call: model.CustomCall,
-    attributes: Sequence[AttributeOperand],
+    placed: PlacedCall,
     symbol: str,
     values: ValueNamer,
     newline: str = "\n",
     order: Sequence[int] = (),
 ) -> str:
-    location = f" {call.location}" if call.location else ""
+    call, attributes = placed.shape.call, placed.report.attributes
+    location = f" {placed.location}" if placed.location else ""
     lines: list[str] = []
     names: list[str] = []
     for attribute in attributes:
@@ -287,8 +303,8 @@ def _replacement(
             lines.append(f"{bits} = arith.bitcast {name} : {cast}{location}")
             name = bits
         names.append(name)
-    results = f"{call.results} = " if call.results else ""
-    arguments = ", ".join(reorder([*call.operands, *names], order))
+    results = f"{placed.results} = " if placed.results else ""
+    arguments = ", ".join(reorder([*placed.operands, *names], order))
     types = ", ".join(reorder(_operand_types(call, attributes), order))
     lines.append(
         f"{results}func.call @{symbol}({arguments}) : ({types}) -> {call.results_text}{location}"
