@@ -103,9 +103,13 @@ class ValueNamer:
 
     def __init__(self, existing: set[str]):
         self.pool = NamePool(existing)
+        self._bases: dict[str, str] = {}  # hint -> base name; a few hints recur in every call
 
     def fresh(self, hint: str) -> str:
-        base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
-        if base[0].isdigit():
-            base = "_" + base
+        base = self._bases.get(hint)
+        if base is None:
+            base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
+            if base[0].isdigit():
+                base = "_" + base
+            self._bases[hint] = base
         return "%" + self.pool.claim(base)

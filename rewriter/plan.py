@@ -90,14 +90,19 @@ def plan_rewrite(
     """
     plan = Plan()
 
-    def judge(text: Source, call: model.CustomCall) -> tuple[CallReport, list[Diagnostic]]:
+    def judge(
+        text: Source, call: model.CustomCall, reason: str | None
+    ) -> tuple[CallReport, list[Diagnostic]]:
         errors: list[Diagnostic] = []
-        report = _judge(text, call, targets, skip, errors)
+        report = _judge(text, call, reason, errors)
         if report.status == "rewritten":
             report.parameter_order = abi.order(_contract_parameters(report))
         return report, errors
 
-    shapes = CallShapes(source, scan, judge, reuse=reuse_shapes)
+    def select(call: model.CustomCall, target: str) -> str | None:
+        return skip_reason(call, targets, skip, target)
+
+    shapes = CallShapes(source, scan, judge, select, reuse=reuse_shapes)
     selected: list[PlacedCall] = []
     for site in scan.calls:
         try:
@@ -110,9 +115,7 @@ def plan_rewrite(
         if placed.report.status == "rewritten":
             selected.append(placed)
 
-    symbols = SymbolNamer(
-        scan.symbols, [placed.shape.call.target for placed in selected], abi.prefix
-    )
+    symbols = SymbolNamer(scan.symbols, [placed.target for placed in selected], abi.prefix)
     values = ValueNamer(scan.values)
     first_break = source.text.find("\n")  # new lines end like the file's first line
     newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
@@ -121,12 +124,15 @@ def plan_rewrite(
     wrappers: dict[tuple[object, ...], str] = {}
     facts_by_symbol: dict[tuple[int, str], ExternFacts | None] = {}
     for placed in selected:
-        call, report = placed.shape.call, placed.report
-        extern_type = _extern_type(report)
-        symbol, why = symbols.name(call.target, extern_type)
+        call, report = placed.call, placed.report
+        memo = placed.shape.memo if placed.shape is not None else {}
+        if "extern_type" not in memo:
+            memo["extern_type"] = _extern_type(report)
+        extern_type = memo["extern_type"]
+        symbol, why = symbols.name(placed.target, extern_type)
         if why:
             message = (
-                f"custom call target '{call.target}' becomes extern @{symbol} "
+                f"custom call target '{placed.target}' becomes extern @{symbol} "
                 f"({abi.describe(symbol)}): {why}"
             )
             plan.warnings.append(
@@ -139,7 +145,7 @@ def plan_rewrite(
         first_facts = facts_by_symbol.setdefault((placed.module, symbol), report.ffi_facts)
         if first_facts is not report.ffi_facts and first_facts != report.ffi_facts:
             message = (
-                f"this call of @{call.target} shares extern @{symbol} with an earlier call "
+                f"this call of @{placed.target} shares extern @{symbol} with an earlier call "
                 "but differs from it in what an XLA FFI handler sees (attribute names, "
                 "signedness, layouts or shapes); FFI adapters follow the first call"
             )
@@ -147,7 +153,9 @@ def plan_rewrite(
                 Diagnostic.at(source, placed.target_start, message, severity="warning")
             )
         callee = symbol
-        if not all(map(is_identity, (*report.operand_perms, *report.result_perms))):
+        if "identity" not in memo:
+            memo["identity"] = all(map(is_identity, (*report.operand_perms, *report.result_perms)))
+        if not memo["identity"]:
             key = (
                 placed.module,
                 symbol,
@@ -171,8 +179,12 @@ def plan_rewrite(
             callee = report.wrapper = wrappers[key]
         # The wrapper takes the contract order and reorders for the extern itself.
         order = () if report.wrapper else report.parameter_order
-        replacement = _replacement(placed, callee, values, newline, order)
-        plan.edits.append(Edit(placed.start, placed.end, replacement))
+        form = memo.get(("replacement", order))
+        if form is None:
+            form = memo["replacement", order] = replacement_form(
+                call, report.attributes, newline, order
+            )
+        plan.edits.append(Edit(placed.start, placed.end, form.text(placed, callee, values)))
     for module_index, decls in declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
     return plan
@@ -181,11 +193,11 @@ def plan_rewrite(
 def _judge(
     source: Source,
     call: model.CustomCall,
-    targets: Sequence[str] | None,
-    skip: Sequence[str] | None,
+    reason: str | None,
     errors: list[Diagnostic],
 ) -> CallReport:
-    """Rules 6 and 7 and the attribute conversion for one call; errors go to ``errors``."""
+    """Rule 7 and the attribute conversion for one call that rule 6 selected (``reason``
+    None), or the report of one it leaves alone; errors go to ``errors``."""
     line, column = source.line_col(call.span.start)
     report = CallReport(
         source.filename,
@@ -196,7 +208,7 @@ def _judge(
         tuple(t.text for t in call.result_types),
         (),
         None,
-        skip_reason(call, targets, skip),
+        reason,
         "left alone",
     )
     if report.reason:
@@ -282,34 +294,60 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
     return f"({', '.join(_operand_types(call, report.attributes))}) -> {call.results_text}"
 
 
-def _replacement(
-    placed: PlacedCall,
-    symbol: str,
-    values: ValueNamer,
+@dataclass(frozen=True)
+class ReplacementForm:
+    """The text that replaces a call, as a ``str.format`` pattern: everything a statement
+    shape fixes is written in, what each call has of its own is a field (``res``: the
+    result binding, ``callee``, ``loc``: the location, ``o[i]``: operands, ``v[i]``:
+    attribute values, ``n[k]``: the fresh names of the constants, in ``hints`` order)."""
+
+    pattern: str
+    hints: tuple[str, ...]  # what each fresh name is named after, in the order asked
+
+    def text(self, placed: PlacedCall, callee: str, values: ValueNamer) -> str:
+        return self.pattern.format(
+            res=f"{placed.results} = " if placed.results else "",
+            callee=callee,
+            loc=f" {placed.location}" if placed.location else "",
+            o=placed.operands,
+            v=[attribute.value for attribute in placed.report.attributes],
+            n=[values.fresh(hint) for hint in self.hints],
+        )
+
+
+def _escaped(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def replacement_form(
+    call: model.CustomCall,
+    attributes: Sequence[AttributeOperand],
     newline: str = "\n",
     order: Sequence[int] = (),
-) -> str:
-    call, attributes = placed.shape.call, placed.report.attributes
-    location = f" {placed.location}" if placed.location else ""
+) -> ReplacementForm:
+    """The replacement of a call of this shape: one constant (and a bitcast for f16/bf16)
+    per attribute, then the ``func.call`` with the arguments in ``order``."""
     lines: list[str] = []
     names: list[str] = []
-    for attribute in attributes:
-        name = values.fresh(attribute.path)
-        typed = f" : {attribute.constant_type}" if attribute.constant_type else ""
-        lines.append(f"{name} = arith.constant {attribute.value}{typed}{location}")
+    hints: list[str] = []
+    for index, attribute in enumerate(attributes):
+        name = f"{{n[{len(hints)}]}}"
+        hints.append(attribute.path)
+        typed = f" : {_escaped(attribute.constant_type)}" if attribute.constant_type else ""
+        lines.append(f"{name} = arith.constant {{v[{index}]}}{typed}{{loc}}")
         if attribute.constant_type and attribute.constant_type != attribute.type:
-            bits = values.fresh(attribute.path + "_bits")
-            cast = f"{attribute.constant_type} to {attribute.type}"
-            lines.append(f"{bits} = arith.bitcast {name} : {cast}{location}")
+            bits = f"{{n[{len(hints)}]}}"
+            hints.append(attribute.path + "_bits")
+            cast = _escaped(f"{attribute.constant_type} to {attribute.type}")
+            lines.append(f"{bits} = arith.bitcast {name} : {cast}{{loc}}")
             name = bits
         names.append(name)
-    results = f"{placed.results} = " if placed.results else ""
-    arguments = ", ".join(reorder([*placed.operands, *names], order))
-    types = ", ".join(reorder(_operand_types(call, attributes), order))
-    lines.append(
-        f"{results}func.call @{symbol}({arguments}) : ({types}) -> {call.results_text}{location}"
-    )
-    return (newline + call.indent).join(lines)
+    operands = [f"{{o[{index}]}}" for index in range(len(call.operands))]
+    arguments = ", ".join(reorder([*operands, *names], order))
+    types = _escaped(", ".join(reorder(_operand_types(call, attributes), order)))
+    results = _escaped(call.results_text)
+    lines.append(f"{{res}}func.call @{{callee}}({arguments}) : ({types}) -> {results}{{loc}}")
+    return ReplacementForm(_escaped(newline + call.indent).join(lines), tuple(hints))
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:

@@ -68,6 +68,9 @@ class Scan:
 
     def module_of(self, offset: int) -> int:
         """Index of the innermost module body holding ``offset``, or -1."""
+        if len(self.modules) == 1:  # an export: one module
+            body = self.modules[0]
+            return 0 if body.open < offset < body.close else -1
         best = -1
         for index, body in enumerate(self.modules):
             if body.open < offset < body.close:

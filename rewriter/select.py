@@ -69,16 +69,21 @@ def compiler_meaning(target: str) -> str | None:
 
 
 def skip_reason(
-    call: model.CustomCall, targets: Sequence[str] | None, skip: Sequence[str] | None
+    call: model.CustomCall,
+    targets: Sequence[str] | None,
+    skip: Sequence[str] | None,
+    target: str | None = None,
 ) -> str | None:
-    """Why ``call`` is left alone, or None when it is rewritten."""
-    reason = compiler_meaning(call.target)
+    """Why ``call`` (called with ``target``, its own by default) is left alone, or None
+    when it is rewritten."""
+    target = call.target if target is None else target
+    reason = compiler_meaning(target)
     if reason:
         return f"target carries compiler meaning ({reason})"
     if call.attributes.get("called_computations") is not None:
         return "the call has called_computations"
-    if targets and not any(fnmatchcase(call.target, pattern) for pattern in targets):
+    if targets and not any(fnmatchcase(target, pattern) for pattern in targets):
         return "not matched by --target"
-    if skip and any(fnmatchcase(call.target, pattern) for pattern in skip):
+    if skip and any(fnmatchcase(target, pattern) for pattern in skip):
         return "matched by --skip"
     return None

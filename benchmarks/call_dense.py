@@ -1,0 +1,138 @@
+"""Speed and memory of the rewrite on call-dense exports, against jaxlib's C++ parser.
+
+``python benchmarks/make_call_dense.py`` first (``--large`` adds the 70k-call export),
+then ``python benchmarks/call_dense.py [CORPUS_DIR] [--modes] [--repeats N]``.
+
+For every file: the median of N runs (default 3) of ``rewriter.rewrite`` and of jaxlib's
+``ir.Module.parse`` + ``get_asm(enable_debug_info=True)`` in this process, their ratio
+(jaxlib's time over ours: above 1.0 the rewrite is faster), and the rewrite's peak Python
+memory (tracemalloc) against the limit 3 x input + 100 MB. Then, per shape, the growth of
+the time from each call count to 4x as many (at most 4.4x is linear). ``--modes`` also
+times the CLI's other modes in this process (``--list``, ``--list --format json``,
+``--check``, ``--validate``, ``--emit-header``, ``--emit-ffi-adapters``, ``--abi iree``),
+each as a multiple of the plain rewrite's time through the same CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import io
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import rewriter  # noqa: E402
+from rewriter import cli  # noqa: E402
+
+MODES = {
+    "list": ["--list"],
+    "json": ["--list", "--format", "json"],
+    "check": ["--check"],
+    "validate": ["--validate", "-o", "{out}.mlir"],
+    "header": ["--emit-header", "{out}.h"],
+    "adapters": ["--emit-ffi-adapters", "{out}.c"],
+    "iree": ["--abi", "iree", "-o", "{out}.mlir"],
+}
+
+
+def median_seconds(action: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def jaxlib_parse_and_print(text: str) -> Callable[[], None]:
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    context = mlir.make_ir_context()
+
+    def run() -> None:
+        ir.Module.parse(text, context=context).operation.get_asm(enable_debug_info=True)
+
+    return run
+
+
+def peak_megabytes(action: Callable[[], object]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    action()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 1e6
+
+
+def run_cli(arguments: list[str]) -> None:
+    """``python -m rewriter ARGUMENTS`` in this process, its output thrown away."""
+    sink = io.TextIOWrapper(open(os.devnull, "wb"))
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        code = cli.main(arguments)
+    sink.close()
+    if code not in (0, 1):
+        raise RuntimeError(f"rewriter {' '.join(arguments)} exited with {code}")
+
+
+def order(path: Path) -> tuple[str, int]:
+    shape, _, count = path.stem.rpartition("_")
+    return (shape, int(count)) if count.isdigit() else (path.stem, 0)
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("corpus", nargs="?", default=str(ROOT / "benchmarks/corpus/calls"))
+    options.add_argument("--modes", action="store_true", help="also time the CLI's modes")
+    options.add_argument("--repeats", type=int, default=3)
+    arguments = options.parse_args()
+    files = sorted(Path(arguments.corpus).glob("*.mlir"), key=order)
+    rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
+    print(
+        f"{'file':24} {'calls':>6} {'MB':>5} {'rewrite s':>9} {'jaxlib s':>8} {'ratio':>6} "
+        f"{'peak MB':>7} {'limit':>5}" + "".join(f" {mode:>8}" for mode in MODES if arguments.modes)
+    )
+    times: dict[tuple[str, int], float] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for path in files:
+            text = path.read_text()
+            megabytes = len(text.encode()) / 1e6
+            calls = len(re.findall(r"stablehlo\.custom_call", text))
+            repeats = 1 if megabytes > 20 else arguments.repeats
+            ours = median_seconds(lambda text=text: rewriter.rewrite(text), repeats)
+            theirs = median_seconds(jaxlib_parse_and_print(text), repeats)
+            peak = peak_megabytes(lambda text=text: rewriter.rewrite(text))
+            times[order(path)] = ours
+            row = (
+                f"{path.stem:24} {calls:6} {megabytes:5.1f} {ours:9.3f} {theirs:8.3f} "
+                f"{theirs / ours:6.2f} {peak:7.0f} {3 * megabytes + 100:5.0f}"
+            )
+            if arguments.modes:
+                out = str(Path(scratch) / path.stem)
+                plain = median_seconds(
+                    lambda: run_cli([str(path), "-o", out + ".plain.mlir"]), repeats
+                )
+                for flags in MODES.values():
+                    command = [str(path), *(flag.format(out=out) for flag in flags)]
+                    row += f" {median_seconds(lambda c=command: run_cli(c), repeats) / plain:7.2f}x"
+            print(row, flush=True)
+    print("growth for 4x the calls (linear: at most 4.4x):")
+    for (shape, count), seconds in sorted(times.items()):
+        if (shape, 4 * count) in times:
+            print(f"  {shape} {count} -> {4 * count}: {times[shape, 4 * count] / seconds:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
