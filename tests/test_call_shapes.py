@@ -1,0 +1,212 @@
+"""Statement shapes (rewriter/call_shapes.py): reusing a shape's parse gives exactly what
+parsing every statement with lark gives.
+
+The exports in tests/data/call_dense/ were made by
+``python benchmarks/make_call_dense.py tests/data/call_dense --calls 48``: every shape of the
+call-dense benchmark, 48 calls each. Each property mutates them (the parts that shapes
+leave as holes, and the parts they keep) and compares ``plan_rewrite`` with shapes reused
+against ``plan_rewrite(reuse_shapes=False)``, which parses every statement with lark.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rewriter import model
+from rewriter.api import read_source
+from rewriter.call_shapes import shape_of
+from rewriter.edits import apply_edits
+from rewriter.naming import NamePool
+from rewriter.plan import plan_rewrite
+from rewriter.scan import scan
+from rewriter.syntax import parser
+from rewriter.tree import custom_call_from_tree
+
+DATA = Path(__file__).parent / "data" / "call_dense"
+EXPORTS = {path.stem: path.read_text() for path in sorted(DATA.glob("*.mlir"))}
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def outcome(text: str, reuse: bool, **options) -> object:
+    """Everything a rewrite decides: the text, every call's report, the diagnostics."""
+    source = read_source(text, "call_dense.mlir")
+    found = scan(source)
+    if found.diagnostics:
+        return ("unusable", found.diagnostics)
+    plan = plan_rewrite(source, found, reuse_shapes=reuse, **options)
+    return apply_edits(source.text, plan.edits), plan.reports, plan.warnings, plan.errors
+
+
+def assert_same_rewrite(text: str, **options) -> None:
+    assert outcome(text, True, **options) == outcome(text, False, **options)
+
+
+@pytest.mark.parametrize("name", sorted(EXPORTS))
+def test_every_export_rewrites_as_when_every_statement_is_parsed(name):
+    text = EXPORTS[name]
+    rewritten = outcome(text, True)
+    assert rewritten == outcome(text, False)
+    reports = rewritten[1]
+    assert len(reports) == text.count("stablehlo.custom_call @")
+    assert all(report.status == "rewritten" for report in reports)
+    assert "stablehlo.custom_call" not in rewritten[0]
+    assert_same_rewrite(text, abi=_iree_abi())
+
+
+def _iree_abi():
+    from rewriter.abis import Abi
+
+    return Abi("iree", "ffi")
+
+
+# Replacements for one hole, by kind: the values a user's export may have, odd ones too.
+HOLE_VALUES = {
+    "name": st.sampled_from(["0", "arg0", "x", "eps", "eps_1", "a.b", "$q", "9z", "-x", "v_"]),
+    "alias": st.sampled_from(["loc1", "loc", "_x", "$a", "l.o-c"]),
+    "target": st.sampled_from(
+        ["kernel_0", "other", "Sharding", "mhlo.sort", "a.b", "k$1", "xla.sdy.x", "9k", "-k"]
+    ),
+    "float": st.sampled_from(
+        ["1.5", "-0.5", "+2.0", "1.", "0.0", "1.0e+10", "3.4E38", "-1.0e-45", "7.", "12.5e3"]
+    ),
+    "int": st.sampled_from(["0", "1", "-1", "127", "128", "-129", "255", "256", "300", "-7", "+3"]),
+    "bool": st.sampled_from(["true", "false"]),
+}
+
+
+@st.composite
+def hole_mutations(draw):
+    """An export with some of its holes (see call_shapes) given other values."""
+    text = draw(st.sampled_from(sorted(EXPORTS.values())))
+    lines = text.split("\n")
+    call_lines = [i for i, line in enumerate(lines) if "stablehlo.custom_call" in line]
+    for index in draw(st.lists(st.sampled_from(call_lines), min_size=1, max_size=6)):
+        line = lines[index]
+        _, holes = shape_of(line)
+        if not holes:
+            continue
+        start, end, kind = draw(st.sampled_from(holes))
+        lines[index] = line[:start] + draw(HOLE_VALUES[kind]) + line[end:]
+    return "\n".join(lines)
+
+
+@SETTINGS
+@given(hole_mutations())
+def test_other_hole_values_rewrite_as_when_parsed(text):
+    assert_same_rewrite(text)
+
+
+@SETTINGS
+@given(hole_mutations(), st.sampled_from([None, ["kernel_*"], ["o*"]]))
+def test_selection_is_asked_for_every_target(text, targets):
+    assert_same_rewrite(text, targets=targets, skip=["*_3"])
+
+
+@st.composite
+def text_mutations(draw):
+    """An export with characters of its call lines changed: shapes that are not holes."""
+    text = draw(st.sampled_from(sorted(EXPORTS.values())))
+    lines = text.split("\n")
+    call_lines = [i for i, line in enumerate(lines) if "stablehlo.custom_call" in line]
+    for index in draw(st.lists(st.sampled_from(call_lines), min_size=1, max_size=4)):
+        line = lines[index]
+        at = draw(st.integers(0, len(line)))
+        junk = draw(st.sampled_from(["", "x", " ", ",", "%", "#", "@", "{", "}", '"', "=", "0"]))
+        cut = draw(st.integers(0, 3))
+        lines[index] = line[:at] + junk + line[at + cut :]
+        if draw(st.booleans()):  # the same statement again, so that shapes recur
+            lines.insert(index + 1, lines[index])
+    return "\n".join(lines)
+
+
+@SETTINGS
+@given(text_mutations())
+def test_broken_and_odd_statements_rewrite_as_when_parsed(text):
+    assert_same_rewrite(text)
+
+
+def _number_in_call(literal: str, type_: str) -> model.NumberAttr:
+    statement = (
+        f"%0 = stablehlo.custom_call @k(%a) {{mhlo.backend_config = {{x = {literal} : "
+        f"{type_}}}}} : (tensor<f32>) -> tensor<f32>"
+    )
+    call = custom_call_from_tree(parser().parse(statement, start="custom_call_stmt"), statement, 0)
+    config = call.attributes.get("mhlo.backend_config")
+    assert isinstance(config, model.DictAttr)
+    value = config.get("x")
+    assert isinstance(value, model.NumberAttr)
+    return value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(r"\A[-+]?[0-9]{1,12}\.[0-9]{0,12}(?:[eE][-+]?[0-9]{1,3})?\Z"))
+def test_every_float_form_literal_is_one_float_token(literal):
+    """Point 2 of call_shapes' argument, for floats: lark reads the whole literal as FLOAT."""
+    value = _number_in_call(literal, "f32")
+    assert (value.literal, value.is_float) == (literal, True)
+    assert shape_of(f"x = {literal} : f32}}")[1] == [(4, 4 + len(literal), "float")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(r"\A[-+]?[0-9]{1,25}\Z"), st.sampled_from(["i8", "si32", "ui64", "i1"]))
+def test_every_int_form_literal_is_one_int_token(literal, type_):
+    value = _number_in_call(literal, type_)
+    assert (value.literal, value.is_float, value.type) == (literal, False, type_)
+    assert shape_of(f"x = {literal} : {type_}}}")[1] == [(4, 4 + len(literal), "int")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(EXPORTS.values())), st.data())
+def test_a_shape_is_its_own_shape(text, data):
+    """Blanking keeps every hole where it was and of its kind (point 1)."""
+    lines = [line for line in text.split("\n") if "stablehlo.custom_call" in line]
+    line = data.draw(st.sampled_from(lines))
+    key, holes = shape_of(line)
+    again, holes_again = shape_of(key)
+    assert again == key
+    assert [kind for _, _, kind in holes_again] == [kind for _, _, kind in holes]
+
+
+def _first_free(base: str, taken: set[str]) -> str:
+    """The search NamePool replaces: count up from ``base_1`` every time."""
+    name, counter = base, 0
+    while name in taken:
+        counter += 1
+        name = f"{base}_{counter}"
+    taken.add(name)
+    return name
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sets(st.sampled_from(["a", "a_1", "a_2", "a_1_1", "b", "b_3", "a_10"])),
+    st.lists(st.sampled_from(["a", "b", "a_1", "c"]), max_size=30),
+)
+def test_name_pool_hands_out_what_a_search_from_one_would(existing, bases):
+    pool, taken = NamePool(existing), set(existing)
+    assert [pool.claim(base) for base in bases] == [_first_free(base, taken) for base in bases]
+
+
+def test_shapes_are_reused():
+    """The point of it all: a call-dense export parses a handful of shapes, not every call."""
+    import rewriter.call_shapes as call_shapes
+
+    parsed = []
+    original = call_shapes.custom_call_from_tree
+
+    def counting(tree, text, base):
+        parsed.append(base)
+        return original(tree, text, base)
+
+    call_shapes.custom_call_from_tree = counting
+    try:
+        outcome(EXPORTS["many_targets_48"], True)
+    finally:
+        call_shapes.custom_call_from_tree = original
+    calls = len(re.findall("stablehlo.custom_call", EXPORTS["many_targets_48"]))
+    assert calls == 48 and len(parsed) == 1
