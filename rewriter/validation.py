@@ -23,7 +23,9 @@ Why a remembered outcome is the outcome the line itself would have:
    whole, and what follows it decides the rest of their match (no backtracking into it);
    no token ends inside one (nothing matches ``%`` alone); no keyword retypes such a
    token by its value. So two lines of one shape lex to the same token types at the same
-   places, up to the lengths of the names.
+   places, up to the lengths of the names. A custom call statement's shape blanks more:
+   location aliases, its target and scalar attribute values too, each of which lexes to
+   one token of one type whatever its text (``rewriter/call_shapes.py``, point 2).
 
 Only successful outcomes are remembered: a line that fails was parsed for real and
 reports its own place. Lines go in file order, so the first error is the one a
@@ -43,6 +45,7 @@ from lark.lexer import Lexer, LexerState, LineCounter
 from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
+from .call_shapes import shape_of
 from .diagnostics import Diagnostic
 from .source import Source
 from .syntax import parser
@@ -133,6 +136,14 @@ class _Parser:
                 return
 
 
+def _line_shape(line: str) -> str:
+    """What decides a line's outcome besides the state (point 3): custom call statements
+    by their shape (``call_shapes.shape_of``), other lines with their names blanked."""
+    if "custom_call" in line:
+        return shape_of(line)[0]
+    return _VALUE_NAME.sub("%_", line) if "%" in line else line
+
+
 def first_error(source: Source) -> Diagnostic | None:
     """The first place where ``source`` leaves the grammar, or None if all of it parses."""
     text = source.text
@@ -147,8 +158,7 @@ def first_error(source: Source) -> Diagnostic | None:
             if end - start > LONG_LINE:
                 stack = parse.run(text, start, end, stack)
             else:
-                line = text[start:end]
-                key = (stack, _VALUE_NAME.sub("%_", line) if "%" in line else line)
+                key = (stack, _line_shape(text[start:end]))
                 after = outcomes.get(key)
                 if after is None:
                     after = outcomes[key] = parse.run(text, start, end, stack)

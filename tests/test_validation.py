@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import lark
 import pytest
@@ -145,3 +146,41 @@ def test_mutated_exports_get_the_diagnostic_of_a_whole_module_parse():
             checked += 1
             errors += expected is not None
     assert checked > 700 and 150 < errors < checked - 150  # both outcomes well represented
+
+
+def test_call_dense_exports_with_other_holes_get_the_diagnostic_of_a_whole_module_parse():
+    """Custom call lines are remembered by their shape (names, aliases, targets and scalar
+    values blanked): other values, and breaks in and around them, are still found."""
+    from rewriter.call_shapes import shape_of
+
+    rng = random.Random(13)
+    folder = Path(__file__).parent / "data" / "call_dense"
+    texts = [path.read_text() for path in sorted(folder.glob("*.mlir"))]
+    fitting = {
+        "name": ["0", "x", "a.b", "$q"],
+        "alias": ["loc1", "_x"],
+        "target": ["k_1", "mhlo.x", "$a"],
+        "float": ["1.5", "-2.", "1.0e+10"],
+        "int": ["0", "-1", "300"],
+        "bool": ["true", "false"],
+    }
+    odd = ["", "x", "1e5", "1.5", "true", "@k", "%0"]
+    checked = errors = 0
+    for _ in range(40):
+        lines = rng.choice(texts).split("\n")
+        calls = [i for i, line in enumerate(lines) if "stablehlo.custom_call" in line]
+        for index in rng.sample(calls, 2):
+            _, holes = shape_of(lines[index])
+            start, end, kind = rng.choice(holes)
+            value = rng.choice(fitting[kind] if rng.random() < 0.8 else odd)
+            line = lines[index][:start] + value + lines[index][end:]
+            if rng.random() < 0.15:
+                at = rng.randrange(len(line))
+                line = line[:at] + rng.choice(list('%#:=",.@{}0 ')) + line[at + 1 :]
+            lines[index] = line
+        case = "\n".join(lines)
+        expected = whole_module_parse(case)
+        assert reported(case) == expected
+        checked += 1
+        errors += expected is not None
+    assert 10 < errors < checked - 10  # both outcomes well represented
