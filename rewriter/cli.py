@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         for warning in result.warnings:
             print(warning.format(color), file=sys.stderr)
         if args.emit_header or args.emit_ffi_adapters:
-            if args.emit_header and not _write_header(args, result.original, name):
+            if args.emit_header and not _write_header(args, result, name):
                 return 1
             if args.emit_ffi_adapters and not _write_adapters(args, result.text, name):
                 return 1
@@ -328,18 +328,11 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
     }
 
 
-def _write_header(args: argparse.Namespace, text: str, name: str) -> bool:
-    from .header import emit_header
+def _write_header(args: argparse.Namespace, result, name: str) -> bool:
+    from .header import prototypes_of, render_header
 
-    header = emit_header(
-        text,
-        targets=args.target,
-        skip=args.skip,
-        filename=name,
-        abi=args.abi,
-        iree_module=args.iree_module,
-    )
-    return _write_text(args.emit_header, header)
+    protos = prototypes_of(result, filename=name, abi=args.abi, iree_module=args.iree_module)
+    return _write_text(args.emit_header, render_header(protos))
 
 
 def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .abis import DEFAULT_IREE_MODULE, Abi
-from .api import analyze
+from .api import Result, analyze
 from .constants import AttributeOperand
 from .ffi_adapters import SCALAR_C_TYPES, externs_in
 from .ffi_facts import FactsError, leaf_paths, mlir_element
@@ -130,6 +130,17 @@ def prototypes(
     result = analyze(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )
+    return prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
+
+
+def prototypes_of(
+    result: Result,
+    *,
+    filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
+) -> list[Prototype]:
+    """``prototypes`` of a rewrite already made (the CLI's, so it is not made twice)."""
     prefix = Abi(abi, iree_module).prefix
     text = result.original  # bytes, bytecode or an Exported were converted to text
     found: dict[str, Prototype] = {}
