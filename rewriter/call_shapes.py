@@ -182,7 +182,7 @@ class CallShape:
     memo: dict[str, Any]  # what later stages derive from the shape alone
 
 
-@dataclass
+@dataclass(slots=True)
 class PlacedCall:
     """One custom call statement: its shape, and what is its own."""
 
@@ -241,14 +241,17 @@ class CallShapes:
         return self._instance(shape, site, hole_texts), []
 
     def _instance(self, shape: CallShape, site: CallSite, hole_texts: list[str]) -> PlacedCall:
-        call = shape.call
-        statement = site.statement
-
-        def moved(offset: int, holes_before: int) -> int:  # from the shape's text to ours
-            grown = sum(map(len, hole_texts[:holes_before])) - shape.sentinels_length[holes_before]
-            return statement + offset + grown
-
-        start = moved(call.span.start, shape.holes_before_start)
+        call, statement, lengths = shape.call, site.statement, shape.sentinels_length
+        # Offsets of the shape's text move by how much longer this statement's holes are.
+        start = statement + call.span.start
+        if shape.holes_before_start:
+            before = shape.holes_before_start
+            start += sum(map(len, hole_texts[:before])) - lengths[before]
+        before = shape.holes_before_end
+        end = statement + call.span.end + sum(map(len, hole_texts[:before])) - lengths[before]
+        before = shape.holes_before_target
+        target_start = statement + call.target_span.start
+        target_start += sum(map(len, hole_texts[:before])) - lengths[before]
         target = _fill(shape.target, hole_texts)
         by_target = shape.memo.setdefault("by_target", {})
         if target not in by_target:
@@ -262,7 +265,8 @@ class CallShapes:
             if shape.attribute_values:
                 attributes = list(report.attributes)
                 for index, value in shape.attribute_values:
-                    attributes[index] = _clone(attributes[index], value=_fill(value, hole_texts))
+                    filled = _fill(value, hole_texts)
+                    attributes[index] = _clone(attributes[index], value=filled)
                 report.attributes = tuple(attributes)
         else:
             report, _ = self.judge(shape.source, call, reason)
@@ -272,8 +276,8 @@ class CallShapes:
             shape,
             call,
             start,
-            moved(call.span.end, shape.holes_before_end),
-            moved(call.target_span.start, shape.holes_before_target),
+            end,
+            target_start,
             target,
             _fill(shape.results, hole_texts),
             tuple([_fill(operand, hole_texts) for operand in shape.operands]),

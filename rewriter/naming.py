@@ -106,10 +106,18 @@ class ValueNamer:
         self._bases: dict[str, str] = {}  # hint -> base name; a few hints recur in every call
 
     def fresh(self, hint: str) -> str:
+        return "%" + self.pool.claim(self._base(hint))
+
+    def fresh_all(self, hints: tuple[str, ...]) -> list[str]:
+        """``fresh`` for each hint in turn (one call per statement, not per constant)."""
+        claim, base = self.pool.claim, self._base
+        return ["%" + claim(base(hint)) for hint in hints]
+
+    def _base(self, hint: str) -> str:
         base = self._bases.get(hint)
         if base is None:
             base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
             if base[0].isdigit():
                 base = "_" + base
             self._bases[hint] = base
-        return "%" + self.pool.claim(base)
+        return base

@@ -311,7 +311,7 @@ class ReplacementForm:
             loc=f" {placed.location}" if placed.location else "",
             o=placed.operands,
             v=[attribute.value for attribute in placed.report.attributes],
-            n=[values.fresh(hint) for hint in self.hints],
+            n=values.fresh_all(self.hints),
         )
 
 
