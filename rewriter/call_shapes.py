@@ -77,6 +77,7 @@ _HOLES = re.compile(
 _BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
 _INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?)i([0-9]+)")
 _SENTINEL_MARK = "$rw"
+_SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
 _SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
 
 # A string with holes: literal pieces and hole indices, in order.
@@ -141,12 +142,11 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def _clone(original: Any, **changes: Any) -> Any:
-    """A shallow copy of a dataclass instance with ``changes``, frozen or not: without
-    ``dataclasses.replace``'s detour through ``__init__``, as this runs for every call."""
-    copied = object.__new__(type(original))
-    copied.__dict__.update(original.__dict__)
-    copied.__dict__.update(changes)
-    return copied
+    """A copy of a dataclass instance with ``changes``: each call's report and attributes
+    are the shape's, but for what is the call's own (the classes have slots, so that 70k
+    of them fit in the memory the input is allowed)."""
+    kind = type(original)
+    return kind(*[changes.get(name, getattr(original, name)) for name in kind.__slots__])
 
 
 def _int_fits(literal: str, signedness: str, width: int) -> bool:
@@ -263,11 +263,7 @@ class CallShapes:
         if reason is None:
             report = _clone(shape.report, ffi_facts=facts, target=target)
             if shape.attribute_values:
-                attributes = list(report.attributes)
-                for index, value in shape.attribute_values:
-                    filled = _fill(value, hole_texts)
-                    attributes[index] = _clone(attributes[index], value=filled)
-                report.attributes = tuple(attributes)
+                report.attributes = self._attributes(shape, hole_texts)
         else:
             report, _ = self.judge(shape.source, call, reason)
             report.target = target
@@ -285,6 +281,22 @@ class CallShapes:
             self.scan.module_of(site.keyword),
             report,
         )
+
+    def _attributes(self, shape: CallShape, hole_texts: list[str]) -> tuple[Any, ...]:
+        """The shape's attribute operands with this call's values. Calls that agree in a
+        value share its operand (up to a few dozen values an attribute): exports repeat most
+        values, and 70k calls of a dozen attributes must fit in memory."""
+        shared = shape.memo.setdefault("operands", {})
+        attributes = list(shape.report.attributes)
+        for index, template in shape.attribute_values:
+            value = _fill(template, hole_texts)
+            operand = shared.get((index, value))
+            if operand is None:
+                operand = _clone(attributes[index], value=value)
+                if len(shared) < _SHARED_OPERANDS:
+                    shared[index, value] = operand
+            attributes[index] = operand
+        return tuple(attributes)
 
     def _place_exact(self, site: CallSite) -> tuple[PlacedCall, list[Any]]:
         call = parse_call(self.source, self.scan, site)

@@ -30,7 +30,7 @@ class UnsupportedAttribute(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AttributeOperand:
     """One extra operand of the call: the constant ops that make it and the type passed."""
 

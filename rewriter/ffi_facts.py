@@ -147,7 +147,7 @@ class AttributeFacts:
         return [leaf for entry in self.entries for leaf in entry.leaves()]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExternFacts:
     target: str
     operands: tuple[TensorFacts, ...]

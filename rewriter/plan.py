@@ -35,7 +35,7 @@ from .select import skip_reason
 from .source import Source
 
 
-@dataclass
+@dataclass(slots=True)
 class CallReport:
     """What happened to one custom call: shown by ``--list`` and in notebooks."""
 

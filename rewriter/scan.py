@@ -56,7 +56,9 @@ class CallSite:
 
 @dataclass
 class Scan:
-    masked: str  # the compact text: strings squeezed to "", comments gone
+    """What the rewrite needs of a file. The compact text it was found in is not kept:
+    nothing after the scan reads it, and it is as large as the input."""
+
     calls: list[CallSite] = field(default_factory=list)
     modules: list[ModuleBody] = field(default_factory=list)
     symbols: set[str] = field(default_factory=set)
@@ -85,7 +87,7 @@ def scan(source: Source) -> Scan:
     squeezed = compact(text, frozenset({_GENERIC_CUSTOM_CALL, _GENERIC_MODULE}))
     masked = squeezed.text
     original = squeezed.original
-    result = Scan(masked)
+    result = Scan()
     if not text or text.isspace():
         result.diagnostics.append(Diagnostic.at(source, 0, "empty input: expected an MLIR module"))
         return result
