@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +12,7 @@ from .diagnostics import Diagnostic, RewriteError
 from .edits import Edit, apply_edits
 from .plan import CallReport, plan_rewrite
 from .scan import scan
+from .select import exact_pattern, patterns
 from .source import Source
 
 if TYPE_CHECKING:
@@ -104,8 +105,9 @@ def rewrite(
 
     ``text`` is MLIR text, MLIR bytecode, ``Exported.serialize()`` bytes or a
     ``jax.export.Exported`` (see ``read_source``). ``targets`` and ``skip`` are glob patterns
-    on call target names. ``abi="iree"`` declares the externs as imports of the IREE
-    runtime module ``iree_module`` instead of C functions (``rewriter/abis.py``). Raises
+    on call target names: a string is one pattern, an iterable of strings several.
+    ``abi="iree"`` declares the externs as imports of the IREE runtime module
+    ``iree_module`` instead of C functions (``rewriter/abis.py``). Raises
     ``RewriteError`` (with line, column and message) when the input cannot be rewritten,
     ``ValueError`` for an unknown ``abi`` or a module name that is not an identifier.
     """
@@ -113,8 +115,26 @@ def rewrite(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )
     if result.errors:
-        raise RewriteError(result.errors)
+        raise RewriteError(result.errors + skip_notes(result, lambda glob: f"skip=[{glob!r}]"))
     return result
+
+
+def skip_notes(result: Result, how: Callable[[str], str]) -> list[Diagnostic]:
+    """One note per target that could not be rewritten: how to rewrite the other calls and
+    leave that target alone (``how`` spells the option for the API or the command line)."""
+    notes: list[Diagnostic] = []
+    seen: set[str] = set()
+    for report in result.calls:
+        if report.status == "error" and report.target not in seen:
+            seen.add(report.target)
+            message = (
+                f"to rewrite the other calls and leave @{report.target} as it is, "
+                f"pass {how(exact_pattern(report.target))}"
+            )
+            notes.append(
+                Diagnostic(report.filename, report.line, report.column, message, severity="note")
+            )
+    return notes
 
 
 def analyze(
@@ -131,6 +151,7 @@ def analyze(
     ``RewriteError`` only when the file as a whole is unusable (not text, unbalanced, ...).
     """
     conventions = Abi(abi, iree_module)  # checked before any work is done
+    targets, skip = patterns(targets, "targets"), patterns(skip, "skip")
     source = read_source(text, filename)
     found = scan(source)
     if found.diagnostics:
@@ -140,10 +161,15 @@ def analyze(
     return Result(output, source.text, plan.reports, plan.warnings, plan.edits, plan.errors)
 
 
-def validate(text: str, *, filename: str = "<string>") -> None:
-    """Parse every line of the module with the grammar; raise RewriteError where it first fails."""
+def validate(
+    text: str | bytes | bytearray | memoryview | Exported, *, filename: str = "<string>"
+) -> None:
+    """Parse every line of the module with the grammar; raise RewriteError where it first fails.
+
+    ``text`` is anything ``rewrite`` takes (see ``read_source``).
+    """
     from .validation import first_error
 
-    error = first_error(Source(text, filename))
+    error = first_error(read_source(text, filename))
     if error is not None:
         raise RewriteError([error])

@@ -152,6 +152,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         return 1
 
 
+def _skip_option(glob: str) -> str:
+    import shlex
+
+    return f"--skip {shlex.quote(glob)}"
+
+
 def _output_clash(args: argparse.Namespace, files: list[str]) -> str | None:
     """Why an output path must not be written: it is an input or another output."""
     outputs = [
@@ -188,7 +194,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def _run(args: argparse.Namespace, files: list[str]) -> int:
-    from .api import analyze, decode, rewrite, validate
+    from .api import analyze, decode, skip_notes, validate
     from .diagnostics import Diagnostic, RewriteError
     from .files import OutputRefused, encoded_chunks, read_input, write_output
     from .jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
@@ -245,7 +251,9 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             else:
                 if args.validate:  # the input, so that diagnostics point into the user's file
                     validate(data, filename=name)
-                result = rewrite(data, **options)
+                result = analyze(data, **options)
+                if result.errors:  # with a note per target: how to rewrite the others
+                    raise RewriteError(result.errors + skip_notes(result, _skip_option))
                 if args.validate:  # and what we wrote: an error here would be ours
                     validate(result.text, filename=f"{name} (rewritten)")
         except RewriteError as error:
