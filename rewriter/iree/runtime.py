@@ -10,8 +10,11 @@ contract order (operands, then attributes in dictionary order).
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import tempfile
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -108,7 +111,34 @@ def _is_cffi_function(function: object) -> bool:
 
 class IreeModule(CompiledModule):
     """The public functions of a loaded module, as attributes and by name (like a module of
-    ``rewriter.compile``); keeps the context and the import module alive."""
+    ``rewriter.compile``); keeps the context and the import module alive until ``close``."""
+
+    def __init__(
+        self,
+        functions: dict[str, Callable[..., object]],
+        keep_alive: list[object],
+        handles: dict[str, Callable[..., object]],
+    ):
+        super().__init__(functions, keep_alive)
+        self._handles = handles  # what the functions call; emptied by close()
+        _LOADED.add(self)
+
+    def close(self) -> None:
+        """Release the IREE context, its modules and the imports now; the functions (and
+        any reference kept to one) then raise. Done for every module at interpreter exit:
+        IREE's bindings (nanobind) report whatever is still alive then as leaked."""
+        self._handles.clear()
+        self._keep_alive.clear()
+
+
+_LOADED: weakref.WeakSet[IreeModule] = weakref.WeakSet()
+
+
+@atexit.register
+def _release_loaded_modules() -> None:
+    for module in list(_LOADED):
+        module.close()
+    gc.collect()  # the import module and its Python callables hold each other
 
 
 class _Errors:
@@ -200,8 +230,9 @@ def load(
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
     keep_alive += [context, modules]
     bound = context.modules[program.name]
-    functions = {name: _public_function(bound[name], errors) for name in program.function_names}
-    return IreeModule(functions, keep_alive)
+    handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
+    functions = {name: _public_function(name, handles, errors) for name in handles}
+    return IreeModule(functions, keep_alive, handles)
 
 
 def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
@@ -216,8 +247,13 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
             raise LoadError(f"{path}: {error}") from None
 
 
-def _public_function(invoker, errors: _Errors) -> Callable[..., object]:
+def _public_function(
+    name: str, handles: dict[str, Callable[..., object]], errors: _Errors
+) -> Callable[..., object]:
     def call(*arrays):
+        invoker = handles.get(name)
+        if invoker is None:
+            raise LoadError(f"{name}: the module was closed; load it again")
         errors.pending = None
         try:
             returned = invoker(*arrays)
