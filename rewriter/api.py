@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import jax_inputs
@@ -155,10 +155,34 @@ def analyze(
     source = read_source(text, filename)
     found = scan(source)
     if found.diagnostics:
-        raise RewriteError(found.diagnostics)
+        raise RewriteError(_bracket_error_placed(source, found.diagnostics))
     plan = plan_rewrite(source, found, targets, skip, conventions)
     output = apply_edits(source.text, plan.edits) if plan.edits else source.text
     return Result(output, source.text, plan.reports, plan.warnings, plan.edits, plan.errors)
+
+
+def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The scan's bracket error, or where the mistake more likely is.
+
+    The scan matches brackets over the whole file, so an extra one (``= {{eps = ...``) is
+    reported at the bracket that ends up unmatched: the module's, lines away. MLIR puts one
+    op on a line; the grammar, reading line by line, stops at the extra bracket itself.
+    When it stops on a line whose brackets do not balance, that error comes first and the
+    scan's follows as a note.
+    """
+    scanned = diagnostics[0]
+    if not ("is never closed" in scanned.message or scanned.message.startswith("unbalanced")):
+        return diagnostics
+    from .validation import first_error
+
+    parsed = first_error(source)
+    if parsed is None or parsed.source_line is None or parsed == scanned:
+        return diagnostics
+    line = parsed.source_line
+    if all(line.count(o) == line.count(c) for o, c in ("{}", "()", "[]")):
+        return diagnostics
+    note = replace(scanned, severity="note")
+    return [parsed, note, *diagnostics[1:]]
 
 
 def validate(

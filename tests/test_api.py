@@ -140,3 +140,45 @@ def test_the_skip_hint_escapes_glob_characters():
 
     assert fnmatchcase("a*b?c[d]", rewriter.select.exact_pattern("a*b?c[d]"))
     assert not fnmatchcase("aXbYc[d]", rewriter.select.exact_pattern("a*b?c[d]"))
+
+
+# ---------------------------------------------------------------- a bracket too many
+
+
+RMS = (ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text()
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def test_an_extra_brace_is_reported_where_it_is():
+    text = RMS.replace("mhlo.backend_config = {eps", "mhlo.backend_config = {{eps", 1)
+    extra = text.index("{{eps") + 1
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(text)
+    error, note = caught.value.diagnostics
+    assert (error.line, error.column) == position(text, extra)
+    assert error.message == "unexpected '{'"
+    # what the bracket matching saw stays, as a note at the module's brace
+    module_brace = text.index("{\n", text.index("module @"))
+    assert (note.severity, (note.line, note.column)) == ("note", position(text, module_brace))
+    assert "is never closed" in note.message
+
+
+def test_an_extra_closing_bracket_is_reported_where_it_is():
+    text = RMS.replace("dense<[1, 0]> : tensor<2xindex>]", "dense<[1, 0]]> : tensor<2xindex>]", 1)
+    extra = text.index("0]]>") + 2
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(text)
+    assert (caught.value.line, caught.value.column) == position(text, extra)
+
+
+def test_a_truncated_file_still_names_the_brace_left_open():
+    text = RMS[: RMS.rindex("} loc(#loc)")]  # the module's closing brace is gone
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(text)
+    [error] = caught.value.diagnostics
+    module_brace = text.index("{\n", text.index("module @"))
+    assert (error.line, error.column) == position(text, module_brace)
+    assert error.message == "'{' is never closed: the input ends first (truncated file?)"
