@@ -616,3 +616,27 @@ def test_serialized_exported_without_flatbuffers_names_the_extra(
     )
     assert cli.returncode == 1
     assert cli.stderr == f"{path}: error: {expected}\n"
+
+
+def _declarations(style: str) -> dict[str, str]:
+    pairs = (part.split(":", 1) for part in style.split(";") if ":" in part)
+    return {name.strip().lower(): value.strip() for name, value in pairs}
+
+
+@pytest.mark.parametrize("pygments", [True, False], ids=["pygments", "plain"])
+def test_every_background_comes_with_its_text_colour(
+    pygments: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook's dark theme draws light text: an element that sets a light background
+    must set its text colour too, or its text is light on light."""
+    if not pygments:
+        monkeypatch.setitem(sys.modules, "pygments", None)  # as if not installed
+    broken = RMS_TEXT.replace("mhlo.backend_config = {eps", "mhlo.backend_config = {e = [1], eps")
+    result = rewriter.analyze(broken)  # an error, so the diagnostics' block is drawn too
+    html = result._repr_html_() + rewriter.rewrite(RMS_TEXT)._repr_html_()
+    styles = re.findall(r'style="([^"]*)"', html)
+    painted = [s for s in styles if {"background", "background-color"} & set(_declarations(s))]
+    assert len(painted) >= 2  # the diff, the diagnostics
+    for style in painted:
+        assert "color" in _declarations(style), style
+    assert ('class="highlight"' in html) == pygments  # both renderings are checked
