@@ -129,7 +129,7 @@ class _IntegerLiterals:
     def _check(self, literal: Token, type_: str) -> None:
         problem = range_error(literal.value, type_)
         if problem:
-            self.first = (literal.start_pos, problem)
+            self.first = (literal.start_pos or 0, problem)  # lexed tokens have a place
 
 
 class _Parser:
