@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import jax_inputs
@@ -12,6 +12,7 @@ from .diagnostics import Diagnostic, RewriteError
 from .edits import Edit, apply_edits
 from .plan import CallReport, plan_rewrite
 from .scan import scan
+from .select import exact_pattern, patterns
 from .source import Source
 
 if TYPE_CHECKING:
@@ -104,8 +105,9 @@ def rewrite(
 
     ``text`` is MLIR text, MLIR bytecode, ``Exported.serialize()`` bytes or a
     ``jax.export.Exported`` (see ``read_source``). ``targets`` and ``skip`` are glob patterns
-    on call target names. ``abi="iree"`` declares the externs as imports of the IREE
-    runtime module ``iree_module`` instead of C functions (``rewriter/abis.py``). Raises
+    on call target names: a string is one pattern, an iterable of strings several.
+    ``abi="iree"`` declares the externs as imports of the IREE runtime module
+    ``iree_module`` instead of C functions (``rewriter/abis.py``). Raises
     ``RewriteError`` (with line, column and message) when the input cannot be rewritten,
     ``ValueError`` for an unknown ``abi`` or a module name that is not an identifier.
     """
@@ -113,8 +115,26 @@ def rewrite(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )
     if result.errors:
-        raise RewriteError(result.errors)
+        raise RewriteError(result.errors + skip_notes(result, lambda glob: f"skip=[{glob!r}]"))
     return result
+
+
+def skip_notes(result: Result, how: Callable[[str], str]) -> list[Diagnostic]:
+    """One note per target that could not be rewritten: how to rewrite the other calls and
+    leave that target alone (``how`` spells the option for the API or the command line)."""
+    notes: list[Diagnostic] = []
+    seen: set[str] = set()
+    for report in result.calls:
+        if report.status == "error" and report.target not in seen:
+            seen.add(report.target)
+            message = (
+                f"to rewrite the other calls and leave @{report.target} as it is, "
+                f"pass {how(exact_pattern(report.target))}"
+            )
+            notes.append(
+                Diagnostic(report.filename, report.line, report.column, message, severity="note")
+            )
+    return notes
 
 
 def analyze(
@@ -131,19 +151,49 @@ def analyze(
     ``RewriteError`` only when the file as a whole is unusable (not text, unbalanced, ...).
     """
     conventions = Abi(abi, iree_module)  # checked before any work is done
+    targets, skip = patterns(targets, "targets"), patterns(skip, "skip")
     source = read_source(text, filename)
     found = scan(source)
     if found.diagnostics:
-        raise RewriteError(found.diagnostics)
+        raise RewriteError(_bracket_error_placed(source, found.diagnostics))
     plan = plan_rewrite(source, found, targets, skip, conventions)
     output = apply_edits(source.text, plan.edits) if plan.edits else source.text
     return Result(output, source.text, plan.reports, plan.warnings, plan.edits, plan.errors)
 
 
-def validate(text: str, *, filename: str = "<string>") -> None:
-    """Parse every line of the module with the grammar; raise RewriteError where it first fails."""
+def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The scan's bracket error, or where the mistake more likely is.
+
+    The scan matches brackets over the whole file, so an extra one (``= {{eps = ...``) is
+    reported at the bracket that ends up unmatched: the module's, lines away. MLIR puts one
+    op on a line; the grammar, reading line by line, stops at the extra bracket itself.
+    When it stops on a line whose brackets do not balance, that error comes first and the
+    scan's follows as a note.
+    """
+    scanned = diagnostics[0]
+    if not ("is never closed" in scanned.message or scanned.message.startswith("unbalanced")):
+        return diagnostics
     from .validation import first_error
 
-    error = first_error(Source(text, filename))
+    parsed = first_error(source)
+    if parsed is None or parsed.source_line is None or parsed == scanned:
+        return diagnostics
+    line = parsed.source_line
+    if all(line.count(o) == line.count(c) for o, c in ("{}", "()", "[]")):
+        return diagnostics
+    note = replace(scanned, severity="note")
+    return [parsed, note, *diagnostics[1:]]
+
+
+def validate(
+    text: str | bytes | bytearray | memoryview | Exported, *, filename: str = "<string>"
+) -> None:
+    """Parse every line of the module with the grammar; raise RewriteError where it first fails.
+
+    ``text`` is anything ``rewrite`` takes (see ``read_source``).
+    """
+    from .validation import first_error
+
+    error = first_error(read_source(text, filename))
     if error is not None:
         raise RewriteError([error])

@@ -34,9 +34,9 @@ Why a shape's outcome is each of its statements' own outcome:
    every statement's own target. Unique sentinels (``%$rw0$``, ``#$rw1$``, ``@$rw2$``,
    a float found nowhere else) show where hole text ends up: the result binding, the
    operands, the location, the target and the constants of attributes. Integer and
-   boolean holes are followed by their spans to the attribute they hold; an integer
-   outside the range of the smallest type of its width is not filled in but parsed for
-   real. A shape whose judged outcome holds a sentinel anywhere else, that fails to
+   boolean holes are followed by their spans to the attribute they hold; an integer that
+   its type does not take (``rewriter/integers.py``, the judge's one look at a value) is
+   not filled in but parsed for real. A shape whose judged outcome holds a sentinel anywhere else, that fails to
    parse or is judged an error is not reused: its statements are parsed one by one, for
    real, so every diagnostic is their own.
 
@@ -57,6 +57,7 @@ from . import model
 from .calls import CallSyntaxError, parse_call
 from .compact import STRING
 from .constants import ffi_attributes
+from .integers import range_error
 from .scan import CallSite, Scan
 from .source import Source
 from .syntax import parser
@@ -75,7 +76,7 @@ _HOLES = re.compile(
     + r"|(?P<bool>true|false)(?=[ \t]*[,}]))"
 )
 _BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
-_INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?)i([0-9]+)")
+_INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
 _SENTINEL_MARK = "$rw"
 _SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
 _SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
@@ -149,15 +150,6 @@ def _clone(original: Any, **changes: Any) -> Any:
     return kind(*[changes.get(name, getattr(original, name)) for name in kind.__slots__])
 
 
-def _int_fits(literal: str, signedness: str, width: int) -> bool:
-    """Whether an integer fits every reading of ``(s|u)iN``: a value outside is parsed
-    for real, so whatever the judge says of it is its own."""
-    value = int(literal)
-    if signedness == "u":
-        return 0 <= value < 1 << width
-    return -(1 << (width - 1)) <= value < 1 << (width - 1)
-
-
 @dataclass
 class CallShape:
     """What lark and the judge made of one statement shape, and where its holes go.
@@ -178,7 +170,7 @@ class CallShape:
     location: Template
     target: Template
     attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
-    int_holes: tuple[tuple[int, str, int], ...]  # (hole, signedness, width) to check
+    int_holes: tuple[tuple[int, str], ...]  # (hole, its type): in range, or parsed for real
     memo: dict[str, Any]  # what later stages derive from the shape alone
 
 
@@ -235,8 +227,8 @@ class CallShapes:
         if shape is None:
             return self._place_exact(site)
         hole_texts = [piece[start:stop] for start, stop, _ in holes]
-        for hole, signedness, width in shape.int_holes:
-            if not _int_fits(hole_texts[hole], signedness, width):
+        for hole, type_ in shape.int_holes:
+            if range_error(hole_texts[hole], type_):
                 return self._place_exact(site)
         return self._instance(shape, site, hole_texts), []
 
@@ -324,7 +316,7 @@ class CallShapes:
         parts: list[str] = []
         starts: list[int] = []
         lengths: list[int] = []
-        int_holes: list[tuple[int, str, int]] = []
+        int_holes: list[tuple[int, str]] = []
         position = length = 0
         for index, (start, end, kind) in enumerate(holes):
             sentinel = _sentinel(kind, index)
@@ -338,7 +330,7 @@ class CallShapes:
             if kind == "int":
                 typed = _INT_TYPE.match(piece, end)
                 assert typed is not None  # the hole's own look-ahead
-                int_holes.append((index, typed.group(1), int(typed.group(2))))
+                int_holes.append((index, typed.group(1)))
         parts.append(piece[position:])
         canonical = "".join(parts)
         for index, (_, _, kind) in enumerate(holes):

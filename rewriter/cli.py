@@ -12,25 +12,25 @@ from .abis import DEFAULT_IREE_MODULE, Abi
 
 EXAMPLES = """\
 examples:
-  python -m rewriter model.mlir > model.rewritten.mlir
-  python -m rewriter model.mlir -o out.mlir --target 'rms_*'
-  python -m rewriter --in-place exports/*.mlir
-  python -m rewriter --check exports/*.mlir     # exit 1 if a file would change
-  python -m rewriter --list model.mlir           # what would happen to each custom call
-  python -m rewriter --emit-header kernels.h model.mlir   # the C prototypes to implement
-  python -m rewriter --emit-ffi-adapters adapters.c model.mlir  # call FFI handlers instead
-  python -m rewriter --abi iree model.mlir -o model.iree.mlir  # imports of IREE module ffi
+  {prog} model.mlir > model.rewritten.mlir
+  {prog} model.mlir -o out.mlir --target 'rms_*'
+  {prog} --in-place exports/*.mlir
+  {prog} --check exports/*.mlir     # exit 1 if a file would change
+  {prog} --list model.mlir           # what would happen to each custom call
+  {prog} --emit-header kernels.h model.mlir   # the C prototypes to implement
+  {prog} --emit-ffi-adapters adapters.c model.mlir  # call FFI handlers instead
+  {prog} --abi iree model.mlir -o model.iree.mlir  # imports of IREE module ffi
 
 exit status: 0 ok, 1 error in the input or (with --check) a file would change, 2 usage error
 """
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m rewriter",
+        prog=prog,
         description="Rewrite XLA FFI custom calls (stablehlo.custom_call) in exported StableHLO "
         "into func.call to extern functions with the C interface.",
-        epilog=EXAMPLES,
+        epilog=EXAMPLES.format(prog=prog),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -107,8 +107,10 @@ def _use_color(stream) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """The command line; ``prog`` is how the user invoked it (``python -m rewriter`` passes
+    that), by default the name of the running script (``stablehlo-rewrite``)."""
+    parser = _parser(prog or os.path.basename(sys.argv[0]) or "stablehlo-rewrite")
     args = parser.parse_args(argv)
     files = args.files or ["-"]
     modes = sum(bool(flag) for flag in (args.in_place, args.check, args.list, args.output))
@@ -124,8 +126,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("--emit-header", args.emit_header),
         ("--emit-ffi-adapters", args.emit_ffi_adapters),
     ):
-        if value and (len(files) > 1 or args.in_place or args.check or args.list):
+        if not value:
+            continue
+        if len(files) > 1:
             parser.error(f"{flag} takes one input file (and optionally -o)")
+        for mode in ("in_place", "check", "list"):
+            if getattr(args, mode):
+                option = "--" + mode.replace("_", "-")
+                parser.error(f"{flag} writes a file, {option} writes none: use one of them")
+    clash = _output_clash(args, files)
+    if clash:
+        parser.error(f"{clash}; nothing was written")
     if args.iree_module is not None and args.abi != "iree":
         parser.error("--iree-module goes with --abi iree")
     args.iree_module = args.iree_module or DEFAULT_IREE_MODULE
@@ -141,10 +152,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _skip_option(glob: str) -> str:
+    import shlex
+
+    return f"--skip {shlex.quote(glob)}"
+
+
+def _output_clash(args: argparse.Namespace, files: list[str]) -> str | None:
+    """Why an output path must not be written: it is an input or another output."""
+    outputs = [
+        (flag, path)
+        for flag, path in (
+            ("-o", args.output),
+            ("--emit-header", args.emit_header),
+            ("--emit-ffi-adapters", args.emit_ffi_adapters),
+        )
+        if path
+    ]
+    for index, (flag, path) in enumerate(outputs):
+        for other in files:
+            if other != "-" and _same_file(path, other):
+                return f"{flag} {path} is the input file {other}"
+        for other_flag, other in outputs[:index]:
+            if _same_file(path, other):
+                return f"{flag} {path} is also the file of {other_flag} {other}"
+    return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (by device and inode where both exist, by their
+    resolved path where not). Character devices (a terminal, /dev/null) take any number
+    of writers without losing anything."""
+    import stat
+
+    try:
+        if stat.S_ISCHR(os.stat(a).st_mode):
+            return False
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
 def _run(args: argparse.Namespace, files: list[str]) -> int:
-    from .api import analyze, decode, rewrite, validate
-    from .diagnostics import RewriteError
-    from .files import encoded_chunks, is_read_only, read_input, write_atomically
+    from .api import analyze, decode, skip_notes, validate
+    from .diagnostics import Diagnostic, RewriteError
+    from .files import OutputRefused, encoded_chunks, read_input, write_output
     from .jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
 
     color = _use_color(sys.stderr)
@@ -152,12 +204,16 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
     changed: list[str] = []
     counts: dict[str, int] = {}
     listing: list[dict] = []  # --list --format json
+    failed = 0  # files that could not be read or used at all
     for path in files:
         name = "<stdin>" if path == "-" else path
         try:
             data = read_input(path)
         except OSError as error:
-            print(f"{name}: error: cannot read: {error.strerror or error}", file=sys.stderr)
+            message = f"cannot read: {error.strerror or error}"
+            print(f"{name}: error: {message}", file=sys.stderr)
+            listing.append(_json_file(name, [], [Diagnostic(name, 1, 1, message)], []))
+            failed += 1
             status = 1
             continue
         # MLIR bytecode and serialized jax.export.Exported files become text through jax;
@@ -177,6 +233,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             except InputError as error:
                 print(str(error), file=sys.stderr)
                 listing.append(_json_file(name, [], error.diagnostics, []))
+                failed += 1
                 status = 1
                 continue
         try:
@@ -194,13 +251,16 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             else:
                 if args.validate:  # the input, so that diagnostics point into the user's file
                     validate(data, filename=name)
-                result = rewrite(data, **options)
+                result = analyze(data, **options)
+                if result.errors:  # with a note per target: how to rewrite the others
+                    raise RewriteError(result.errors + skip_notes(result, _skip_option))
                 if args.validate:  # and what we wrote: an error here would be ours
                     validate(result.text, filename=f"{name} (rewritten)")
         except RewriteError as error:
             for diagnostic in error.diagnostics:
                 print(diagnostic.format(color), file=sys.stderr)
             listing.append(_json_file(name, [], error.diagnostics, []))
+            failed += 1
             status = 1
             continue
         for warning in result.warnings:
@@ -244,19 +304,18 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         try:
             if args.in_place:
                 if result.changed:
-                    if is_read_only(path):
-                        print(
-                            f"{name}: error: the file is read-only; not rewritten", file=sys.stderr
-                        )
-                        status = 1
-                        continue
-                    write_atomically(path, output)
+                    write_output(path, output)
             elif args.output:
-                write_atomically(args.output, output)
+                write_output(args.output, output)
             else:
                 for chunk in encoded_chunks(output):
                     sys.stdout.buffer.write(chunk)
                 sys.stdout.flush()
+        except OutputRefused as error:
+            target = args.output or name
+            verb = "rewritten" if args.in_place else "written"
+            print(f"{target}: error: {error}; not {verb}", file=sys.stderr)
+            status = 1
         except OSError as error:
             target = args.output or path
             print(f"{target}: error: cannot write: {error.strerror or error}", file=sys.stderr)
@@ -272,7 +331,10 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         total = sum(counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(counts.items()))
         summary = f"{_plural(total, 'custom call')} in {_plural(len(files), 'file')}"
-        print(summary + (f": {parts}" if parts else ""), file=sys.stderr)
+        summary += f": {parts}" if parts else ""
+        if failed:
+            summary += f"; {_plural(failed, 'file')} could not be read"
+        print(summary, file=sys.stderr)
     elif len(files) > 1:
         verb = "would be rewritten" if args.check else "rewritten"
         summary = f"{len(changed)} of {len(files)} files {verb}"
@@ -342,11 +404,15 @@ def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool
 
 
 def _write_text(path: str, text: str) -> bool:
-    """Write a generated file atomically; False (after saying why) when that fails."""
-    from .files import write_atomically
+    """Write a generated file (see ``files.write_output``); False (after saying why) when
+    that fails."""
+    from .files import OutputRefused, write_output
 
     try:
-        write_atomically(path, text.encode("utf-8"))
+        write_output(path, text.encode("utf-8"))
+    except OutputRefused as error:
+        print(f"{path}: error: {error}; not written", file=sys.stderr)
+        return False
     except OSError as error:
         print(f"{path}: error: cannot write: {error.strerror or error}", file=sys.stderr)
         return False

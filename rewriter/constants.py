@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from . import model
+from .integers import range_error
 
 _INT_TYPE = re.compile(r"(?:[su]?i)([0-9]+)")
 _FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
@@ -140,6 +141,9 @@ def _number(path: str, attr: model.NumberAttr) -> AttributeOperand:
             f"attribute '{path}' has type {type_}; the calling contract "
             "passes integers of type iN, siN and uiN",
         )
+    problem = range_error(attr.literal, type_)
+    if problem:
+        raise UnsupportedAttribute(attr, f"attribute '{path}': {problem}")
     signless = f"i{width.group(1)}"
     return AttributeOperand(path, type_, signless, attr.literal, signless)
 
@@ -185,7 +189,26 @@ def _array(path: str, attr: model.ArrayAttr) -> AttributeOperand:
             f"attribute '{path}' is an array of {element}; the calling "
             "contract passes arrays of integers and floats",
         )
+    for index, literal in enumerate(attr.elements):
+        problem = range_error(literal, element)
+        if problem:
+            raise UnsupportedAttribute(
+                _array_element(attr, index), f"attribute '{path}' element {index}: {problem}"
+            )
     signless = _INT_TYPE.sub(lambda m: f"i{m.group(1)}", element)
     type_ = f"tensor<{len(attr.elements)}x{signless}>"
     value = f"dense<[{', '.join(attr.elements)}]>" if attr.elements else "dense<>"
     return AttributeOperand(path, f"array<{element}>", type_, value, type_)
+
+
+_ELEMENT = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)")
+
+
+def _array_element(attr: model.ArrayAttr, index: int) -> model.NumberAttr:
+    """Element ``index`` of ``array<T: a, b, ...>`` as a number with its own place, so that
+    a diagnostic points at it rather than at ``array``."""
+    colon = attr.text.index(":", attr.text.index(attr.element_type) + len(attr.element_type))
+    elements = list(_ELEMENT.finditer(attr.text, colon + 1))
+    start = attr.span.start + elements[index].start()
+    literal = attr.elements[index]
+    return model.NumberAttr(literal, model.Span(start, start + len(literal)), literal, "", False)

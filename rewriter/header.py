@@ -10,6 +10,7 @@ ABI), f16/bf16 attributes, passed as i16 bits, as ``int16_t``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -127,6 +128,18 @@ def prototypes(
     With ``abi="iree"`` the prototypes are named after the imports (``_mlir_ciface_S`` for
     ``@ffi.S``): the C function a kernel library provides for that import.
     """
+    return _prototypes_of(text, targets, skip, filename, abi, iree_module)[0]
+
+
+def _prototypes_of(
+    text: str | bytes | object,
+    targets: Sequence[str] | None,
+    skip: Sequence[str] | None,
+    filename: str,
+    abi: str,
+    iree_module: str,
+) -> tuple[list[Prototype], str]:
+    """The prototypes and the module text they come from (binary inputs converted)."""
     result = analyze(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )
@@ -165,7 +178,7 @@ def prototypes_of(
         )
     for prototype in _declared_externs(text, filename):
         found.setdefault(prototype.symbol, prototype)
-    return list(found.values())
+    return list(found.values()), text
 
 
 _DECLARATION = re.compile(
@@ -187,14 +200,49 @@ def _layout_notes(call) -> list[str]:
             zip(logical, physical, perms, strict=True)
         ):
             if perm != tuple(range(len(perm))):
-                minor_to_major = ", ".join(map(str, reversed(perm)))
-                order = ", ".join(map(str, perm))
-                notes.append(
-                    f"{prefix}{index}: {logical_type} in layout {{{minor_to_major}}}: the "
-                    f"descriptor is {physical_type}, its dims are the logical dims "
-                    f"({order}) in that order"
-                )
+                notes.append(_layout_note(f"{prefix}{index}", logical_type, physical_type, perm))
     return notes
+
+
+def _layout_note(name: str, logical_type: str, physical_type: str, perm: Sequence[int]) -> str:
+    minor_to_major = ", ".join(map(str, reversed(perm)))
+    order = ", ".join(map(str, perm))
+    return (
+        f"{name}: {logical_type} in layout {{{minor_to_major}}}: the descriptor is "
+        f"{physical_type}, its dims are the logical dims ({order}) in that order"
+    )
+
+
+def _described_layout_notes(
+    facts, parameter_types: Sequence[str], result_types: Sequence[str]
+) -> list[str]:
+    """``_layout_notes`` of a call, from the extern's description (a rewritten module)."""
+    notes = []
+    groups = (("arg", facts.operands, parameter_types), ("result", facts.results, result_types))
+    for prefix, tensors, physical in groups:
+        for index, (tensor, physical_type) in enumerate(zip(tensors, physical, strict=False)):
+            perm = tensor.major_to_minor
+            if perm != tuple(range(len(perm))):
+                dims = "".join("?x" if d is None else f"{d}x" for d in tensor.dims)
+                logical_type = f"tensor<{dims}{mlir_element(tensor.dtype)}>"
+                notes.append(_layout_note(f"{prefix}{index}", logical_type, physical_type, perm))
+    return notes
+
+
+def _call_site(text: str, symbol: str) -> int | None:
+    """Where the first call of the extern ``symbol`` starts in a rewritten module: the call
+    of its layout wrapper (``@S_layout``, which stands where the custom call stood) if it
+    has one, else the call of ``@S`` itself."""
+    wrapper = re.search(
+        rf"^[ \t]*func\.func private @({re.escape(symbol)}_layout(?:_[0-9]+)?)\(%",
+        text,
+        re.MULTILINE,
+    )
+    callee = wrapper.group(1) if wrapper else symbol
+    call = re.search(
+        rf"^[ \t]*((?:%[^=\n]*=[ \t]*)?func\.call @{re.escape(callee)}\()", text, re.MULTILINE
+    )
+    return call.start(1) if call else None
 
 
 def _declared_externs(text: str, filename: str) -> list[Prototype]:
@@ -217,14 +265,16 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
         ]
         results_text = rest[close + 1 :].strip().removeprefix("->").strip()
         results = split_types(results_text) if results_text else []
-        line = text.count("\n", 0, match.start()) + 1
-        where = f"{filename}:{line}:1"
         facts = descriptions.get(symbol)
         if facts and not _fits(facts, len(parameter_types), len(results)):
             facts = None
         if facts is None:
+            where = f"{filename}:{_line_col(text, match.start())[0]}:1"
             found.append(_rebuilt_without_facts(symbol, where, parameter_types, results))
             continue
+        call = _call_site(text, symbol)
+        line, column = _line_col(text, match.start() if call is None else call)
+        where = f"{filename}:{line}:{column}"
         used = NamePool()
         parameters = []
         for index, (type_text, tensor) in enumerate(
@@ -247,8 +297,16 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
             descriptor_type(t, f"tensor<{mlir_element(r.dtype)}>")
             for t, r in zip(results, facts.results, strict=True)
         ]
-        found.append(Prototype(symbol, facts.target, where, parameters, result_types))
+        notes = _described_layout_notes(facts, parameter_types, results)
+        found.append(
+            Prototype(symbol, facts.target, where, parameters, result_types, layout_notes=notes)
+        )
     return found
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` (columns count characters, as diagnostics do)."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def _fits(facts, parameter_count: int, result_count: int) -> bool:
@@ -291,8 +349,33 @@ def _comment_safe(text: str) -> str:
     return text.replace("*/", "*\\/").replace("/*", "/\\*")
 
 
-def render_header(protos: list[Prototype], guard: str = "REWRITER_EXTERNS_H") -> str:
-    """The header text: includes, result structs, prototypes, each with its origin."""
+def include_guard(protos: list[Prototype], module_name: str | None = None) -> str:
+    """A guard unique to one header: ``REWRITER_<MODULE>_<HASH>_H``, the hash taken over
+    the prototypes (symbols, C types, results), so two headers in one C file each count.
+    The same externs give the same guard, from an export or from its rewrite."""
+    signatures = "\n".join(
+        f"{p.symbol}({', '.join(q.c_type for q in p.parameters)}) -> {', '.join(p.result_types)}"
+        for p in protos
+    )
+    digest = hashlib.sha256(signatures.encode("utf-8")).hexdigest()[:12].upper()
+    name = c_identifier(module_name).upper() if module_name else "EXTERNS"
+    return f"REWRITER_{name}_{digest}_H"
+
+
+_MODULE_NAME = re.compile(r"^[ \t]*(?:builtin\.)?module @([\w$.\-]+)", re.MULTILINE)
+
+
+def module_name(text: str) -> str | None:
+    """The name of the first ``module @name`` of ``text``, if it has one."""
+    match = _MODULE_NAME.search(text)
+    return match.group(1) if match else None
+
+
+def render_header(protos: list[Prototype], guard: str | None = None) -> str:
+    """The header text: includes, result structs, prototypes, each with its origin.
+
+    ``guard`` defaults to ``include_guard(protos)``."""
+    guard = guard or include_guard(protos)
     lines = [
         "/* Generated by `python -m rewriter --emit-header`: the C entry points that the",
         " * rewritten module calls (calling contract: abi/README.md). Do not edit. */",
@@ -377,8 +460,5 @@ def emit_header(
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> str:
     """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
-    return render_header(
-        prototypes(
-            text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
-        )
-    )
+    protos, source = _prototypes_of(text, targets, skip, filename, abi, iree_module)
+    return render_header(protos, include_guard(protos, module_name(source)))

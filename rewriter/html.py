@@ -32,7 +32,9 @@ _FONT = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
 _TABLE = 'border="1" cellspacing="0" cellpadding="3" style="border-collapse: collapse"'
 _CELL = "text-align: left; vertical-align: top"
 _PRE = (
-    f"{_FONT}; font-size: 0.85em; background: #f8f8f8; border: 1px solid #ddd; "
+    # A light background with its own dark text: readable in light and dark notebook themes
+    # (a dark theme would otherwise draw its light text on this light background).
+    f"{_FONT}; font-size: 0.85em; background: #f8f8f8; color: #1f2328; border: 1px solid #ddd; "
     "padding: 4px 6px; margin: 0.3em 0; overflow-x: auto; white-space: pre"
 )
 _STATUS_COLOURS = {"rewritten": "#1a7f37", "left alone": "#6e7781", "error": "#cf222e"}

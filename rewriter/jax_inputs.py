@@ -106,6 +106,10 @@ def binary_text(data: bytes, kind: str, filename: str = "<string>") -> str:
 # ---------------------------------------------------------------- conversions
 
 
+# What installs every package that reading binary inputs needs (pyproject's `jax` extra).
+JAX_EXTRA = "stablehlo-ffi-rewriter[jax]"
+
+
 def _require_jax(filename: str, what: str) -> Any:
     try:
         import jax
@@ -113,7 +117,7 @@ def _require_jax(filename: str, what: str) -> Any:
         import jax.interpreters.mlir  # noqa: F401
     except ImportError as error:
         raise InputError(
-            filename, f"reading {what} needs jax and jaxlib (pip install jax jaxlib): {error}"
+            filename, f"reading {what} needs jax and jaxlib (pip install '{JAX_EXTRA}'): {error}"
         ) from None
     return jax
 
@@ -176,7 +180,10 @@ def deserialize_exported(data: bytes, filename: str = "<string>") -> Any:
     try:
         return jax.export.deserialize(bytearray(data))
     except ImportError as error:  # jax's serialization needs the flatbuffers package
-        message = f"reading a serialized jax.export.Exported needs {error}"
+        missing = "the flatbuffers package" if "flatbuffers" in str(error) else str(error)
+        message = (
+            f"reading a serialized jax.export.Exported needs {missing}: pip install '{JAX_EXTRA}'"
+        )
         raise InputError(filename, _one_line(message)) from None
     except Exception as error:  # whatever a damaged flatbuffer makes the reader raise
         kind = type(error).__name__

@@ -7,6 +7,7 @@ other compilers implement themselves) and calls with `called_computations`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
@@ -58,6 +59,26 @@ COMPILER_TARGETS: dict[str, tuple[str, ...]] = {
         "mhlo.*",
     ),
 }
+
+
+def patterns(value: str | Sequence[str] | None, name: str) -> tuple[str, ...] | None:
+    """``targets``/``skip`` as given to the API: a string is one glob pattern (iterating it
+    would make a pattern of each character), an iterable gives one pattern per item."""
+    if value is None or isinstance(value, str):
+        return None if value is None else (value,)
+    found = tuple(value)
+    for item in found:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{name} takes glob patterns (a str or an iterable of str), "
+                f"not {type(item).__name__} {item!r}"
+            )
+    return found
+
+
+def exact_pattern(target: str) -> str:
+    """A glob pattern that matches ``target`` alone (``*``, ``?`` and ``[`` escaped)."""
+    return re.sub(r"([*?[])", r"[\1]", target)
 
 
 def compiler_meaning(target: str) -> str | None:

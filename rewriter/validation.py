@@ -31,6 +31,12 @@ Only successful outcomes are remembered: a line that fails was parsed for real a
 reports its own place. Lines go in file order, so the first error is the one a
 whole-module parse reports, at the same offset and with the same message
 (tests/test_validation.py compares the two on mutated exports).
+
+Integer literals out of range for their type (``300 : i8``) parse, but MLIR rejects them:
+they are checked on the tokens of each line lexed, and the first is reported when the text
+parses. A line's shape keeps its numbers, but for a custom call's typed integer attributes,
+which it blanks only when they are in range (a line with one out of range is its own
+key), so a remembered line is one already checked.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from lark.utils import TextSlice
 
 from .call_shapes import shape_of
 from .diagnostics import Diagnostic
+from .integers import integer_type_width, range_error
 from .source import Source
 from .syntax import parser
 
@@ -54,6 +61,7 @@ START = "module_file"
 # Longer lines (a blob of weights) are unique: parsed at once, never hashed or remembered.
 LONG_LINE = 10_000
 _VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+_INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
 
 Stack = tuple[int, ...]
 
@@ -84,12 +92,59 @@ def _tables() -> _Tables:
     return _Tables(conf.states, conf.start_state, conf.end_state, interactive.lexer_thread.lexer)
 
 
+class _IntegerLiterals:
+    """Integer literals checked against their type as the tokens of a line go by:
+    ``300 : i8`` (as an attribute or in any op's tokens), an untyped ``{n = 5}`` (i64) and
+    the elements of ``array<i8: 1, 300>``. The first literal MLIR would reject is kept
+    (``rewriter/integers.py``)."""
+
+    def __init__(self) -> None:
+        self.first: tuple[int, str] | None = None
+        self.new_line()
+
+    def new_line(self) -> None:
+        self.before: tuple[Token | None, Token | None] = (None, None)
+        self.array_type: str | None = None  # after `array<T:` until `>`
+        self.array_head: str | None = None  # after `array<T`
+
+    def see(self, token: Token) -> None:
+        older, last = self.before
+        self.before = (last, token)
+        if self.first is not None:
+            return
+        kind = token.type
+        if kind in ("INT", "HEX"):
+            if self.array_type:
+                self._check(token, self.array_type)
+            return
+        if kind in ("COMMA", "RBRACE") and last is not None and older is not None:
+            if last.type in ("INT", "HEX") and older.type == "EQUAL":  # `{n = 5}`: an i64
+                self._check(last, "i64")
+        if kind == "MORETHAN":
+            self.array_type = self.array_head = None
+        elif kind == "COLON":
+            self.array_type, self.array_head = self.array_head, None
+        elif kind in ("SCALAR_TYPE", "BARE_ID") and integer_type_width(token.value):
+            if last is not None and last.type == "COLON" and older is not None:
+                if older.type in ("INT", "HEX"):
+                    self._check(older, token.value)
+            elif last is not None and last.type == "LESSTHAN" and older is not None:
+                if older.type == "ARRAY":
+                    self.array_head = token.value
+
+    def _check(self, literal: Token, type_: str) -> None:
+        problem = range_error(literal.value, type_)
+        if problem:
+            self.first = (literal.start_pos or 0, problem)  # lexed tokens have a place
+
+
 class _Parser:
     """The LALR automaton on the state stack alone: one per validation."""
 
     def __init__(self, tables: _Tables):
         self.tables = tables
         self.stack: list[int] = []
+        self.integers = _IntegerLiterals()
 
     @property
     def position(self) -> int:
@@ -102,8 +157,10 @@ class _Parser:
         counter.char_pos = counter.line_start_pos = start
         window = LexerState(TextSlice(text, start, end), counter)
         self.stack = list(stack)
+        self.integers.new_line()
         try:
             for token in self.tables.lexer.lex(window, self):
+                self.integers.see(token)
                 self.feed(token)
         except UnexpectedToken as error:  # the contextual lexer found a token out of place
             raise _Unexpected(error.token.start_pos, f"unexpected {str(error.token)!r}") from None
@@ -140,7 +197,12 @@ def _line_shape(line: str) -> str:
     """What decides a line's outcome besides the state (point 3): custom call statements
     by their shape (``call_shapes.shape_of``), other lines with their names blanked."""
     if "custom_call" in line:
-        return shape_of(line)[0]
+        key, holes = shape_of(line)
+        for start, end, kind in holes:  # the range check reads integers: keep bad ones
+            typed = _INT_TYPE.match(line, end) if kind == "int" else None
+            if typed and range_error(line[start:end], typed.group(1)):
+                return line
+        return key
     return _VALUE_NAME.sub("%_", line) if "%" in line else line
 
 
@@ -167,4 +229,7 @@ def first_error(source: Source) -> Diagnostic | None:
         parse.finish(stack, len(text))
     except _Unexpected as error:
         return Diagnostic.at(source, error.offset, error.message)
+    if parse.integers.first is not None:  # the text parses, but MLIR rejects this literal
+        offset, message = parse.integers.first
+        return Diagnostic.at(source, offset, message)
     return None

@@ -6,6 +6,7 @@ from what the tool prints.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -728,3 +729,94 @@ def test_validate_points_into_the_users_file(tmp_path):
     first = done.stderr.splitlines()[0]
     column = lines[4].index("foo") + 1
     assert first == f"{broken}:5:{column}: error: unexpected 'foo'"
+
+
+# ---------------------------------------------------------------- outputs that are inputs
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--emit-header", "{f}", "{f}"], "--emit-header {f} is the input file {f}"),
+        (["-o", "{f}", "{f}"], "-o {f} is the input file {f}"),
+        (["--emit-ffi-adapters", "{link}", "{f}"], "--emit-ffi-adapters {link} is the input"),
+        (["--emit-header", "{sym}", "{f}"], "--emit-header {sym} is the input file {f}"),
+        (
+            ["--emit-header", "{d}/k.h", "--emit-ffi-adapters", "{d}/sub/../k.h", "{f}"],
+            "--emit-ffi-adapters {d}/sub/../k.h is also the file of --emit-header {d}/k.h",
+        ),
+        (
+            ["--emit-header", "{d}/k.h", "-o", "{d}/./k.h", "{f}"],
+            "--emit-header {d}/k.h is also the file of -o {d}/./k.h",
+        ),
+    ],
+    ids=["header_is_input", "output_is_input", "hard_link", "symlink", "two_new", "o_and_header"],
+)
+def test_output_that_is_an_input_or_another_output_is_refused(
+    tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    source = copy_to(tmp_path, RMS_NORM, "f.mlir")
+    os.link(source, tmp_path / "link.mlir")
+    os.symlink(source, tmp_path / "sym.mlir")
+    (tmp_path / "sub").mkdir()
+    names = {
+        "f": source,
+        "link": tmp_path / "link.mlir",
+        "sym": tmp_path / "sym.mlir",
+        "d": tmp_path,
+    }
+    result = run_cli(*(a.format(**names) for a in arguments))
+    assert_clean_failure(result, status=2)
+    assert message.format(**names) in err(result)
+    assert "nothing was written" in err(result)
+    assert source.read_bytes() == RMS_NORM.read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["f.mlir", "link.mlir", "sub", "sym.mlir"]
+    assert os.listdir(tmp_path / "sub") == []
+
+
+def test_check_with_emit_header_names_the_conflict(tmp_path: Path) -> None:
+    source = copy_to(tmp_path, RMS_NORM)
+    result = run_cli("--check", "--emit-header", tmp_path / "h.h", source)
+    assert_clean_failure(result, status=2)
+    assert "--emit-header writes a file, --check writes none: use one of them" in err(result)
+    assert "takes one input file" not in err(result)
+    assert sorted(os.listdir(tmp_path)) == ["rms_norm.mlir"]
+
+
+def test_list_json_includes_unreadable_files_and_the_summary_counts_them(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.mlir"
+    result = run_cli("--list", "--format", "json", RMS_NORM, missing)
+    assert result.returncode == 1
+    document = json.loads(out(result))
+    files = {entry["file"]: entry for entry in document["files"]}
+    assert set(files) == {str(RMS_NORM), str(missing)}
+    assert files[str(missing)]["calls"] == []
+    [error] = files[str(missing)]["errors"]
+    assert error["severity"] == "error"
+    assert error["message"] == "cannot read: No such file or directory"
+    assert err(result).splitlines()[-1] == (
+        "1 custom call in 2 files: 1 rewritten; 1 file could not be read"
+    )
+
+
+def installed_script() -> Path:
+    """The console script pip made for this environment (pyproject's [project.scripts])."""
+    script = Path(sys.executable).with_name("stablehlo-rewrite")
+    assert script.exists(), f"{script}: install the package (pip install -e .)"
+    return script
+
+
+def test_script_names_itself_in_version_and_usage_errors(tmp_path: Path) -> None:
+    script = installed_script()
+    version = subprocess.run([script, "--version"], capture_output=True, text=True, cwd=ROOT)
+    assert version.returncode == 0
+    assert version.stdout.startswith("stablehlo-rewrite "), version.stdout
+    usage = subprocess.run(
+        [script, "--in-place", "-"], capture_output=True, text=True, cwd=ROOT, input=""
+    )
+    assert usage.returncode == 2
+    assert usage.stderr.startswith("usage: stablehlo-rewrite "), usage.stderr
+    assert "stablehlo-rewrite: error: --in-place needs files" in usage.stderr
+    assert "python -m rewriter" not in usage.stderr
+    module = run_cli("--version")
+    assert out(module).startswith("python -m rewriter "), out(module)

@@ -217,3 +217,98 @@ def test_target_names_cannot_inject_code_into_headers(target: str, tmp_path: Pat
     assert not re.search(r"\binjected_global\b", code) and "#define X" not in code
     compiled = compile_c("int main(void) { return 0; }\n", header, tmp_path)
     assert compiled.returncode == 0, compiled.stderr
+
+
+# ---------------------------------------------------------------- headers side by side
+
+
+def call_position(text: str, pattern: str) -> tuple[int, int]:
+    """Line and column (of the statement's first character) of the first line matching
+    ``pattern``: computed here from the file, not taken from the tool."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if re.search(pattern, line):
+            return number, len(line) - len(line.lstrip()) + 1
+    raise AssertionError(f"no line matches {pattern}")
+
+
+@pytest.mark.parametrize(
+    "name", ["column_major", "cholesky_lapack", "rms_norm", "two_results", "attribute_kernel"]
+)
+def test_header_from_a_rewritten_module_names_the_call_and_keeps_layout_notes(
+    tmp_path: Path, name: str
+):
+    """From a rewrite, the header is the export's header but for the place it names: the
+    call that replaced the custom call (it keeps the custom call's loc), with the same
+    layout notes."""
+    original = SAMPLES / name / f"{name}.mlir"
+    rewritten = SAMPLES / name / f"{name}.rewritten.mlir"
+    from_export, from_rewrite = tmp_path / "export.h", tmp_path / "rewrite.h"
+    assert emit_header(original, from_export).returncode == 0
+    assert emit_header(rewritten, from_rewrite).returncode == 0
+    [loc] = re.findall(r"stablehlo\.custom_call @.*(loc\(#\w+\))$", original.read_text(), re.M)
+    before = call_position(original.read_text(), r"stablehlo\.custom_call @")
+    after = call_position(rewritten.read_text(), r"func\.call @.*" + re.escape(loc) + "$")
+    expected = from_export.read_text().replace(
+        f"at {original}:{before[0]}:{before[1]}", f"at {rewritten}:{after[0]}:{after[1]}"
+    )
+    assert f"at {rewritten}:{after[0]}:{after[1]}" in expected
+    assert from_rewrite.read_text() == expected
+
+
+def test_layout_notes_survive_the_rewrite():
+    import rewriter
+
+    rewritten = (SAMPLES / "cholesky_lapack" / "cholesky_lapack.rewritten.mlir").read_text()
+    header = rewriter.emit_header(rewritten)
+    assert (
+        " * arg0: tensor<3x3xf32> in layout {0, 1}: the descriptor is tensor<3x3xf32>, its "
+        "dims are the logical dims (1, 0) in that order"
+    ) in header
+
+
+def test_two_headers_in_one_c_file_both_declare_their_functions(tmp_path: Path):
+    first, second = tmp_path / "rms_norm.h", tmp_path / "two_results.h"
+    assert emit_header(SAMPLES / "rms_norm" / "rms_norm.mlir", first).returncode == 0
+    assert emit_header(SAMPLES / "two_results" / "two_results.mlir", second).returncode == 0
+    guards = [re.search(r"#ifndef (\w+)", h.read_text())[1] for h in (first, second)]
+    assert guards[0] != guards[1]
+    source = tmp_path / "both.c"
+    source.write_text(
+        f'#include "{first}"\n#include "{second}"\n'
+        "void use(void) {\n"
+        "  void *a = (void *)_mlir_ciface_rms_norm;\n"
+        "  void *b = (void *)_mlir_ciface_sum_and_max;\n"
+        "  (void)a; (void)b;\n"
+        "}\n"
+    )
+    compiled = subprocess.run(
+        [
+            "cc",
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            "-fsyntax-only",
+            f"-I{ROOT / 'abi' / 'include'}",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+
+
+def test_include_guard_is_the_module_name_and_a_hash_of_the_prototypes():
+    import rewriter
+    from rewriter.header import include_guard, prototypes
+
+    text = (SAMPLES / "rms_norm" / "rms_norm.mlir").read_text()
+    header = rewriter.emit_header(text)
+    guard = include_guard(prototypes(text), "jit_rms_norm")
+    assert re.fullmatch(r"REWRITER_JIT_RMS_NORM_[0-9A-F]{12}_H", guard)
+    assert f"#ifndef {guard}\n#define {guard}\n" in header
+    assert header.endswith(f"#endif /* {guard} */\n")
+    # the same externs from the rewrite: the same guard; other externs: another one
+    rewritten = (SAMPLES / "rms_norm" / "rms_norm.rewritten.mlir").read_text()
+    assert f"#ifndef {guard}\n" in rewriter.emit_header(rewritten)
+    other = text.replace("@rms_norm(", "@rms_norm_v2(")
+    assert f"#ifndef {guard}\n" not in rewriter.emit_header(other)

@@ -573,3 +573,70 @@ def test_notebook_runs_and_shows_the_table(monkeypatch: pytest.MonkeyPatch) -> N
     assert "func.call @rms_norm(%arg0, %eps)" in printed
     assert "void _mlir_ciface_rms_norm(rw_memref_f32_2d *result, " in printed
     assert "float eps);" in printed
+
+
+def test_serialized_exported_without_flatbuffers_names_the_extra(
+    exported_result: rewriter.Result, tmp_path: Path
+) -> None:
+    path = tmp_path / "exported.bin"
+    path.write_bytes(bytes(exported_result.exported.serialize()))
+    hidden = "import sys; sys.modules['flatbuffers'] = None; "  # as if it were not installed
+    api = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hidden + "import rewriter, sys\n"
+            "try:\n"
+            f"    rewriter.rewrite(open({str(path)!r}, 'rb').read())\n"
+            "except rewriter.InputError as error:\n"
+            "    print(error)",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert api.returncode == 0, api.stderr
+    expected = (
+        "reading a serialized jax.export.Exported needs the flatbuffers package: "
+        "pip install 'stablehlo-ffi-rewriter[jax]'"
+    )
+    assert api.stdout == f"<string>: error: {expected}\n"
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hidden + "from rewriter.cli import main; raise SystemExit(main())",
+            str(path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert cli.returncode == 1
+    assert cli.stderr == f"{path}: error: {expected}\n"
+
+
+def _declarations(style: str) -> dict[str, str]:
+    pairs = (part.split(":", 1) for part in style.split(";") if ":" in part)
+    return {name.strip().lower(): value.strip() for name, value in pairs}
+
+
+@pytest.mark.parametrize("pygments", [True, False], ids=["pygments", "plain"])
+def test_every_background_comes_with_its_text_colour(
+    pygments: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook's dark theme draws light text: an element that sets a light background
+    must set its text colour too, or its text is light on light."""
+    if not pygments:
+        monkeypatch.setitem(sys.modules, "pygments", None)  # as if not installed
+    broken = RMS_TEXT.replace("mhlo.backend_config = {eps", "mhlo.backend_config = {e = [1], eps")
+    result = rewriter.analyze(broken)  # an error, so the diagnostics' block is drawn too
+    html = result._repr_html_() + rewriter.rewrite(RMS_TEXT)._repr_html_()
+    styles = re.findall(r'style="([^"]*)"', html)
+    painted = [s for s in styles if {"background", "background-color"} & set(_declarations(s))]
+    assert len(painted) >= 2  # the diff, the diagnostics
+    for style in painted:
+        assert "color" in _declarations(style), style
+    assert ('class="highlight"' in html) == pygments  # both renderings are checked

@@ -8,6 +8,7 @@ buffers belong to the caller: they are copied into numpy arrays and freed.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -84,11 +85,15 @@ def load(
     takes), a ``{"execute": capsule}`` bundle or an address; ``"jaxlib"`` stands for
     jaxlib's CPU LAPACK handlers (``jaxlib_handlers()``). A target without a handler is a
     LoadError here; a handler's error is raised as HandlerError by the call.
+
+    ``path`` and ``kernels`` name files: ``"libmodel.so"`` is ``./libmodel.so``, never a
+    library found on the dynamic loader's search path.
     """
     import cffi
 
+    path = file_path(path)
     ffi = cffi.FFI()
-    libraries = [ffi.dlopen(str(k), ffi.RTLD_NOW | ffi.RTLD_GLOBAL) for k in kernels]
+    libraries = [ffi.dlopen(file_path(k), ffi.RTLD_NOW | ffi.RTLD_GLOBAL) for k in kernels]
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
     ffi.cdef(BRIDGE_CDEF)
     ffi.cdef(_declarations(_probe_entries(path)))
@@ -100,6 +105,12 @@ def load(
     entries = entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
     functions = {e.name: _callable(ffi, library, libc, e, bridge) for e in entries}
     return CompiledModule(functions, keep_alive)
+
+
+def file_path(path: str | Path) -> str:
+    """``path`` as ``dlopen`` reads a path: dlopen searches the library path for a name
+    without a slash (``libmodel.so``), so the file is named by its absolute path."""
+    return os.path.abspath(os.fspath(path))
 
 
 def _probe_entries(path: str | Path) -> list[Entry]:
@@ -199,7 +210,8 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
 
 
 def _check_input(name: str, index: int, array, spec: TensorSpec) -> np.ndarray:
-    prepared = np.ascontiguousarray(array, dtype=dtype_of(spec.element))
+    # np.require keeps a 0-d argument 0-d (np.ascontiguousarray would make it shape (1,)).
+    prepared = np.require(array, dtype=dtype_of(spec.element), requirements="C")
     if prepared.ndim != len(spec.shape) or any(
         want not in (-1, got) for want, got in zip(spec.shape, prepared.shape, strict=True)
     ):

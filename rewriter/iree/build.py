@@ -123,7 +123,7 @@ def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
             except SignatureError as error:
                 raise BuildError(str(error)) from None
     raise BuildError(
-        "no import signatures ({METADATA_KEY}) in this module; compile the "
+        f"no import signatures ({METADATA_KEY}) in this module; compile the "
         "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
         "which records them"
     )

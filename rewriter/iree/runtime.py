@@ -10,8 +10,12 @@ contract order (operands, then attributes in dictionary order).
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
+import re
 import tempfile
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -20,6 +24,7 @@ import numpy as np
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..ffi_facts import FactsError
+from ..typetext import closing_bracket, split_types
 from .build import BuildError, compile_module, read_vmfb
 from .ffi_handlers import FfiBridge, is_ffi_handler
 from .kernels import KernelImport, KernelSignatureError
@@ -108,7 +113,34 @@ def _is_cffi_function(function: object) -> bool:
 
 class IreeModule(CompiledModule):
     """The public functions of a loaded module, as attributes and by name (like a module of
-    ``rewriter.compile``); keeps the context and the import module alive."""
+    ``rewriter.compile``); keeps the context and the import module alive until ``close``."""
+
+    def __init__(
+        self,
+        functions: dict[str, Callable[..., object]],
+        keep_alive: list[object],
+        handles: dict[str, Callable[..., object]],
+    ):
+        super().__init__(functions, keep_alive)
+        self._handles = handles  # what the functions call; emptied by close()
+        _LOADED.add(self)
+
+    def close(self) -> None:
+        """Release the IREE context, its modules and the imports now; the functions (and
+        any reference kept to one) then raise. Done for every module at interpreter exit:
+        IREE's bindings (nanobind) report whatever is still alive then as leaked."""
+        self._handles.clear()
+        self._keep_alive.clear()
+
+
+_LOADED: weakref.WeakSet[IreeModule] = weakref.WeakSet()
+
+
+@atexit.register
+def _release_loaded_modules() -> None:
+    for module in list(_LOADED):
+        module.close()
+    gc.collect()  # the import module and its Python callables hold each other
 
 
 class _Errors:
@@ -200,8 +232,12 @@ def load(
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
     keep_alive += [context, modules]
     bound = context.modules[program.name]
-    functions = {name: _public_function(bound[name], errors) for name in program.function_names}
-    return IreeModule(functions, keep_alive)
+    handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
+    functions = {
+        name: _public_function(name, handles, errors, _argument_elements(program, name))
+        for name in handles
+    }
+    return IreeModule(functions, keep_alive, handles)
 
 
 def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
@@ -216,8 +252,51 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
             raise LoadError(f"{path}: {error}") from None
 
 
-def _public_function(invoker, errors: _Errors) -> Callable[..., object]:
+def _argument_elements(program, name: str) -> list[str | None]:
+    """The element type of each tensor argument of a public function (None for others),
+    read from the declaration IREE keeps in the function's reflection."""
+    function = program.lookup_function(name)
+    declaration = function.reflection.get("iree.abi.declaration", "") if function else ""
+    start = declaration.find("(")
+    if start < 0:
+        return []
+    inside = declaration[start + 1 : start + 1 + closing_bracket(declaration[start + 1 :])]
+    elements: list[str | None] = []
+    for argument in split_types(inside):
+        type_ = argument.split(":", 1)[-1].strip()
+        # `tensor<i8> {iree.abi.encoding = tensor<ui8>}`: the encoding is the caller's type
+        encoding = _ENCODING.search(type_)
+        type_ = encoding.group(1) if encoding else type_.split(" {", 1)[0]
+        try:
+            elements.append(tensor_type(type_)[1])
+        except TypeError:  # not a tensor (a scalar, a list): passed on as it is
+            elements.append(None)
+    return elements
+
+
+_ENCODING = re.compile(r"iree\.abi\.encoding = (tensor<[^{}]*>)")
+
+
+def _as_tensor(value, element: str | None):
+    """A number or numpy scalar given for a tensor argument as a 0-d (or n-d) array of the
+    argument's element type: IREE would pass a Python number as a VM scalar instead."""
+    if element is None or isinstance(value, np.ndarray) or hasattr(value, "to_host"):
+        return value
+    return np.require(value, dtype=dtype_of(element), requirements="C")
+
+
+def _public_function(
+    name: str,
+    handles: dict[str, Callable[..., object]],
+    errors: _Errors,
+    elements: list[str | None],
+) -> Callable[..., object]:
     def call(*arrays):
+        invoker = handles.get(name)
+        if invoker is None:
+            raise LoadError(f"{name}: the module was closed; load it again")
+        if len(arrays) == len(elements):
+            arrays = tuple(_as_tensor(a, e) for a, e in zip(arrays, elements, strict=True))
         errors.pending = None
         try:
             returned = invoker(*arrays)

@@ -1,0 +1,184 @@
+"""The Python API taken at its word: how ``targets``/``skip`` read a string, what
+``validate`` takes, and what an error says about going on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rewriter
+
+ROOT = Path(__file__).resolve().parent.parent
+TWO_TARGETS = (ROOT / "samples" / "two_targets" / "two_targets.mlir").read_text()
+TWO_TARGETS_REWRITTEN = (
+    ROOT / "samples" / "two_targets" / "two_targets.rewritten.mlir"
+).read_text()
+
+
+def statuses(result: rewriter.Result) -> dict[str, str]:
+    return {report.target: report.status for report in result.calls}
+
+
+# ---------------------------------------------------------------- targets= and skip= as strings
+
+
+def test_a_string_skip_is_one_pattern_not_its_characters():
+    # "zzz*" matches neither target: both are rewritten (read as characters, "z" and "*"
+    # would have skipped everything).
+    result = rewriter.rewrite(TWO_TARGETS, skip="zzz*")
+    assert result.text == TWO_TARGETS_REWRITTEN
+    assert statuses(result) == {"scale": "rewritten", "offset": "rewritten"}
+    result = rewriter.rewrite(TWO_TARGETS, skip="sc*")
+    assert statuses(result) == {"scale": "left alone", "offset": "rewritten"}
+    assert result.text == rewriter.rewrite(TWO_TARGETS, skip=["sc*"]).text
+
+
+def test_a_string_targets_is_one_pattern_not_its_characters():
+    result = rewriter.rewrite(TWO_TARGETS, targets="offset")
+    assert statuses(result) == {"scale": "left alone", "offset": "rewritten"}
+    assert result.text == rewriter.rewrite(TWO_TARGETS, targets=("offset",)).text
+    # "*" alone would match both targets
+    assert statuses(rewriter.rewrite(TWO_TARGETS, targets="zz*")) == {
+        "scale": "left alone",
+        "offset": "left alone",
+    }
+
+
+def test_emit_header_reads_a_string_skip_as_one_pattern():
+    header = rewriter.emit_header(TWO_TARGETS, skip="sc*")
+    assert "_mlir_ciface_offset(" in header and "_mlir_ciface_scale(" not in header
+
+
+def test_patterns_that_are_not_strings_are_a_type_error():
+    with pytest.raises(TypeError, match=r"skip takes glob patterns .* not bytes b'scale'"):
+        rewriter.rewrite(TWO_TARGETS, skip=[b"scale"])
+    with pytest.raises(TypeError, match=r"targets takes glob patterns .* not int 1"):
+        rewriter.analyze(TWO_TARGETS, targets=[1])
+
+
+def test_the_readme_says_how_a_string_pattern_is_read():
+    readme = (ROOT / "README.md").read_text()
+    assert "`targets` and `skip` take one glob pattern as a string" in readme
+
+
+# ---------------------------------------------------------------- validate takes what rewrite takes
+
+
+def test_validate_takes_bytes_like_rewrite():
+    data = TWO_TARGETS.encode()
+    for value in (data, bytearray(data), memoryview(data)):
+        rewriter.validate(value)  # no TypeError, no RewriteError
+    broken = TWO_TARGETS.replace("func.func public @main(", "func.func public @main((", 1)
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.validate(broken.encode(), filename="model.mlir")
+    with pytest.raises(rewriter.RewriteError) as from_text:
+        rewriter.validate(broken, filename="model.mlir")
+    assert caught.value.diagnostics == from_text.value.diagnostics
+    assert caught.value.diagnostics[0].filename == "model.mlir"
+
+
+def test_validate_reports_invalid_utf8_bytes_where_they_are():
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.validate(b"module {\n  \xff\n}\n")
+    assert (caught.value.line, caught.value.column) == (2, 3)
+    assert "invalid UTF-8" in caught.value.message
+
+
+# ---------------------------------------------------------------- an error says how to go on
+
+UNSUPPORTED = TWO_TARGETS.replace(
+    "stablehlo.custom_call @scale(%arg0) {mhlo.backend_config = {factor = 2.000000e+00 : f32}",
+    "stablehlo.custom_call @scale(%arg0) {mhlo.backend_config = {factor = [1, 2]}",
+)
+
+
+def test_an_unsupported_call_says_how_to_skip_it_in_the_api():
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(UNSUPPORTED)
+    error, note = caught.value.diagnostics
+    assert error.severity == "error" and "'factor' is a list" in error.message
+    assert note.severity == "note"
+    assert (note.line, note.column) == (error.line, 5)  # the call's own line and column
+    assert note.message == (
+        "to rewrite the other calls and leave @scale as it is, pass skip=['scale']"
+    )
+    # and following it works
+    result = rewriter.rewrite(UNSUPPORTED, skip=["scale"])
+    assert statuses(result) == {"scale": "left alone", "offset": "rewritten"}
+
+
+def test_an_unsupported_call_says_how_to_skip_it_on_the_command_line(tmp_path: Path):
+    path = tmp_path / "model.mlir"
+    path.write_text(UNSUPPORTED)
+    run = subprocess.run(
+        [sys.executable, "-m", "rewriter", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1 and run.stdout == ""
+    assert (
+        f"{path}:{run.stderr.split(':')[1]}:5: note: to rewrite the other calls and leave "
+        "@scale as it is, pass --skip scale\n"
+    ) in run.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "rewriter", str(path), "--skip", "scale"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "func.call @offset(" in again.stdout
+
+
+def test_the_skip_hint_escapes_glob_characters():
+    assert rewriter.select.exact_pattern("a*b?c[d]") == "a[*]b[?]c[[]d]"
+    from fnmatch import fnmatchcase
+
+    assert fnmatchcase("a*b?c[d]", rewriter.select.exact_pattern("a*b?c[d]"))
+    assert not fnmatchcase("aXbYc[d]", rewriter.select.exact_pattern("a*b?c[d]"))
+
+
+# ---------------------------------------------------------------- a bracket too many
+
+
+RMS = (ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text()
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def test_an_extra_brace_is_reported_where_it_is():
+    text = RMS.replace("mhlo.backend_config = {eps", "mhlo.backend_config = {{eps", 1)
+    extra = text.index("{{eps") + 1
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(text)
+    error, note = caught.value.diagnostics
+    assert (error.line, error.column) == position(text, extra)
+    assert error.message == "unexpected '{'"
+    # what the bracket matching saw stays, as a note at the module's brace
+    module_brace = text.index("{\n", text.index("module @"))
+    assert (note.severity, (note.line, note.column)) == ("note", position(text, module_brace))
+    assert "is never closed" in note.message
+
+
+def test_an_extra_closing_bracket_is_reported_where_it_is():
+    text = RMS.replace("dense<[1, 0]> : tensor<2xindex>]", "dense<[1, 0]]> : tensor<2xindex>]", 1)
+    extra = text.index("0]]>") + 2
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(text)
+    assert (caught.value.line, caught.value.column) == position(text, extra)
+
+
+def test_a_truncated_file_still_names_the_brace_left_open():
+    text = RMS[: RMS.rindex("} loc(#loc)")]  # the module's closing brace is gone
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(text)
+    [error] = caught.value.diagnostics
+    module_brace = text.index("{\n", text.index("module @"))
+    assert (error.line, error.column) == position(text, module_brace)
+    assert error.message == "'{' is never closed: the input ends first (truncated file?)"
