@@ -36,9 +36,9 @@ Why a shape's outcome is each of its statements' own outcome:
    operands, the location, the target and the constants of attributes. Integer and
    boolean holes are followed by their spans to the attribute they hold; an integer that
    its type does not take (``rewriter/integers.py``, the judge's one look at a value) is
-   not filled in but parsed for real. A shape whose judged outcome holds a sentinel anywhere else, that fails to
-   parse or is judged an error is not reused: its statements are parsed one by one, for
-   real, so every diagnostic is their own.
+   not filled in but parsed for real. A shape whose judged outcome holds a sentinel
+   anywhere else, that fails to parse or is judged an error is not reused: its
+   statements are parsed one by one, for real, so every diagnostic is their own.
 
 ``tests/test_call_shapes.py`` checks that a rewrite with shapes reused equals one that
 parses every statement, on mutated call-dense exports.
