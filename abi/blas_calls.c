@@ -1,7 +1,8 @@
 /*
  * blas_calls.c - the matrix products of a compiled module, computed by a BLAS.
  *
- * `python -m rewriter.compile` replaces each linalg.matmul / linalg.batch_matmul of
+ * `python -m rewriter.compile` replaces each linalg.matmul / linalg.batch_matmul (and
+ * each linalg.generic that computes one, or a batch times one shared matrix) of
  * f32, f64, complex<f32> or complex<f64> by a call of one of the helpers below
  * (rewriter/compile/library_calls.py) and compiles this file into the module, linked
  * against the BLAS that rewriter/compile/blas.py found.  Each helper computes
@@ -191,6 +192,19 @@ static void batch_matmul(view3 *a, view3 *b, view3 *c, int32_t ta, int32_t tb, e
                 type);
 }
 
+/* A batch of matrices times one matrix: IREE's img2col form of a 2-D convolution. */
+static void batch_matmul_shared(view3 *a, view2 *b, view3 *c, int32_t ta, int32_t tb,
+                                element type) {
+    matrix shared = item(b->aligned, b->offset, b->sizes, b->strides, tb, type);
+    for (int64_t i = 0; i < c->sizes[0]; ++i)
+        product(item(a->aligned, a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1, ta,
+                     type),
+                shared,
+                item(c->aligned, c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1, 0,
+                     type),
+                type);
+}
+
 #define RW_ENTRIES(suffix, type)                                                              \
     void _mlir_ciface_rw_blas_matmul_##suffix(view2 *a, view2 *b, view2 *c, int32_t ta,         \
                                               int32_t tb) {                                   \
@@ -199,6 +213,10 @@ static void batch_matmul(view3 *a, view3 *b, view3 *c, int32_t ta, int32_t tb, e
     void _mlir_ciface_rw_blas_batch_matmul_##suffix(view3 *a, view3 *b, view3 *c, int32_t ta,   \
                                                     int32_t tb) {                             \
         batch_matmul(a, b, c, ta, tb, type);                                                  \
+    }                                                                                         \
+    void _mlir_ciface_rw_blas_batch_matmul_shared_##suffix(view3 *a, view2 *b, view3 *c,        \
+                                                           int32_t ta, int32_t tb) {          \
+        batch_matmul_shared(a, b, c, ta, tb, type);                                           \
     }
 
 RW_ENTRIES(f32, F32)

@@ -149,3 +149,23 @@ def test_a_wrong_blas_is_a_clean_error(tmp_path: Path, choice: str, message: str
     assert run.returncode == 1
     assert "Traceback" not in run.stderr
     assert f"{module}: error: {message.format(tmp=tmp_path)}" in run.stderr
+
+
+def test_a_convolution_becomes_a_product_with_a_shared_matrix(tmp_path: Path):
+    """IREE's img2col turns a 2-D convolution into a batch of products by the filter (a
+    linalg.generic); the numbers are checked in test_op_coverage.py (conv2d_float32)."""
+    import jax
+
+    import rewriter
+
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(
+            x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+
+    x, w = np.zeros((2, 8, 8, 4), np.float32), np.zeros((3, 3, 4, 8), np.float32)
+    temps = tmp_path / "temps"
+    compile_module(rewriter.export(conv, x, w).text, tmp_path / "lib.so", keep_temps=temps)
+    calls = (temps / "3-library-calls.mlir").read_text()
+    assert calls.count("call @rw_blas_batch_matmul_shared_f32(") == 1
+    assert "linalg.conv_2d" not in calls

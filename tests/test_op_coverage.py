@@ -166,6 +166,22 @@ def inverse_real_transform_bound(z: np.ndarray, n: int) -> np.ndarray:
     return 2 * (np.sqrt(2) * gamma(n + 2, z.dtype) + 2 * u) * scale
 
 
+def conv2d(x, w):
+    return jax.lax.conv_general_dilated(
+        x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
+
+
+def conv2d_bound(inputs) -> np.ndarray:
+    """A convolution is a product with K = kh * kw * c_in: ``product_bound`` with
+    conv(|x|, |w|) (computed in f64) for |A| @ |B|."""
+    x, w = (np.asarray(v) for v in inputs)
+    with jax.enable_x64(True):
+        magnitude = np.asarray(conv2d(np.abs(x).astype(np.float64), np.abs(w).astype(np.float64)))
+    k = w.shape[0] * w.shape[1] * w.shape[2]
+    return 2 * gamma(k, x.dtype) * magnitude
+
+
 def two(shape, dtype, make=normal):
     return lambda rng: [make(rng, shape, dtype), make(rng, shape, dtype)]
 
@@ -229,6 +245,11 @@ PROGRAMS = {
     "matmul_float32": Program(matmul, two((64, 64), np.float32), bound=product_bound),
     "matmul_float64": Program(matmul, two((64, 64), np.float64), x64=True, bound=product_bound),
     "matmul_complex64": Program(matmul, two((32, 32), np.complex64), bound=product_bound),
+    "conv2d_float32": Program(
+        conv2d,
+        lambda r: [normal(r, (2, 8, 8, 4), np.float32), normal(r, (3, 3, 4, 8), np.float32)],
+        bound=conv2d_bound,
+    ),
     "batched_transposed_matmul_float32": Program(
         batched_transposed_matmul, two((4, 16, 32), np.float32), bound=product_bound
     ),

@@ -7,8 +7,11 @@ complex<f64> operands (one element type for all three) becomes
 ``@rw_blas_batch_matmul_<t>``), whose C side (``abi/blas_calls.c``) calls the BLAS's gemm
 on the memref descriptors as they are, strides included. Operands are cast to fully
 dynamic strided memrefs, so one declaration serves every shape; an operand that the op's
-``indexing_maps`` read transposed is passed as stored, with its flag set. Anything else
-(integer or 16-bit floats, mixed element types, other maps) stays for the loops.
+``indexing_maps`` read transposed is passed as stored, with its flag set. A
+``linalg.generic`` that multiplies and adds with the maps of one of these products is one
+too; so is the product of a batch of matrices by one shared matrix (what IREE's img2col
+makes of a 2-D convolution), ``@rw_blas_batch_matmul_shared_<t>``. Anything else (integer
+or 16-bit floats, mixed element types, other maps or bodies) stays for the loops.
 
 IREE's math transform, which the next stage runs, replaces f32 math functions by
 polynomials; its ``atan2`` is up to about 10 units in the last place off (XLA's is within
@@ -34,10 +37,21 @@ _BATCH_MATMUL_MAPS = (
     {"(d0, d1, d2, d3) -> (d0, d3, d2)": 0, "(d0, d1, d2, d3) -> (d0, d2, d3)": 1},
     {"(d0, d1, d2, d3) -> (d0, d1, d2)": 0},
 )
+_SHARED_MAPS = (
+    {"(d0, d1, d2, d3) -> (d0, d1, d3)": 0},
+    {"(d0, d1, d2, d3) -> (d3, d2)": 0},
+    {"(d0, d1, d2, d3) -> (d0, d1, d2)": 0},
+)
 PRODUCTS = {
     "linalg.matmul": ("matmul", _MATMUL_MAPS),
     "linalg.batch_matmul": ("batch_matmul", _BATCH_MATMUL_MAPS),
 }
+# linalg.generic contractions: (iterator types, helper, maps)
+GENERIC_PRODUCTS = (
+    (("parallel", "parallel", "reduction"), "matmul", _MATMUL_MAPS),
+    (("parallel", "parallel", "parallel", "reduction"), "batch_matmul", _BATCH_MATMUL_MAPS),
+    (("parallel", "parallel", "parallel", "reduction"), "batch_matmul_shared", _SHARED_MAPS),
+)
 
 
 @dataclass
@@ -66,7 +80,7 @@ def route_products_to_blas(text: str) -> LibraryCalls:
     if not products:
         return LibraryCalls(text)
     _check_free(ir, module)
-    called: dict[str, int] = {}
+    called: dict[str, tuple[int, ...]] = {}
     with context:
         for operation, helper, (transpose_a, transpose_b) in products:
             with ir.Location.unknown(), ir.InsertionPoint(operation):
@@ -79,7 +93,7 @@ def route_products_to_blas(text: str) -> LibraryCalls:
                     attributes={"callee": ir.FlatSymbolRefAttr.get(helper)},
                     loc=location,
                 )
-            called[helper] = len(operation.operands[0].type.shape)
+            called[helper] = tuple(len(value.type.shape) for value in operation.operands)
             operation.erase()
         start = ir.InsertionPoint.at_block_begin(module.body)
         for helper in sorted(called):
@@ -133,25 +147,48 @@ def _named(attributes):
 
 def _blas_product(ir, operation) -> tuple[str, tuple[int, int]] | None:
     """(helper, (transpose_a, transpose_b)) when BLAS computes ``operation``, else None."""
-    kind = PRODUCTS.get(operation.name)
-    if kind is None or len(operation.operands) != 3:
+    if len(operation.operands) != 3 or "indexing_maps" not in operation.attributes:
         return None
-    name, maps = kind
     types = [value.type for value in operation.operands]
     if not all(isinstance(t, ir.MemRefType) for t in types):
         return None
     elements = {str(t.element_type) for t in types}
     if len(elements) != 1 or next(iter(elements)) not in ELEMENTS:
         return None
-    if "indexing_maps" not in operation.attributes:
-        return None
     written = [
         str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(operation.attributes["indexing_maps"])
     ]
-    flags = [choices.get(text) for choices, text in zip(maps, written, strict=True)]
-    if any(flag is None for flag in flags):
+    if operation.name in PRODUCTS:
+        candidates = [PRODUCTS[operation.name]]
+    elif operation.name == "linalg.generic" and _multiplies_and_adds(operation):
+        iterators = tuple(
+            str(a).split("<")[-1].rstrip(">")
+            for a in ir.ArrayAttr(operation.attributes["iterator_types"])
+        )
+        candidates = [(name, maps) for kinds, name, maps in GENERIC_PRODUCTS if kinds == iterators]
+    else:
         return None
-    return f"{PREFIX}{name}_{ELEMENTS[next(iter(elements))]}", (flags[0], flags[1])
+    for name, maps in candidates:
+        flags = [choices.get(text) for choices, text in zip(maps, written, strict=True)]
+        if all(flag is not None for flag in flags):
+            return f"{PREFIX}{name}_{ELEMENTS[next(iter(elements))]}", (flags[0], flags[1])
+    return None
+
+
+def _multiplies_and_adds(operation) -> bool:
+    """The body is ``out + in0 * in1`` (either order of each), on floats."""
+    block = operation.regions[0].blocks[0]
+    body = [op.operation for op in block.operations]
+    if [op.name for op in body] != ["arith.mulf", "arith.addf", "linalg.yield"]:
+        return False
+    multiply, add, done = body
+    first, second, out = block.arguments
+    factors, terms = list(multiply.operands), list(add.operands)
+    return (
+        factors in ([first, second], [second, first])
+        and terms in ([out, multiply.results[0]], [multiply.results[0], out])
+        and done.operands[0] == add.results[0]
+    )
 
 
 def _dynamic_cast(ir, value, location):
@@ -179,13 +216,10 @@ def _dynamic_memref(rank: int, element: str) -> str:
     return f"memref<{sizes}{element}, strided<[{strides}], offset: ?>>"
 
 
-def _declaration(helper: str, rank: int) -> str:
+def _declaration(helper: str, ranks: tuple[int, ...]) -> str:
     element = next(e for e, short in ELEMENTS.items() if helper.endswith(f"_{short}"))
-    memref = _dynamic_memref(rank, element)
-    return (
-        f"func.func private @{helper}({memref}, {memref}, {memref}, i32, i32) "
-        "attributes {llvm.emit_c_interface}"
-    )
+    memrefs = ", ".join(_dynamic_memref(rank, element) for rank in ranks)
+    return f"func.func private @{helper}({memrefs}, i32, i32) attributes {{llvm.emit_c_interface}}"
 
 
 def _check_free(ir, module) -> None:

@@ -77,9 +77,20 @@ class TextStage:
     output_suffix: str = ".mlir"
 
 
-def stages(library_calls: Callable[[str], str]) -> tuple[Stage | TextStage, ...]:
+# With a BLAS, 2-D convolutions become img2col + a product (after fusion, which would
+# otherwise fold the img2col copy into the product).
+IMG2COL = "func.func(iree-global-opt-convert-conv2d-to-img2col), one-shot-bufferize{"
+
+
+def stages(
+    library_calls: Callable[[str], str], convolutions_as_products: bool = False
+) -> tuple[Stage | TextStage, ...]:
     """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls)."""
-    return (*STAGES[:2], TextStage("library-calls", library_calls), *STAGES[2:])
+    bufferize = STAGES[1]
+    if convolutions_as_products:
+        arguments = tuple(a.replace("one-shot-bufferize{", IMG2COL) for a in bufferize.arguments)
+        bufferize = Stage(bufferize.name, bufferize.tool, arguments, bufferize.output_suffix)
+    return (STAGES[0], bufferize, TextStage("library-calls", library_calls), *STAGES[2:])
 
 
 STAGES = (
