@@ -75,7 +75,8 @@ def compile_module(
             current = following
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
-        inputs, flags, exports = [current, metadata], target_flags(target_cpu), ()
+        inputs, flags = [current, metadata], target_flags(target_cpu)
+        exports: tuple[str, ...] = ()
         libraries = list(link or [])
         if ffi_bridge:
             origin = str(source) if isinstance(source, Path) else ""

@@ -22,6 +22,7 @@ transform leaves alone), which is correctly rounded but for double-rounding ties
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 PREFIX = "rw_blas_"
 ELEMENTS = {"f32": "f32", "f64": "f64", "complex<f32>": "c64", "complex<f64>": "c128"}
@@ -68,7 +69,7 @@ def route_products_to_blas(text: str) -> LibraryCalls:
 
     context = ir.Context()
     module = ir.Module.parse(text, context)
-    products: list[tuple[object, str, tuple[int, int]]] = []
+    products: list[tuple[Any, str, tuple[int, int]]] = []
 
     def visit(operation):
         found = _blas_product(ir, operation)
@@ -170,7 +171,7 @@ def _blas_product(ir, operation) -> tuple[str, tuple[int, int]] | None:
         return None
     for name, maps in candidates:
         flags = [choices.get(text) for choices, text in zip(maps, written, strict=True)]
-        if all(flag is not None for flag in flags):
+        if flags[0] is not None and flags[1] is not None and flags[2] is not None:
             return f"{PREFIX}{name}_{ELEMENTS[next(iter(elements))]}", (flags[0], flags[1])
     return None
 
