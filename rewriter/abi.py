@@ -23,7 +23,8 @@ def include_dir() -> str:
 
 def bridge_dir() -> str:
     """The folder that holds ``xla_ffi_bridge.h`` and ``xla_ffi_bridge.c`` (the XLA FFI host
-    that ``python -m rewriter.compile --ffi-bridge`` compiles into a module)."""
+    that ``python -m rewriter.compile --ffi-bridge`` compiles into a module) and
+    ``blas_calls.c`` (the BLAS calls of compiled matrix products)."""
     try:
         source = resources.files("rewriter.abi_files") / "xla_ffi_bridge.c"
         if source.is_file():

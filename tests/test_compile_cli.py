@@ -42,9 +42,10 @@ def test_compile_writes_library_with_collision_free_entry(tmp_path: Path):
         "0-entries.mlir",
         "1-stablehlo-to-linalg.mlir",
         "2-bufferize.mlir",
-        "3-generic-form.mlir",
-        "4-lower-to-llvm.mlir",
-        "5-translate.ll",
+        "3-library-calls.mlir",
+        "4-generic-form.mlir",
+        "5-lower-to-llvm.mlir",
+        "6-translate.ll",
         "metadata.c",
     ]
     assert "llvm.emit_c_interface" in (temps / "0-entries.mlir").read_text()

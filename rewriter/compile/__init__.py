@@ -1,7 +1,7 @@
 """The compiled path: a rewritten module -> shared object -> Python callables on numpy arrays.
 
 ``python -m rewriter.compile REWRITTEN.mlir -o libmodel.so [--link LIB ...] [--ffi-bridge]
-[--keep-temps DIR]``
+[--keep-temps DIR] [--blas auto|none|PATH] [--target-cpu CPU]``
 """
 
 from .build import compile_module

@@ -34,6 +34,20 @@ def main(argv: list[str] | None = None) -> int:
         help="serve every extern that has a rewriter.xla_ffi description by its XLA FFI "
         "handler, registered at load time (rewriter.compile.load(..., ffi_handlers=...))",
     )
+    parser.add_argument(
+        "--blas",
+        default="auto",
+        metavar="auto|none|PATH",
+        help="who computes the matrix products: auto (the OpenBLAS of NumPy's wheel, the "
+        "default), none (compiled loops) or the path of a CBLAS library",
+    )
+    parser.add_argument(
+        "--target-cpu",
+        default="native",
+        metavar="CPU",
+        help="the CPU to optimize for: native (this machine, the default), generic (any CPU "
+        "of the architecture) or a name clang's -march takes",
+    )
     args = parser.parse_args(argv)
     try:
         text = args.module.read_text(encoding="utf-8")
@@ -47,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             link=args.link,
             keep_temps=args.keep_temps,
             ffi_bridge=args.ffi_bridge,
+            blas=args.blas,
+            target_cpu=args.target_cpu,
         )
     except ToolchainError as error:
         print(f"{args.module}: error: {error}", file=sys.stderr)

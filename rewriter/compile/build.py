@@ -6,9 +6,19 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources, externs_of
 from .entries import Entry, metadata_source, prepare
-from .toolchain import STAGES, ToolchainError, check_tools, link_shared_object, run_stage
+from .library_calls import route_products_to_blas, widen_f32_atan2
+from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
+
+PORTABLE = "generic"
+
+
+def target_flags(target_cpu: str) -> list[str]:
+    """clang's flags for ``target_cpu``: ``native`` (the CPU that compiles), ``generic``
+    (any CPU of the architecture) or a name clang knows (``-march=NAME``)."""
+    return [] if target_cpu == PORTABLE else [f"-march={target_cpu}"]
 
 
 def compile_module(
@@ -18,6 +28,8 @@ def compile_module(
     link: list[str] | None = None,
     keep_temps: str | Path | None = None,
     ffi_bridge: bool = False,
+    blas: str | Path | None = "auto",
+    target_cpu: str = "native",
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
 
@@ -27,8 +39,24 @@ def compile_module(
     ``rewriter.xla_ffi`` description is served by an adapter calling an XLA FFI handler,
     registered at load time (``load(..., ffi_handlers=...)``). Raises ToolchainError naming
     a failed stage.
+
+    ``blas`` computes the matrix products (``blas.py``): ``"auto"`` is the OpenBLAS of
+    NumPy's wheel (loops when there is none), a path names a CBLAS library, ``None`` keeps
+    every product in compiled loops. ``target_cpu`` is the CPU the code is optimized for:
+    ``"native"`` (this machine), ``"generic"`` (portable) or a name for clang's ``-march``.
     """
     check_tools()
+    library = resolve_blas(blas)
+    called: set[str] = set()
+
+    def library_calls(module: str) -> str:
+        module = widen_f32_atan2(module)
+        if library is None:
+            return module
+        routed = route_products_to_blas(module)
+        called.update(routed.called)
+        return routed.text
+
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -36,7 +64,8 @@ def compile_module(
         prepared, entries = prepare(text)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
-        for index, stage in enumerate(STAGES, start=1):
+        pipeline = stages(library_calls, convolutions_as_products=library is not None)
+        for index, stage in enumerate(pipeline, start=1):
             following = work / f"{index}-{stage.name}{stage.output_suffix}"
             try:
                 run_stage(stage, current, following)
@@ -46,13 +75,22 @@ def compile_module(
             current = following
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
-        inputs, flags, exports = [current, metadata], [], ()
+        inputs, flags = [current, metadata], target_flags(target_cpu)
+        exports: tuple[str, ...] = ()
+        libraries = list(link or [])
         if ffi_bridge:
             origin = str(source) if isinstance(source, Path) else ""
-            sources, flags = bridge_sources(externs_of(text), work, origin)
+            sources, bridge_flags = bridge_sources(externs_of(text), work, origin)
             inputs += sources
+            flags += bridge_flags
             exports = BRIDGE_EXPORTS
-        link_shared_object(inputs, Path(output), list(link or []), flags=flags, exports=exports)
+        if called and library is not None:
+            inputs.append(blas_calls_source())
+            flags += library.compile_flags()
+            libraries.append(str(library.library))
+        link_shared_object(
+            inputs, Path(output), libraries, optimize="-O3", flags=flags, exports=exports
+        )
         return entries
     finally:
         if not keep_temps:

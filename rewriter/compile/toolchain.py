@@ -1,9 +1,11 @@
 """The external tools of the compiled path, and running one stage of it.
 
 StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
-``iree-base-compiler``); LLVM dialect, LLVM IR and the shared object come from upstream
-MLIR and clang (Debian ``mlir-22-tools`` and ``clang-22``). The two MLIR versions only
-agree on the generic op form, so the hand-over between them is printed generically.
+``iree-base-compiler``); between bufferization and loops the matrix products become BLAS
+calls (``library_calls.py``, in IREE's Python bindings). LLVM dialect, LLVM IR and the
+shared object come from upstream MLIR and clang (Debian ``mlir-22-tools`` and
+``clang-22``). The two MLIR versions only agree on the generic op form, so the hand-over
+between them is printed generically.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,21 +29,30 @@ INSTALL_HINTS = {
 
 BUFFERIZE = (
     "builtin.module("
+    "func.func(iree-dispatch-creation-elementwise-op-fusion), "
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}, "
-    "func.func(iree-linalg-ext-to-loops, iree-codegen-math-transform), "
-    "convert-linalg-to-loops)"
+    "func.func(iree-linalg-ext-to-loops))"
 )
+LOOPS = "builtin.module(func.func(iree-codegen-math-transform), convert-linalg-to-loops)"
 
 # ownership-based deallocation makes the compiled code free what it allocates; results
-# returned to the caller are owned by the caller (cloned where needed).
+# returned to the caller are owned by the caller (cloned where needed). Complex arithmetic
+# becomes arith and math on the parts (complex-to-standard) before math is lowered; what is
+# left (create, re, im, constants) goes to LLVM structs. bf16 arithmetic and math are done
+# in f32 and rounded after each op (f16 is left to LLVM, which does the same), and bf16
+# conversions become integer ops: LLVM would call __truncsfbf2, which libgcc before GCC 13
+# lacks.
 LOWER_TO_LLVM = (
     "builtin.module("
     "ownership-based-buffer-deallocation, canonicalize, buffer-deallocation-simplification, "
     "bufferization-lower-deallocations, convert-bufferization-to-memref, convert-scf-to-cf, "
-    "expand-strided-metadata, lower-affine, convert-math-to-llvm, convert-math-to-libm, "
-    "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm, "
-    "convert-cf-to-llvm, reconcile-unrealized-casts)"
+    "expand-strided-metadata, lower-affine, convert-complex-to-standard, "
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
+    "math-extend-to-supported-types{extra-types=f16 target-type=f32}, "
+    "convert-math-to-llvm, convert-math-to-libm, arith-expand{include-bf16}, "
+    "finalize-memref-to-llvm, convert-arith-to-llvm, convert-complex-to-llvm, "
+    "convert-func-to-llvm, convert-cf-to-llvm, reconcile-unrealized-casts)"
 )
 
 
@@ -56,6 +68,31 @@ class Stage:
     output_suffix: str
 
 
+@dataclass(frozen=True)
+class TextStage:
+    """A stage done in this process: module text in, module text out."""
+
+    name: str
+    transform: Callable[[str], str]
+    output_suffix: str = ".mlir"
+
+
+# With a BLAS, 2-D convolutions become img2col + a product (after fusion, which would
+# otherwise fold the img2col copy into the product).
+IMG2COL = "func.func(iree-global-opt-convert-conv2d-to-img2col), one-shot-bufferize{"
+
+
+def stages(
+    library_calls: Callable[[str], str], convolutions_as_products: bool = False
+) -> tuple[Stage | TextStage, ...]:
+    """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls)."""
+    bufferize = STAGES[1]
+    if convolutions_as_products:
+        arguments = tuple(a.replace("one-shot-bufferize{", IMG2COL) for a in bufferize.arguments)
+        bufferize = Stage(bufferize.name, bufferize.tool, arguments, bufferize.output_suffix)
+    return (STAGES[0], bufferize, TextStage("library-calls", library_calls), *STAGES[2:])
+
+
 STAGES = (
     Stage(
         "stablehlo-to-linalg",
@@ -66,7 +103,12 @@ STAGES = (
     Stage(
         "bufferize", "iree-opt", (f"--pass-pipeline={BUFFERIZE}", "{in}", "-o", "{out}"), ".mlir"
     ),
-    Stage("generic-form", "iree-opt", ("--mlir-print-op-generic", "{in}", "-o", "{out}"), ".mlir"),
+    Stage(
+        "generic-form",
+        "iree-opt",
+        (f"--pass-pipeline={LOOPS}", "--mlir-print-op-generic", "{in}", "-o", "{out}"),
+        ".mlir",
+    ),
     Stage(
         "lower-to-llvm",
         f"mlir-opt-{LLVM_VERSION}",
@@ -123,8 +165,11 @@ def check_tools() -> None:
         raise ToolchainError("\n".join(missing))
 
 
-def run_stage(stage: Stage, source: Path, output: Path) -> None:
+def run_stage(stage: Stage | TextStage, source: Path, output: Path) -> None:
     """Run one stage; on failure raise with the tool's own diagnostics."""
+    if isinstance(stage, TextStage):
+        output.write_text(stage.transform(source.read_text(encoding="utf-8")), encoding="utf-8")
+        return
     command = [find_tool(stage.tool)] + [
         a.replace("{in}", str(source)).replace("{out}", str(output)) for a in stage.arguments
     ]

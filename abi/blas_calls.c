@@ -1,0 +1,225 @@
+/*
+ * blas_calls.c - the matrix products of a compiled module, computed by a BLAS.
+ *
+ * `python -m rewriter.compile` replaces each linalg.matmul / linalg.batch_matmul (and
+ * each linalg.generic that computes one, or a batch times one shared matrix) of
+ * f32, f64, complex<f32> or complex<f64> by a call of one of the helpers below
+ * (rewriter/compile/library_calls.py) and compiles this file into the module, linked
+ * against the BLAS that rewriter/compile/blas.py found.  Each helper computes
+ * C += op(A) @ op(B) in place on MLIR memref descriptors (MLIR's C interface), where
+ * op(X) is X or, when its flag is set, the transpose of the stored X.
+ *
+ * The BLAS is reached through its CBLAS entry points, whose names and integer width
+ * differ between builds; the compiler defines them:
+ *   RW_CBLAS_PREFIX, RW_CBLAS_SUFFIX  symbol = PREFIX ## sgemm ## SUFFIX
+ *                                     (NumPy's OpenBLAS: scipy_cblas_, 64_)
+ *   RW_BLAS_INT                       the BLAS's integer type (int64_t or int32_t)
+ * Operands whose strides no gemm call can express (neither dimension contiguous),
+ * and sizes beyond the BLAS's integers, take a plain loop instead.
+ */
+#include <stdint.h>
+
+#ifndef RW_BLAS_INT
+#error "define RW_BLAS_INT, RW_CBLAS_PREFIX and RW_CBLAS_SUFFIX"
+#endif
+
+#define RW_PASTE(a, b, c) a##b##c
+#define RW_NAME(a, b, c) RW_PASTE(a, b, c)
+#define RW_CBLAS(name) RW_NAME(RW_CBLAS_PREFIX, name, RW_CBLAS_SUFFIX)
+
+enum { ROW_MAJOR = 101, COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
+typedef RW_BLAS_INT blas_int;
+
+void RW_CBLAS(sgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k, float alpha,
+                     const float *a, blas_int lda, const float *b, blas_int ldb, float beta,
+                     float *c, blas_int ldc);
+void RW_CBLAS(dgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k, double alpha,
+                     const double *a, blas_int lda, const double *b, blas_int ldb, double beta,
+                     double *c, blas_int ldc);
+void RW_CBLAS(cgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k,
+                     const void *alpha, const void *a, blas_int lda, const void *b, blas_int ldb,
+                     const void *beta, void *c, blas_int ldc);
+void RW_CBLAS(zgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k,
+                     const void *alpha, const void *a, blas_int lda, const void *b, blas_int ldb,
+                     const void *beta, void *c, blas_int ldc);
+
+typedef struct {
+    char *allocated;
+    char *aligned;
+    int64_t offset;
+    int64_t sizes[2];
+    int64_t strides[2];
+} view2;
+
+typedef struct {
+    char *allocated;
+    char *aligned;
+    int64_t offset;
+    int64_t sizes[3];
+    int64_t strides[3];
+} view3;
+
+typedef enum { F32, F64, C64, C128 } element;
+
+static const int64_t element_size[] = {4, 8, 8, 16};
+
+/* A matrix as one batch item sees it: logical rows x cols, element (i, j) at
+ * data + (i * row_stride + j * col_stride) elements. */
+typedef struct {
+    char *data;
+    int64_t rows, cols, row_stride, col_stride;
+} matrix;
+
+static matrix item(char *base, int64_t offset, const int64_t *sizes, const int64_t *strides,
+                   int transposed, element type) {
+    matrix m = {base + offset * element_size[type], sizes[0], sizes[1], strides[0], strides[1]};
+    if (transposed) {
+        int64_t t = m.rows;
+        m.rows = m.cols;
+        m.cols = t;
+        t = m.row_stride;
+        m.row_stride = m.col_stride;
+        m.col_stride = t;
+    }
+    return m;
+}
+
+/* How gemm sees m in row-major order: NO_TRANS with leading dimension ld (rows
+ * contiguous), TRANS (columns contiguous), or 0 when neither fits. */
+static int row_major_form(matrix m, int64_t *ld) {
+    int64_t one_row = m.cols > 1 ? m.cols : 1, one_col = m.rows > 1 ? m.rows : 1;
+    if ((m.cols == 1 || m.col_stride == 1) && (m.rows == 1 || m.row_stride >= one_row)) {
+        *ld = m.rows == 1 ? one_row : m.row_stride;
+        return NO_TRANS;
+    }
+    if ((m.rows == 1 || m.row_stride == 1) && (m.cols == 1 || m.col_stride >= one_col)) {
+        *ld = m.cols == 1 ? one_col : m.col_stride;
+        return TRANS;
+    }
+    return 0;
+}
+
+static int fits(int64_t value) { return sizeof(blas_int) >= sizeof(int64_t) || value <= INT32_MAX; }
+
+static void plain_loop(matrix a, matrix b, matrix c, element type) {
+    for (int64_t i = 0; i < c.rows; ++i)
+        for (int64_t j = 0; j < c.cols; ++j) {
+            int64_t at = i * c.row_stride + j * c.col_stride;
+            for (int64_t p = 0; p < a.cols; ++p) {
+                int64_t x = i * a.row_stride + p * a.col_stride;
+                int64_t y = p * b.row_stride + j * b.col_stride;
+                switch (type) {
+                case F32: ((float *)c.data)[at] += ((float *)a.data)[x] * ((float *)b.data)[y]; break;
+                case F64: ((double *)c.data)[at] += ((double *)a.data)[x] * ((double *)b.data)[y]; break;
+                case C64: {
+                    float *r = (float *)c.data + 2 * at, *u = (float *)a.data + 2 * x, *v = (float *)b.data + 2 * y;
+                    float re = u[0] * v[0] - u[1] * v[1], im = u[0] * v[1] + u[1] * v[0];
+                    r[0] += re;
+                    r[1] += im;
+                    break;
+                }
+                case C128: {
+                    double *r = (double *)c.data + 2 * at, *u = (double *)a.data + 2 * x, *v = (double *)b.data + 2 * y;
+                    double re = u[0] * v[0] - u[1] * v[1], im = u[0] * v[1] + u[1] * v[0];
+                    r[0] += re;
+                    r[1] += im;
+                    break;
+                }
+                }
+            }
+        }
+}
+
+static void gemm(int order, int ta, int tb, int64_t m, int64_t n, int64_t k, const char *a,
+                 int64_t lda, const char *b, int64_t ldb, char *c, int64_t ldc, element type) {
+    static const float one_c64[2] = {1.0f, 0.0f};
+    static const double one_c128[2] = {1.0, 0.0};
+    switch (type) {
+    case F32:
+        RW_CBLAS(sgemm)(order, ta, tb, m, n, k, 1.0f, (const float *)a, lda, (const float *)b, ldb,
+                        1.0f, (float *)c, ldc);
+        break;
+    case F64:
+        RW_CBLAS(dgemm)(order, ta, tb, m, n, k, 1.0, (const double *)a, lda, (const double *)b,
+                        ldb, 1.0, (double *)c, ldc);
+        break;
+    case C64:
+        RW_CBLAS(cgemm)(order, ta, tb, m, n, k, one_c64, a, lda, b, ldb, one_c64, c, ldc);
+        break;
+    case C128:
+        RW_CBLAS(zgemm)(order, ta, tb, m, n, k, one_c128, a, lda, b, ldb, one_c128, c, ldc);
+        break;
+    }
+}
+
+/* c += a @ b for one batch item. */
+static void product(matrix a, matrix b, matrix c, element type) {
+    int64_t m = c.rows, n = c.cols, k = a.cols, lda, ldb, ldc;
+    if (m == 0 || n == 0 || k == 0)
+        return;
+    int form_a = row_major_form(a, &lda), form_b = row_major_form(b, &ldb);
+    int form_c = row_major_form(c, &ldc);
+    int sizes_fit = fits(m) && fits(n) && fits(k) && fits(lda) && fits(ldb) && fits(ldc);
+    if (!form_a || !form_b || !form_c || !sizes_fit) {
+        plain_loop(a, b, c, type);
+        return;
+    }
+    if (form_c == NO_TRANS) {
+        gemm(ROW_MAJOR, form_a, form_b, m, n, k, a.data, lda, b.data, ldb, c.data, ldc, type);
+    } else {
+        /* c's columns are contiguous: a column-major matrix. In column-major terms a
+         * row-major operand is a transposed one, and the other way round. */
+        int flip_a = form_a == NO_TRANS ? TRANS : NO_TRANS;
+        int flip_b = form_b == NO_TRANS ? TRANS : NO_TRANS;
+        gemm(COL_MAJOR, flip_a, flip_b, m, n, k, a.data, lda, b.data, ldb, c.data, ldc, type);
+    }
+}
+
+static void matmul(view2 *a, view2 *b, view2 *c, int32_t ta, int32_t tb, element type) {
+    product(item(a->aligned, a->offset, a->sizes, a->strides, ta, type),
+            item(b->aligned, b->offset, b->sizes, b->strides, tb, type),
+            item(c->aligned, c->offset, c->sizes, c->strides, 0, type), type);
+}
+
+static void batch_matmul(view3 *a, view3 *b, view3 *c, int32_t ta, int32_t tb, element type) {
+    for (int64_t i = 0; i < c->sizes[0]; ++i)
+        product(item(a->aligned, a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1, ta,
+                     type),
+                item(b->aligned, b->offset + i * b->strides[0], b->sizes + 1, b->strides + 1, tb,
+                     type),
+                item(c->aligned, c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1, 0,
+                     type),
+                type);
+}
+
+/* A batch of matrices times one matrix: IREE's img2col form of a 2-D convolution. */
+static void batch_matmul_shared(view3 *a, view2 *b, view3 *c, int32_t ta, int32_t tb,
+                                element type) {
+    matrix shared = item(b->aligned, b->offset, b->sizes, b->strides, tb, type);
+    for (int64_t i = 0; i < c->sizes[0]; ++i)
+        product(item(a->aligned, a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1, ta,
+                     type),
+                shared,
+                item(c->aligned, c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1, 0,
+                     type),
+                type);
+}
+
+#define RW_ENTRIES(suffix, type)                                                              \
+    void _mlir_ciface_rw_blas_matmul_##suffix(view2 *a, view2 *b, view2 *c, int32_t ta,         \
+                                              int32_t tb) {                                   \
+        matmul(a, b, c, ta, tb, type);                                                        \
+    }                                                                                         \
+    void _mlir_ciface_rw_blas_batch_matmul_##suffix(view3 *a, view3 *b, view3 *c, int32_t ta,   \
+                                                    int32_t tb) {                             \
+        batch_matmul(a, b, c, ta, tb, type);                                                  \
+    }                                                                                         \
+    void _mlir_ciface_rw_blas_batch_matmul_shared_##suffix(view3 *a, view2 *b, view3 *c,        \
+                                                           int32_t ta, int32_t tb) {          \
+        batch_matmul_shared(a, b, c, ta, tb, type);                                           \
+    }
+
+RW_ENTRIES(f32, F32)
+RW_ENTRIES(f64, F64)
+RW_ENTRIES(c64, C64)
+RW_ENTRIES(c128, C128)

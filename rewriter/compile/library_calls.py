@@ -1,0 +1,238 @@
+"""Library calls for what compiled loops do badly: matrix products (BLAS) and f32 atan2 (libm).
+
+After bufferization every product is an op on memrefs that adds ``A @ B`` into its output
+buffer. When a BLAS is linked (``blas.py``), each product of f32, f64, complex<f32> or
+complex<f64> operands (one element type for all three) becomes
+``func.call @rw_blas_matmul_<t>(A, B, C, transpose_a, transpose_b)`` (``batch_matmul``:
+``@rw_blas_batch_matmul_<t>``), whose C side (``abi/blas_calls.c``) calls the BLAS's gemm
+on the memref descriptors as they are, strides included. Operands are cast to fully
+dynamic strided memrefs, so one declaration serves every shape; an operand that the op's
+``indexing_maps`` read transposed is passed as stored, with its flag set. A
+``linalg.generic`` that multiplies and adds with the maps of one of these products is one
+too; so is the product of a batch of matrices by one shared matrix (what IREE's img2col
+makes of a 2-D convolution), ``@rw_blas_batch_matmul_shared_<t>``. Anything else (integer
+or 16-bit floats, mixed element types, other maps or bodies) stays for the loops.
+
+IREE's math transform, which the next stage runs, replaces f32 math functions by
+polynomials; its ``atan2`` is up to about 10 units in the last place off (XLA's is within
+2), so an f32 ``math.atan2`` is computed in f64 and rounded (libm's ``atan2``, which the
+transform leaves alone), which is correctly rounded but for double-rounding ties.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PREFIX = "rw_blas_"
+ELEMENTS = {"f32": "f32", "f64": "f64", "complex<f32>": "c64", "complex<f64>": "c128"}
+
+# indexing_maps of the products that BLAS computes: operand map -> stored transposed?
+_MATMUL_MAPS = (
+    {"(d0, d1, d2) -> (d0, d2)": 0, "(d0, d1, d2) -> (d2, d0)": 1},
+    {"(d0, d1, d2) -> (d2, d1)": 0, "(d0, d1, d2) -> (d1, d2)": 1},
+    {"(d0, d1, d2) -> (d0, d1)": 0},
+)
+_BATCH_MATMUL_MAPS = (
+    {"(d0, d1, d2, d3) -> (d0, d1, d3)": 0, "(d0, d1, d2, d3) -> (d0, d3, d1)": 1},
+    {"(d0, d1, d2, d3) -> (d0, d3, d2)": 0, "(d0, d1, d2, d3) -> (d0, d2, d3)": 1},
+    {"(d0, d1, d2, d3) -> (d0, d1, d2)": 0},
+)
+_SHARED_MAPS = (
+    {"(d0, d1, d2, d3) -> (d0, d1, d3)": 0},
+    {"(d0, d1, d2, d3) -> (d3, d2)": 0},
+    {"(d0, d1, d2, d3) -> (d0, d1, d2)": 0},
+)
+PRODUCTS = {
+    "linalg.matmul": ("matmul", _MATMUL_MAPS),
+    "linalg.batch_matmul": ("batch_matmul", _BATCH_MATMUL_MAPS),
+}
+# linalg.generic contractions: (iterator types, helper, maps)
+GENERIC_PRODUCTS = (
+    (("parallel", "parallel", "reduction"), "matmul", _MATMUL_MAPS),
+    (("parallel", "parallel", "parallel", "reduction"), "batch_matmul", _BATCH_MATMUL_MAPS),
+    (("parallel", "parallel", "parallel", "reduction"), "batch_matmul_shared", _SHARED_MAPS),
+)
+
+
+@dataclass
+class LibraryCalls:
+    """The rewritten module text and the helper functions it calls."""
+
+    text: str
+    called: set[str] = field(default_factory=set)
+
+
+def route_products_to_blas(text: str) -> LibraryCalls:
+    """Replace every product that BLAS can compute by a call of its ``rw_blas_*`` helper."""
+    from iree.compiler import ir
+
+    context = ir.Context()
+    module = ir.Module.parse(text, context)
+    products: list[tuple[Any, str, tuple[int, int]]] = []
+
+    def visit(operation):
+        found = _blas_product(ir, operation)
+        if found:
+            products.append((operation, *found))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not products:
+        return LibraryCalls(text)
+    _check_free(ir, module)
+    called: dict[str, tuple[int, ...]] = {}
+    with context:
+        for operation, helper, (transpose_a, transpose_b) in products:
+            with ir.Location.unknown(), ir.InsertionPoint(operation):
+                location = operation.location
+                operands = [_dynamic_cast(ir, value, location) for value in operation.operands]
+                flags = [_i32(ir, flag, location) for flag in (transpose_a, transpose_b)]
+                ir.Operation.create(
+                    "func.call",
+                    operands=[*operands, *flags],
+                    attributes={"callee": ir.FlatSymbolRefAttr.get(helper)},
+                    loc=location,
+                )
+            called[helper] = tuple(len(value.type.shape) for value in operation.operands)
+            operation.erase()
+        start = ir.InsertionPoint.at_block_begin(module.body)
+        for helper in sorted(called):
+            start.insert(ir.Operation.parse(_declaration(helper, called[helper]), context=context))
+    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), set(called))
+
+
+def widen_f32_atan2(text: str) -> str:
+    """Every f32 ``math.atan2`` computed as ``truncf(atan2(extf(y), extf(x)))`` in f64."""
+    from iree.compiler import ir
+
+    context = ir.Context()
+    module = ir.Module.parse(text, context)
+    found = []
+
+    def visit(operation):
+        if operation.name == "math.atan2" and str(operation.results[0].type) == "f32":
+            found.append(operation)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not found:
+        return text
+    with context:
+        f32, f64 = ir.F32Type.get(), ir.F64Type.get()
+        for operation in found:
+            location = operation.location
+            with ir.InsertionPoint(operation):
+                wide = [
+                    ir.Operation.create("arith.extf", results=[f64], operands=[v], loc=location)
+                    for v in operation.operands
+                ]
+                angle = ir.Operation.create(
+                    "math.atan2",
+                    results=[f64],
+                    operands=[w.result for w in wide],
+                    attributes=dict(_named(operation.attributes)),
+                    loc=location,
+                )
+                narrow = ir.Operation.create(
+                    "arith.truncf", results=[f32], operands=[angle.result], loc=location
+                )
+            operation.results[0].replace_all_uses_with(narrow.result)
+            operation.erase()
+    return module.operation.get_asm(enable_debug_info=True)
+
+
+def _named(attributes):
+    return ((name, attributes[name]) for name in attributes)
+
+
+def _blas_product(ir, operation) -> tuple[str, tuple[int, int]] | None:
+    """(helper, (transpose_a, transpose_b)) when BLAS computes ``operation``, else None."""
+    if len(operation.operands) != 3 or "indexing_maps" not in operation.attributes:
+        return None
+    types = [value.type for value in operation.operands]
+    if not all(isinstance(t, ir.MemRefType) for t in types):
+        return None
+    elements = {str(t.element_type) for t in types}
+    if len(elements) != 1 or next(iter(elements)) not in ELEMENTS:
+        return None
+    written = [
+        str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(operation.attributes["indexing_maps"])
+    ]
+    if operation.name in PRODUCTS:
+        candidates = [PRODUCTS[operation.name]]
+    elif operation.name == "linalg.generic" and _multiplies_and_adds(operation):
+        iterators = tuple(
+            str(a).split("<")[-1].rstrip(">")
+            for a in ir.ArrayAttr(operation.attributes["iterator_types"])
+        )
+        candidates = [(name, maps) for kinds, name, maps in GENERIC_PRODUCTS if kinds == iterators]
+    else:
+        return None
+    for name, maps in candidates:
+        flags = [choices.get(text) for choices, text in zip(maps, written, strict=True)]
+        if flags[0] is not None and flags[1] is not None and flags[2] is not None:
+            return f"{PREFIX}{name}_{ELEMENTS[next(iter(elements))]}", (flags[0], flags[1])
+    return None
+
+
+def _multiplies_and_adds(operation) -> bool:
+    """The body is ``out + in0 * in1`` (either order of each), on floats."""
+    block = operation.regions[0].blocks[0]
+    body = [op.operation for op in block.operations]
+    if [op.name for op in body] != ["arith.mulf", "arith.addf", "linalg.yield"]:
+        return False
+    multiply, add, done = body
+    first, second, out = block.arguments
+    factors, terms = list(multiply.operands), list(add.operands)
+    return (
+        factors in ([first, second], [second, first])
+        and terms in ([out, multiply.results[0]], [multiply.results[0], out])
+        and done.operands[0] == add.results[0]
+    )
+
+
+def _dynamic_cast(ir, value, location):
+    """``memref.cast`` of ``value`` to the same rank and element, every size and stride dynamic."""
+    source = ir.MemRefType(value.type)
+    target = ir.Type.parse(_dynamic_memref(source.rank, str(source.element_type)))
+    return ir.Operation.create(
+        "memref.cast", results=[target], operands=[value], loc=location
+    ).result
+
+
+def _i32(ir, value: int, location):
+    i32 = ir.IntegerType.get_signless(32)
+    return ir.Operation.create(
+        "arith.constant",
+        results=[i32],
+        attributes={"value": ir.IntegerAttr.get(i32, value)},
+        loc=location,
+    ).result
+
+
+def _dynamic_memref(rank: int, element: str) -> str:
+    sizes = "?x" * rank
+    strides = ", ".join("?" for _ in range(rank))
+    return f"memref<{sizes}{element}, strided<[{strides}], offset: ?>>"
+
+
+def _declaration(helper: str, ranks: tuple[int, ...]) -> str:
+    element = next(e for e, short in ELEMENTS.items() if helper.endswith(f"_{short}"))
+    memrefs = ", ".join(_dynamic_memref(rank, element) for rank in ranks)
+    return f"func.func private @{helper}({memrefs}, i32, i32) attributes {{llvm.emit_c_interface}}"
+
+
+def _check_free(ir, module) -> None:
+    """The helpers' names are reserved: a module that defines one cannot be compiled."""
+    for operation in module.body.operations:
+        op = operation.operation
+        if "sym_name" in op.attributes:
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if name.startswith(PREFIX):
+                from .toolchain import ToolchainError
+
+                raise ToolchainError(
+                    f"the symbol @{name} is reserved for the BLAS calls of the compiled path; "
+                    "rename it, or compile with blas=None (--blas none)"
+                )

@@ -1,0 +1,171 @@
+"""Matrix products on the compiled path go to a BLAS: which ones, with which strides, which BLAS.
+
+The inputs hold small integers, so every product is exact in f32 whatever the order of its
+sums, and the compiled results must equal numpy's bit for bit.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rewriter.compile import ToolchainError, compile_module, load
+from rewriter.compile.blas import BUNDLED, bundled_blas, probe, resolve_blas
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A product that reads both operands transposed (indexing_maps), and one whose left operand
+# is a view with stride 2 in both dimensions, which no gemm call can take as it is.
+PRODUCTS = """\
+func.func public @main(%a: tensor<5x3xf32>, %b: tensor<4x5xf32>, %big: tensor<10x12xf32>,
+                       %w: tensor<6x4xf32>) -> (tensor<3x4xf32>, tensor<5x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x4xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                      affine_map<(d0, d1, d2) -> (d1, d2)>,
+                                      affine_map<(d0, d1, d2) -> (d0, d1)>]
+       ins(%a, %b : tensor<5x3xf32>, tensor<4x5xf32>) outs(%c : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %s = tensor.extract_slice %big[0, 0] [5, 6] [2, 2] : tensor<10x12xf32> to tensor<5x6xf32>
+  %e2 = tensor.empty() : tensor<5x4xf32>
+  %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<5x4xf32>) -> tensor<5x4xf32>
+  %r2 = linalg.matmul ins(%s, %w : tensor<5x6xf32>, tensor<6x4xf32>)
+        outs(%c2 : tensor<5x4xf32>) -> tensor<5x4xf32>
+  return %r, %r2 : tensor<3x4xf32>, tensor<5x4xf32>
+}
+"""
+
+
+def integer_inputs():
+    rng = np.random.default_rng(0)
+    shapes = [(5, 3), (4, 5), (10, 12), (6, 4)]
+    return [rng.integers(-4, 5, shape).astype(np.float32) for shape in shapes]
+
+
+def expected(a, b, big, w):
+    return a.T @ b.T, big[::2, ::2][:5, :6] @ w
+
+
+def compile_and_run(tmp_path: Path, **options):
+    library = tmp_path / "libproducts.so"
+    compile_module(PRODUCTS, library, keep_temps=tmp_path / "temps", **options)
+    inputs = integer_inputs()
+    got = load(library).main(*inputs)
+    calls = (tmp_path / "temps" / "3-library-calls.mlir").read_text().count("call @rw_blas_")
+    return got, expected(*inputs), calls
+
+
+def test_transposed_and_strided_operands_give_exact_products(tmp_path: Path):
+    (r, r2), (want, want2), calls = compile_and_run(tmp_path)
+    assert calls == 2  # both products went to the BLAS helper
+    np.testing.assert_array_equal(r, want)
+    np.testing.assert_array_equal(r2, want2)  # the strided view took the plain loop
+
+
+def test_without_blas_products_stay_in_compiled_loops(tmp_path: Path):
+    (r, r2), (want, want2), calls = compile_and_run(tmp_path, blas=None)
+    assert calls == 0
+    np.testing.assert_array_equal(r, want)
+    np.testing.assert_array_equal(r2, want2)
+
+
+def test_a_blas_with_32_bit_integers_is_called_right(tmp_path: Path):
+    """SciPy's OpenBLAS has int32 arguments and other symbol names than NumPy's (int64)."""
+    package, folder, pattern = BUNDLED[1]
+    found = sorted((Path(__import__(package).__file__).parent.parent / folder).glob(pattern))
+    assert found, "SciPy's wheel (a dependency of jaxlib) ships OpenBLAS on Linux x86-64"
+    blas = probe(found[0])
+    assert blas is not None and (blas.prefix, blas.suffix, blas.integer) == (
+        "scipy_cblas_",
+        "",
+        "int32_t",
+    )
+    (r, r2), (want, want2), calls = compile_and_run(tmp_path, blas=found[0])
+    assert calls == 2
+    np.testing.assert_array_equal(r, want)
+    np.testing.assert_array_equal(r2, want2)
+
+
+def test_the_default_blas_is_numpys():
+    blas = resolve_blas("auto")
+    assert blas == bundled_blas()
+    assert blas is not None, "NumPy's wheel ships OpenBLAS on Linux x86-64"
+    assert blas.library.parent.name == "numpy.libs"
+    assert (blas.prefix, blas.suffix, blas.integer) == ("scipy_cblas_", "64_", "int64_t")
+    assert resolve_blas("none") is None and resolve_blas(None) is None
+
+
+def test_blas_symbols_stay_local(tmp_path: Path):
+    library = tmp_path / "libproducts.so"
+    compile_module(PRODUCTS, library)
+    listing = subprocess.run(
+        ["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    assert {line.split()[-1] for line in listing.splitlines()} == {
+        "_mlir_ciface_rw_entry_main",
+        "rw_entry_main",
+        "rw_model_metadata",
+    }
+
+
+def test_a_module_that_defines_a_helper_name_is_refused(tmp_path: Path):
+    module = PRODUCTS.replace(
+        "func.func public @main", "func.func private @rw_blas_matmul_f32()\nfunc.func public @main"
+    )
+    with pytest.raises(ToolchainError, match="@rw_blas_matmul_f32 is reserved"):
+        compile_module(module, tmp_path / "lib.so")
+
+
+@pytest.mark.parametrize(
+    ("choice", "message"),
+    [
+        ("{tmp}/missing.so", "BLAS library {tmp}/missing.so does not exist"),
+        ("{tmp}/empty.so", "{tmp}/empty.so is not a CBLAS library: it defines none of"),
+    ],
+)
+def test_a_wrong_blas_is_a_clean_error(tmp_path: Path, choice: str, message: str):
+    (tmp_path / "empty.so").write_bytes(b"")
+    module = tmp_path / "products.mlir"
+    module.write_text(PRODUCTS)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rewriter.compile",
+            str(module),
+            "-o",
+            str(tmp_path / "lib.so"),
+            "--blas",
+            choice.format(tmp=tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    assert f"{module}: error: {message.format(tmp=tmp_path)}" in run.stderr
+
+
+def test_a_convolution_becomes_a_product_with_a_shared_matrix(tmp_path: Path):
+    """IREE's img2col turns a 2-D convolution into a batch of products by the filter (a
+    linalg.generic); the numbers are checked in test_op_coverage.py (conv2d_float32)."""
+    import jax
+
+    import rewriter
+
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(
+            x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+
+    x, w = np.zeros((2, 8, 8, 4), np.float32), np.zeros((3, 3, 4, 8), np.float32)
+    temps = tmp_path / "temps"
+    compile_module(rewriter.export(conv, x, w).text, tmp_path / "lib.so", keep_temps=temps)
+    calls = (temps / "3-library-calls.mlir").read_text()
+    assert calls.count("call @rw_blas_batch_matmul_shared_f32(") == 1
+    assert "linalg.conv_2d" not in calls

@@ -1,0 +1,308 @@
+"""Every kind of op jax emits on CPU runs on both paths and agrees with jax.jit.
+
+Each program is made with jax, exported (``rewriter.export``), rewritten, then run on the
+standalone path (``rewriter.compile``: compile_module + load) and on the IREE path
+(``--abi iree``, ``rewriter.iree.load``), and compared with ``jax.jit`` on the same inputs.
+docs/paths.md is the table of what these tests show.
+
+Tolerances (docs/paths.md says why): f32, f64 and complex results agree to rtol 1e-6 where
+both sides compute the same operations in the same order; f16 and bf16 results to one unit
+in the last place of their type (both sides compute in f32 and round each result, and a
+value within 1e-6 of a rounding boundary may round the other way); integers and booleans
+exactly. Matrix products and Fourier transforms are sums that XLA, a BLAS and IREE add up
+in different orders: they are checked against the error bound that every order satisfies
+(``product_bound``, ``inverse_real_transform_bound``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+import rewriter
+from rewriter.compile import compile_module
+from rewriter.compile import load as load_compiled
+from rewriter.iree import load as load_iree
+
+RTOL = 1e-6
+UNIT_ROUNDOFF = {np.dtype(np.float32): 2.0**-24, np.dtype(np.float64): 2.0**-53}
+
+
+@dataclass(frozen=True)
+class Program:
+    function: Callable[..., object]
+    inputs: Callable[[np.random.Generator], list[np.ndarray]]
+    x64: bool = False  # f64, complex128 and 64-bit integers need jax's x64 mode
+    # A sum in another order (matrix products, transforms): the largest difference allowed
+    # per element, from the inputs; None: rtol 1e-6 (assert_agrees).
+    bound: Callable[[list[np.ndarray]], np.ndarray] | None = None
+
+
+def normal(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        parts = rng.normal(size=(2, *shape))
+        return (parts[0] + 1j * parts[1]).astype(dtype)
+    return rng.normal(size=shape).astype(dtype)
+
+
+def positive(rng, shape, dtype):
+    return rng.uniform(0.1, 4.0, size=shape).astype(dtype)
+
+
+def unsigned(rng, shape, dtype):
+    return rng.integers(0, np.iinfo(dtype).max, size=shape, endpoint=True, dtype=dtype)
+
+
+def nonzero_unsigned(rng, shape, dtype):
+    return rng.integers(1, np.iinfo(dtype).max, size=shape, endpoint=True, dtype=dtype)
+
+
+def complex_arithmetic(z, w):
+    return z * w + z / (w + 1) - jnp.conj(z) * 2
+
+
+def complex_functions(z):
+    return jnp.exp(z), jnp.log(z), jnp.sqrt(z), jnp.abs(z), jnp.sin(z), jnp.tanh(z), z**3
+
+
+def real_functions(x, y):
+    return (
+        jnp.sin(x),
+        jnp.cos(x),
+        jnp.exp(x),
+        jnp.log(y),
+        jnp.tanh(x),
+        jnp.power(y, x),
+        jax.scipy.special.erf(x),
+        jnp.log1p(y),
+        jnp.expm1(x),
+        jax.lax.rsqrt(y),
+        jnp.tan(x),
+    )
+
+
+def arctan2(x, y):
+    return jnp.arctan2(x, y), jnp.arctan2(-y, x)
+
+
+def booleans(a, b, x):
+    return a & ~b, a ^ b, jnp.where(a, x, -x), x > 0, jnp.logical_not(a).sum()
+
+
+def unsigned_arithmetic(a, b):
+    return a + b, a * b, a // b, a % b, a >> 3, jnp.maximum(a, b), a < b, a.astype(jnp.float32)
+
+
+def signed_division(a, b):
+    return a // b, a % b, jax.lax.div(a, b), jax.lax.rem(a, b), a << 2, -a >> 1
+
+
+def half_arithmetic(x, y):
+    """One rounding per result: XLA computes a chain of 16-bit float ops in f32 and rounds
+    once, both paths round after every op (docs/paths.md)."""
+    return x * y, x + y, x / y, jnp.exp(x), jnp.tanh(y), jnp.sqrt(jnp.abs(x)), jnp.maximum(x, y)
+
+
+def half_sum(x, y):
+    return (x * y).sum(axis=1)
+
+
+def fft(z):
+    return jnp.fft.fft(z), jnp.fft.ifft(z)
+
+
+def real_fft(x):
+    return jnp.fft.rfft(x)
+
+
+def inverse_real_fft(z):
+    return jnp.fft.irfft(z)
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def batched_transposed_matmul(a, b):
+    return jnp.einsum("bqd,bkd->bqk", a, b)
+
+
+def gamma(terms: int, dtype) -> float:
+    """gamma_n = n u / (1 - n u): the relative error bound of a sum of n terms in precision u
+    (Higham, Accuracy and Stability of Numerical Algorithms, 3.1)."""
+    u = UNIT_ROUNDOFF[np.dtype(np.finfo(dtype).dtype)]
+    return terms * u / (1 - terms * u)
+
+
+def product_bound(inputs) -> np.ndarray:
+    """XLA and a BLAS each compute every element of A @ B within gamma_K (|A| @ |B|) of the
+    exact value, in whatever order they sum (Higham 3.1); complex inner products within
+    sqrt(2) gamma_(K+2) (|A| @ |B|) (Higham 3.6). The two results differ by at most twice
+    that."""
+    a, b = (np.asarray(x) for x in inputs)
+    k = a.shape[-1]
+    magnitude = np.einsum("...ik,...jk->...ij" if a.ndim == 3 else "ik,kj->ij", abs(a), abs(b))
+    each = np.sqrt(2) * gamma(k + 2, a.dtype) if a.dtype.kind == "c" else gamma(k, a.dtype)
+    return 2 * each * magnitude
+
+
+def inverse_real_transform_bound(z: np.ndarray, n: int) -> np.ndarray:
+    """irfft: y_m = (1/n) sum over the n terms Z_k w^(mk) of the Hermitian extension Z of z,
+    so sum |Z_k| <= 2 sum |z_k|. Any order of that complex sum is within
+    sqrt(2) gamma_(n+2) (2/n) sum |z_k| of the exact value (Higham 3.6), the rounded
+    twiddles |w - w^| <= u and the scaling by 1/n add at most 2u as much again; the two
+    results differ by at most twice the total."""
+    u = UNIT_ROUNDOFF[np.dtype(np.finfo(z.dtype).dtype)]
+    scale = (2 / n) * np.abs(z).sum(axis=-1, keepdims=True)
+    return 2 * (np.sqrt(2) * gamma(n + 2, z.dtype) + 2 * u) * scale
+
+
+def conv2d(x, w):
+    return jax.lax.conv_general_dilated(
+        x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
+
+
+def conv2d_bound(inputs) -> np.ndarray:
+    """A convolution is a product with K = kh * kw * c_in: ``product_bound`` with
+    conv(|x|, |w|) (computed in f64) for |A| @ |B|."""
+    x, w = (np.asarray(v) for v in inputs)
+    with jax.enable_x64(True):
+        magnitude = np.asarray(conv2d(np.abs(x).astype(np.float64), np.abs(w).astype(np.float64)))
+    k = w.shape[0] * w.shape[1] * w.shape[2]
+    return 2 * gamma(k, x.dtype) * magnitude
+
+
+def two(shape, dtype, make=normal):
+    return lambda rng: [make(rng, shape, dtype), make(rng, shape, dtype)]
+
+
+PROGRAMS = {
+    "complex64_arithmetic": Program(complex_arithmetic, two((4, 5), np.complex64)),
+    "complex128_arithmetic": Program(complex_arithmetic, two((4, 5), np.complex128), x64=True),
+    "complex64_functions": Program(complex_functions, lambda r: [normal(r, (3, 7), np.complex64)]),
+    "complex128_functions": Program(
+        complex_functions, lambda r: [normal(r, (3, 7), np.complex128)], x64=True
+    ),
+    "float32_functions": Program(
+        real_functions, lambda r: [normal(r, (4, 6), np.float32), positive(r, (4, 6), np.float32)]
+    ),
+    "float64_functions": Program(
+        real_functions,
+        lambda r: [normal(r, (4, 6), np.float64), positive(r, (4, 6), np.float64)],
+        x64=True,
+    ),
+    "float32_arctan2": Program(
+        arctan2, lambda r: [normal(r, (4, 6), np.float32), normal(r, (4, 6), np.float32)]
+    ),
+    "float64_arctan2": Program(
+        arctan2, lambda r: [normal(r, (4, 6), np.float64), normal(r, (4, 6), np.float64)], x64=True
+    ),
+    "bool": Program(
+        booleans,
+        lambda r: [r.random((3, 4)) < 0.5, r.random((3, 4)) < 0.5, normal(r, (3, 4), np.float32)],
+    ),
+    "uint8": Program(
+        unsigned_arithmetic,
+        lambda r: [unsigned(r, (5, 6), np.uint8), nonzero_unsigned(r, (5, 6), np.uint8)],
+    ),
+    "uint32": Program(
+        unsigned_arithmetic,
+        lambda r: [unsigned(r, (5, 6), np.uint32), nonzero_unsigned(r, (5, 6), np.uint32)],
+    ),
+    "uint64": Program(
+        unsigned_arithmetic,
+        lambda r: [unsigned(r, (5, 6), np.uint64), nonzero_unsigned(r, (5, 6), np.uint64)],
+        x64=True,
+    ),
+    "int32_division": Program(
+        signed_division,
+        lambda r: [
+            r.integers(-1000, 1000, (5, 6), dtype=np.int32),
+            r.choice(np.array([-7, -3, -1, 1, 2, 5], np.int32), (5, 6)),
+        ],
+    ),
+    "float16": Program(half_arithmetic, two((4, 8), np.float16)),
+    "float16_sum": Program(half_sum, two((4, 8), np.float16)),
+    "bfloat16": Program(half_arithmetic, two((4, 8), ml_dtypes.bfloat16)),
+    "bfloat16_sum": Program(half_sum, two((4, 8), ml_dtypes.bfloat16)),
+    "fft_complex64": Program(fft, lambda r: [normal(r, (3, 16), np.complex64)]),
+    "rfft_float32": Program(real_fft, lambda r: [normal(r, (3, 16), np.float32)]),
+    "irfft_complex64": Program(
+        inverse_real_fft,
+        lambda r: [normal(r, (3, 9), np.complex64)],
+        bound=lambda inputs: inverse_real_transform_bound(inputs[0], 16),
+    ),
+    "matmul_float32": Program(matmul, two((64, 64), np.float32), bound=product_bound),
+    "matmul_float64": Program(matmul, two((64, 64), np.float64), x64=True, bound=product_bound),
+    "matmul_complex64": Program(matmul, two((32, 32), np.complex64), bound=product_bound),
+    "conv2d_float32": Program(
+        conv2d,
+        lambda r: [normal(r, (2, 8, 8, 4), np.float32), normal(r, (3, 3, 4, 8), np.float32)],
+        bound=conv2d_bound,
+    ),
+    "batched_transposed_matmul_float32": Program(
+        batched_transposed_matmul, two((4, 16, 32), np.float32), bound=product_bound
+    ),
+}
+
+
+def x64(program: Program):
+    return jax.enable_x64(True) if program.x64 else contextlib.nullcontext()
+
+
+def run_compiled(text: str, inputs: list[np.ndarray], work: Path):
+    compile_module(rewriter.rewrite(text).text, work / "libprogram.so")
+    return load_compiled(work / "libprogram.so").main(*inputs)
+
+
+def run_iree(text: str, inputs: list[np.ndarray], work: Path):
+    module = work / "program.iree.mlir"
+    module.write_text(rewriter.rewrite(text, abi="iree").text)
+    return load_iree(module, imports={}).main(*inputs)
+
+
+PATHS = {"compile": run_compiled, "iree": run_iree}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_runs_and_agrees_with_jax(name: str, path: str, tmp_path: Path):
+    program = PROGRAMS[name]
+    inputs = program.inputs(np.random.default_rng(0))
+    with x64(program):
+        text = rewriter.export(program.function, *inputs).text
+        expected = jax.jit(program.function)(*inputs)
+    got = PATHS[path](text, inputs, tmp_path)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for one, other in zip(got, expected, strict=True):
+        other = np.asarray(other)
+        if program.bound:
+            assert one.dtype == other.dtype and one.shape == other.shape
+            assert np.all(np.abs(one - other) <= program.bound(inputs))
+        else:
+            assert_agrees(one, other)
+
+
+def assert_agrees(got: np.ndarray, expected: np.ndarray) -> None:
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if expected.dtype in (np.float16, ml_dtypes.bfloat16):
+        # one unit in the last place of the type, at the expected value
+        spacing = np.spacing(np.abs(expected.astype(np.float32)).astype(expected.dtype))
+        difference = np.abs(got.astype(np.float32) - expected.astype(np.float32))
+        assert np.all(difference <= spacing.astype(np.float32)), (got, expected)
+    elif expected.dtype.kind in "fc":
+        np.testing.assert_allclose(got, expected, rtol=RTOL, atol=0)
+    else:
+        np.testing.assert_array_equal(got, expected)
