@@ -391,10 +391,10 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
 
 
 def _write_header(args: argparse.Namespace, result, name: str) -> bool:
-    from .header import prototypes_of, render_header
+    from .header import header_of
 
-    protos = prototypes_of(result, filename=name, abi=args.abi, iree_module=args.iree_module)
-    return _write_text(args.emit_header, render_header(protos))
+    header = header_of(result, filename=name, abi=args.abi, iree_module=args.iree_module)
+    return _write_text(args.emit_header, header)
 
 
 def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool:

@@ -143,7 +143,8 @@ def _prototypes_of(
     result = analyze(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )
-    return prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
+    protos = prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
+    return protos, result.original
 
 
 def prototypes_of(
@@ -178,7 +179,7 @@ def prototypes_of(
         )
     for prototype in _declared_externs(text, filename):
         found.setdefault(prototype.symbol, prototype)
-    return list(found.values()), text
+    return list(found.values())
 
 
 _DECLARATION = re.compile(
@@ -448,6 +449,18 @@ def _extra_descriptor(name: str) -> list[str]:
     arguments = f"{name}, {c_element}" + ("" if rank == 0 else f", {rank}")
     lines += [f"{macro}({arguments})", ""]
     return lines
+
+
+def header_of(
+    result: Result,
+    *,
+    filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
+) -> str:
+    """``emit_header`` of a rewrite already made."""
+    protos = prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
+    return render_header(protos, include_guard(protos, module_name(result.original)))
 
 
 def emit_header(
