@@ -134,6 +134,7 @@ def load(
     *,
     imports: Mapping[str, object],
     driver: str = "local-task",
+    cpu: str | None = None,
     compile_args: tuple[str, ...] = (),
 ) -> IreeModule:
     """Compile (``.mlir``) or open (``.vmfb``) a module rewritten with ``--abi iree``, serve
@@ -145,6 +146,9 @@ def load(
     a cffi function pointer of a C kernel following the contract, or to an XLA FFI handler
     (a PyCapsule or an ``{"execute": capsule}`` bundle, served through the FFI bridge). The
     functions take and return numpy arrays (a tuple for several results).
+
+    A ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``:
+    the portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
     """
     import iree.runtime as rt
 
@@ -153,7 +157,7 @@ def load(
         if path.suffix == ".vmfb":
             data, signatures = path.read_bytes(), read_vmfb(path)
         else:
-            data, signatures = compile_module(path, extra_args=compile_args)
+            data, signatures = compile_module(path, cpu=cpu, extra_args=compile_args)
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
     except OSError as error:
