@@ -29,6 +29,7 @@ from .values import (
     buffer_view,
     dtype_of,
     host_view,
+    input_view,
     shape_matches,
     tensor_type,
 )
@@ -204,7 +205,10 @@ def load(
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
     keep_alive += [context, modules]
     bound = context.modules[program.name]
-    functions = {name: _public_function(bound[name], errors) for name in program.function_names}
+    functions = {
+        name: _public_function(bound[name], errors, config.device)
+        for name in program.function_names
+    }
     return IreeModule(functions, keep_alive)
 
 
@@ -220,11 +224,12 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
             raise LoadError(f"{path}: {error}") from None
 
 
-def _public_function(invoker, errors: _Errors) -> Callable[..., object]:
+def _public_function(invoker, errors: _Errors, device) -> Callable[..., object]:
     def call(*arrays):
         errors.pending = None
+        imported: list[object] = []  # the memory of the arguments, until the results are out
         try:
-            returned = invoker(*arrays)
+            returned = invoker(*[input_view(device, a, imported) for a in arrays])
         except RuntimeError:
             pending, errors.pending = errors.pending, None
             if pending is not None:
