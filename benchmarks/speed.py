@@ -3,12 +3,14 @@
 Run from the repository root::
 
     python benchmarks/speed.py [--programs block,attention,conv,lapack,ffi_calls]
-                               [--paths jax,iree,compile] [--calls 40]
+                               [--paths jax,iree,iree-sync,compile] [--calls 40]
                                [--iree-flag=--iree-opt-data-tiling ...]
 
 Paths: ``jax`` is ``jax.jit`` on XLA:CPU; ``iree`` is the export rewritten with
 ``--abi iree``, compiled by ``rewriter.iree.compile_module`` (its default flags, plus any
-``--iree-flag``) and run by ``rewriter.iree.load``; ``compile`` is the export rewritten for
+``--iree-flag``) and run by ``rewriter.iree.load`` on the ``local-task`` driver (a worker
+thread per core); ``iree-sync`` the same on the ``local-sync`` driver (everything on the
+calling thread); ``compile`` is the export rewritten for
 the C ABI and compiled by ``rewriter.compile`` (with ``--ffi-bridge`` when the program makes
 FFI calls). Every path takes numpy arrays and returns numpy arrays. The custom calls of a
 program are served by the very handlers jax calls: jaxlib's LAPACK handlers, or the sample
@@ -209,7 +211,6 @@ def _as_tuple(value) -> tuple:
 @dataclass
 class Options:
     iree_flags: tuple[str, ...] = ()
-    iree_driver: str = "local-task"
 
 
 def prepare_jax(case: Case, work: Path, options: Options):
@@ -217,7 +218,7 @@ def prepare_jax(case: Case, work: Path, options: Options):
     return lambda *arrays: tuple(np.asarray(r) for r in _as_tuple(compiled(*arrays)))
 
 
-def prepare_iree(case: Case, work: Path, options: Options):
+def prepare_iree(case: Case, work: Path, options: Options, driver: str = "local-task"):
     from rewriter.ffi_facts import parse_facts
     from rewriter.iree import compile_module, load
 
@@ -227,7 +228,7 @@ def prepare_iree(case: Case, work: Path, options: Options):
     vmfb = work / "program.vmfb"
     _, signatures = compile_module(source, vmfb, extra_args=options.iree_flags)
     imports = {s.name: case.handlers[parse_facts(s.ffi_facts).target] for s in signatures}
-    module = load(vmfb, imports=imports, driver=options.iree_driver)
+    module = load(vmfb, imports=imports, driver=driver)
     return lambda *arrays: _as_tuple(module.main(*arrays))
 
 
@@ -242,7 +243,16 @@ def prepare_compile(case: Case, work: Path, options: Options):
     return lambda *arrays: _as_tuple(module.main(*arrays))
 
 
-PATHS = {"jax": prepare_jax, "iree": prepare_iree, "compile": prepare_compile}
+def prepare_iree_sync(case: Case, work: Path, options: Options):
+    return prepare_iree(case, work, options, driver="local-sync")
+
+
+PATHS = {
+    "jax": prepare_jax,
+    "iree": prepare_iree,
+    "iree-sync": prepare_iree_sync,
+    "compile": prepare_compile,
+}
 
 
 # ---------------------------------------------------------------- measuring
@@ -388,12 +398,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FLAG",
         help="an extra iree-compile flag for the iree path (repeatable)",
     )
-    parser.add_argument(
-        "--iree-driver",
-        default="local-task",
-        help="the iree path's runtime driver (local-task: a worker per core; local-sync: "
-        "on the calling thread)",
-    )
     args = parser.parse_args(argv)
     programs = [p for p in args.programs.split(",") if p]
     paths = [p for p in args.paths.split(",") if p]
@@ -404,10 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"paths: {', '.join(PATHS)})"
         )
     print(machine())
-    options = Options(tuple(args.iree_flag), args.iree_driver)
-    print(
-        f"iree: driver {options.iree_driver}; extra flags: {' '.join(options.iree_flags) or 'none'}"
-    )
+    options = Options(tuple(args.iree_flag))
+    print(f"iree: extra flags: {' '.join(options.iree_flags) or 'none'}")
     print()
     print("| program | path | ms per call | vs jax.jit | CPU ms | compile s | max diff |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
