@@ -43,9 +43,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+# jaxlib's LAPACK handlers call the OpenBLAS of SciPy's wheel, whose worker threads spin while
+# they wait: on a machine with more runnable threads than cores, the 128x128 problems of the
+# lapack program took 50 to 150 ms a call on every path instead of 2 ms. One thread, unless
+# the caller says otherwise (before numpy loads OpenBLAS).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -350,7 +356,8 @@ def machine() -> str:
     return (
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; nproc {os.cpu_count()}; "
         f"{model}; load average {load}; Python {platform.python_version()}, "
-        f"jax {jax.__version__}, iree {iree_version}"
+        f"jax {jax.__version__}, iree {iree_version}; "
+        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
     )
 
 
