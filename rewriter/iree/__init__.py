@@ -13,7 +13,7 @@ from Python callables or C kernels, and returns the public functions on numpy ar
 Needs ``iree-base-compiler`` and ``iree-base-runtime`` (3.13.0).
 """
 
-from .build import COMPILE_FLAGS, BuildError, compile_module, read_vmfb
+from .build import COMPILE_FLAGS, BuildError, compile_module, read_vmfb, target_flags
 from .kernels import KernelSignatureError
 from .runtime import IreeModule, LoadError, load
 from .signatures import ImportSignature, SignatureError, from_module_text
@@ -30,4 +30,5 @@ __all__ = [
     "from_module_text",
     "load",
     "read_vmfb",
+    "target_flags",
 ]

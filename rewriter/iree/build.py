@@ -8,7 +8,17 @@ flags, and why:
   an import that takes or returns f64 ("external functions with types that are being
   demoted are not allowed"); jax programs that use f64 mean it;
 - ``--iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu``:
-  code for this machine's CPU, run by ``iree.runtime``'s ``local-task`` driver.
+  CPU code, run by ``iree.runtime``'s ``local-task`` driver;
+- ``--iree-llvmcpu-target-cpu=host`` (``target_flags``): for the CPU this runs on, with its
+  vector width and instruction set. IREE's own default is a generic CPU of the
+  architecture (SSE2 on x86-64), several times slower on matmul-heavy programs;
+  ``cpu="generic"`` asks for that portable code again, and ``triple=`` cross-compiles.
+
+A module whose f64 math needs a libm function that IREE's embedded linking lacks (``sin``,
+``cos``, ``tanh``, ``atan2`` on f64, ...: "iree-lld: error: undefined symbol: sin") is
+compiled again with ``--iree-llvmcpu-link-embedded=false``: its executables become system
+shared libraries, and those functions come from the C library of the process that loads
+them (``iree.runtime`` in Python).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -19,6 +29,7 @@ go into the compiled module as the module attribute ``rewriter.iree_imports`` (t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +44,18 @@ COMPILE_FLAGS = (
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",
 )
+SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
+# What a system shared library may leave to the C library: the libm functions LLVM calls for
+# math on f64 (and f32, for completeness) that IREE's embedded musl subset may lack.
+_LIBM = frozenset(
+    name + suffix
+    for name in (
+        "sin cos tan sincos asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 "
+        "exp10 expm1 log log2 log10 log1p pow cbrt erf erfc fmod hypot lgamma tgamma"
+    ).split()
+    for suffix in ("", "f")
+)
+_UNDEFINED = re.compile(r"iree-lld: error: undefined symbol: (\w+)")
 _INSTALL = {"iree-compile": "iree-base-compiler", "iree-dump-module": "iree-base-runtime"}
 
 
@@ -49,14 +72,32 @@ def find_tool(name: str) -> str:
     return found
 
 
+def target_flags(cpu: str | None = None, triple: str | None = None) -> tuple[str, ...]:
+    """The llvm-cpu target flags. By default, the CPU this runs on (``host``); ``cpu`` names
+    another LLVM CPU (``generic``: any CPU of the architecture, ``x86-64-v3``, ``znver4``,
+    ...); ``triple`` cross-compiles, for a generic CPU of that architecture unless ``cpu``
+    says which."""
+    if triple is None:
+        return (f"--iree-llvmcpu-target-cpu={cpu or 'host'}",)
+    return (
+        f"--iree-llvmcpu-target-triple={triple}",
+        f"--iree-llvmcpu-target-cpu={cpu or 'generic'}",
+    )
+
+
 def compile_module(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str] | None = None,
     *,
+    cpu: str | None = None,
+    triple: str | None = None,
     extra_args: tuple[str, ...] = (),
 ) -> tuple[bytes, list[ImportSignature]]:
     """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
-    (also written to ``output`` when given) and the signatures of its imports."""
+    (also written to ``output`` when given) and the signatures of its imports.
+
+    The code is for this machine's CPU unless ``cpu`` or ``triple`` say otherwise
+    (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override."""
     path = Path(source)
     try:
         text = path.read_text(encoding="utf-8")
@@ -68,8 +109,12 @@ def compile_module(
         embedded = Path(folder) / "module.mlirbc"
         signatures = _write_with_metadata(text, embedded)
         vmfb = Path(folder) / "module.vmfb"
-        command = [find_tool("iree-compile"), *COMPILE_FLAGS, *extra_args]
+        command = [find_tool("iree-compile"), *COMPILE_FLAGS, *target_flags(cpu, triple)]
+        command += extra_args
         done = _run([*command, str(embedded), "-o", str(vmfb)])
+        if done.returncode != 0 and _needs_system_libm(done.stderr, command):
+            command.append(SYSTEM_LINKING)
+            done = _run([*command, str(embedded), "-o", str(vmfb)])
         if done.returncode != 0:
             # The copy holds the metadata; the user's own file gives diagnostics with its
             # own lines and columns.
@@ -80,6 +125,14 @@ def compile_module(
     if output is not None:
         Path(output).write_bytes(data)
     return data, signatures
+
+
+def _needs_system_libm(stderr: str, command: list[str]) -> bool:
+    """Whether the embedded link failed only for want of libm functions (and the caller
+    did not choose the linking)."""
+    missing = set(_UNDEFINED.findall(stderr))
+    chosen = any(a.startswith("--iree-llvmcpu-link-embedded") for a in command)
+    return bool(missing) and missing <= _LIBM and not chosen
 
 
 def _write_with_metadata(text: str, destination: Path) -> list[ImportSignature]:

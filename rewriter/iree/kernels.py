@@ -52,6 +52,15 @@ class KernelImport:
         self.device = device
         self.contract = signature.contract_types()
         self._check()
+        # What each call needs, worked out once: an import may be called thousands of times.
+        has_results = bool(signature.results)
+        self._tensors = [
+            (tensor_type(t)[1], c_type, dict(c_type.item.fields))
+            if t.startswith("tensor<")
+            else None
+            for t, c_type in zip(self.contract, self.ctype.args[has_results:], strict=True)
+        ]
+        self._result_types = [(*tensor_type(t), t) for t in signature.results]
 
     def _check(self) -> None:
         ctype, signature = self.ctype, self.signature
@@ -116,13 +125,14 @@ class KernelImport:
         holder = ffi.new(self.ctype.args[0]) if has_results else None
         if holder is not None:
             c_arguments.append(holder)
-        for raw, type_, c_type in zip(
-            contract, self.contract, self.ctype.args[has_results:], strict=True
+        for raw, tensor, c_type in zip(
+            contract, self._tensors, self.ctype.args[has_results:], strict=True
         ):
-            if type_.startswith("tensor<"):
-                view = host_view(raw, tensor_type(type_)[1])
+            if tensor is not None:
+                element, descriptor_type, fields = tensor
+                view = host_view(raw, element)
                 keep_alive.append(view)
-                c_arguments.append(self._descriptor(c_type, view))
+                c_arguments.append(self._descriptor(descriptor_type, fields, view))
             else:
                 c_arguments.append(self._scalar(raw, c_type))
         self.function(*c_arguments)
@@ -131,8 +141,10 @@ class KernelImport:
         descriptors = self._result_descriptors(holder)
         try:
             references = [
-                buffer_view(self.device, self._read(descriptor, type_), tensor_type(type_)[1])
-                for descriptor, type_ in zip(descriptors, signature.results, strict=True)
+                buffer_view(self.device, self._read(descriptor, dims, element, type_), element)
+                for descriptor, (dims, element, type_) in zip(
+                    descriptors, self._result_types, strict=True
+                )
             ]
         finally:
             for descriptor in descriptors:
@@ -140,10 +152,9 @@ class KernelImport:
                     self.libc.free(ffi.cast("void *", descriptor.allocated))
         return references[0] if len(references) == 1 else tuple(references)
 
-    def _descriptor(self, c_type, view: np.ndarray):
+    def _descriptor(self, c_type, fields: dict, view: np.ndarray):
         ffi = self.ffi
         descriptor = ffi.new(c_type)
-        fields = dict(c_type.item.fields)
         pointer_type = fields["aligned"].type
         if view.size:
             pointer = ffi.cast(pointer_type, ffi.from_buffer(view))
@@ -173,9 +184,8 @@ class KernelImport:
             return [holder]
         return [getattr(holder, name) for name, _ in self.ctype.args[0].item.fields]
 
-    def _read(self, descriptor, type_: str) -> np.ndarray:
+    def _read(self, descriptor, dims, element: str, type_: str) -> np.ndarray:
         """A copy of a result the kernel allocated, checked against the result type."""
-        dims, element = tensor_type(type_)
         ffi = self.ffi
         dtype = dtype_of(element)  # the element size was checked at load time
         shape = tuple(descriptor.sizes[i] for i in range(len(dims))) if dims else ()

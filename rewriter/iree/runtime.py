@@ -34,6 +34,7 @@ from .values import (
     buffer_view,
     dtype_of,
     host_view,
+    input_view,
     shape_matches,
     tensor_type,
 )
@@ -166,6 +167,7 @@ def load(
     *,
     imports: Mapping[str, object],
     driver: str = "local-task",
+    cpu: str | None = None,
     compile_args: tuple[str, ...] = (),
 ) -> IreeModule:
     """Compile (``.mlir``) or open (``.vmfb``) a module rewritten with ``--abi iree``, serve
@@ -177,6 +179,9 @@ def load(
     a cffi function pointer of a C kernel following the contract, or to an XLA FFI handler
     (a PyCapsule or an ``{"execute": capsule}`` bundle, served through the FFI bridge). The
     functions take and return numpy arrays (a tuple for several results).
+
+    A ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``:
+    the portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
     """
     import iree.runtime as rt
 
@@ -185,7 +190,7 @@ def load(
         if path.suffix == ".vmfb":
             data, signatures = path.read_bytes(), read_vmfb(path)
         else:
-            data, signatures = compile_module(path, extra_args=compile_args)
+            data, signatures = compile_module(path, cpu=cpu, extra_args=compile_args)
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
     except OSError as error:
@@ -234,7 +239,9 @@ def load(
     bound = context.modules[program.name]
     handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
     functions = {
-        name: _public_function(name, handles, errors, _argument_elements(program, name))
+        name: _public_function(
+            name, handles, errors, _argument_elements(program, name), config.device
+        )
         for name in handles
     }
     return IreeModule(functions, keep_alive, handles)
@@ -290,6 +297,7 @@ def _public_function(
     handles: dict[str, Callable[..., object]],
     errors: _Errors,
     elements: list[str | None],
+    device,
 ) -> Callable[..., object]:
     def call(*arrays):
         invoker = handles.get(name)
@@ -298,8 +306,9 @@ def _public_function(
         if len(arrays) == len(elements):
             arrays = tuple(_as_tensor(a, e) for a, e in zip(arrays, elements, strict=True))
         errors.pending = None
+        imported: list[object] = []  # the memory of the arguments, until the results are out
         try:
-            returned = invoker(*arrays)
+            returned = invoker(*[input_view(device, a, imported) for a in arrays])
         except RuntimeError:
             pending, errors.pending = errors.pending, None
             if pending is not None:

@@ -1,0 +1,242 @@
+"""What ``rewriter.iree`` compiles for: this machine's CPU by default, another on request, and
+f64 math that IREE's embedded linking cannot link.
+
+The target is read from what ``iree-compile`` made of it: the ``cpu`` and ``cpu_features``
+of the executables' ``hal.executable.target`` (dumped with
+``--iree-hal-dump-executable-sources-to``) and the executable format recorded in the
+``.vmfb`` (``iree-dump-module``: ``embedded-elf-x86_64``, ``embedded-elf-arm_64``,
+``system-elf-x86_64``). No test here is timed; ``benchmarks/speed.py`` shows the speed.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from mlir_tools import iree_tool
+
+import rewriter
+from rewriter.iree import BuildError, compile_module, load, target_flags
+
+ROOT = Path(__file__).resolve().parent.parent
+# IREE's name of this machine's architecture in executable formats (embedded-elf-x86_64).
+ARCH = {"x86_64": "x86_64", "AMD64": "x86_64", "aarch64": "arm_64", "arm64": "arm_64"}[
+    platform.machine()
+]
+# Instruction sets that LLVM's host CPU description includes when the CPU has them.
+VECTOR_FEATURES = ("avx", "avx2", "fma", "avx512f")
+
+
+def small_program(x, w):
+    return jnp.tanh(x) @ w + 1.0
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    """A small jax program (elementwise math and a matmul), rewritten with --abi iree."""
+    x = np.ones((8, 16), np.float32)
+    w = np.ones((16, 4), np.float32)
+    text = jax.export.export(jax.jit(small_program))(x, w).mlir_module()
+    path = tmp_path_factory.mktemp("target") / "small.iree.mlir"
+    path.write_text(rewriter.rewrite(text, abi="iree").text)
+    return path
+
+
+def executable_targets(source: Path, folder: Path, **options) -> set[tuple[str, str]]:
+    """(cpu, cpu_features) of every executable ``compile_module`` makes of ``source``."""
+    dump = folder / "sources"
+    compile_module(source, **options, extra_args=(f"--iree-hal-dump-executable-sources-to={dump}",))
+    found = set()
+    for path in dump.glob("*.mlir"):
+        found |= set(re.findall(r'cpu = "([^"]*)", cpu_features = "([^"]*)"', path.read_text()))
+    assert found, "no executable target in the dumped sources"
+    return found
+
+
+def executable_formats(vmfb: Path) -> set[str]:
+    """The executable formats a .vmfb holds, as iree-dump-module shows them."""
+    done = subprocess.run(
+        [iree_tool("iree-dump-module"), "--output=metadata", str(vmfb)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(re.findall(r"`((?:embedded|system)-elf-\w+)`", done.stdout))
+
+
+def host_vector_features() -> set[str]:
+    """The instruction sets of ``VECTOR_FEATURES`` this CPU has, from /proc/cpuinfo."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.exists():
+        return set()
+    flags = re.search(r"^flags\s*:(.*)$", cpuinfo.read_text(), re.MULTILINE)
+    return set(flags.group(1).split()) & set(VECTOR_FEATURES) if flags else set()
+
+
+# ---------------------------------------------------------------- the target CPU
+
+
+def test_target_flags():
+    assert target_flags() == ("--iree-llvmcpu-target-cpu=host",)
+    assert target_flags("generic") == ("--iree-llvmcpu-target-cpu=generic",)
+    assert target_flags(triple="aarch64-linux-gnu") == (
+        "--iree-llvmcpu-target-triple=aarch64-linux-gnu",
+        "--iree-llvmcpu-target-cpu=generic",
+    )
+    assert target_flags("cortex-a76", "aarch64-linux-gnu")[1] == (
+        "--iree-llvmcpu-target-cpu=cortex-a76"
+    )
+
+
+def test_default_target_is_this_cpu(program, tmp_path):
+    ((cpu, features),) = executable_targets(program, tmp_path)
+    assert cpu not in ("", "generic")
+    enabled = set(re.findall(r"\+([\w.-]+)", features))
+    assert host_vector_features() <= enabled
+
+
+def test_generic_cpu_gives_portable_code(program, tmp_path):
+    ((cpu, features),) = executable_targets(program, tmp_path, cpu="generic")
+    assert cpu == "generic"
+    assert not set(re.findall(r"\+([\w.-]+)", features)) & set(VECTOR_FEATURES)
+
+
+def test_a_named_cpu_is_passed_through(program, tmp_path):
+    ((cpu, features),) = executable_targets(program, tmp_path, cpu="x86-64-v3")
+    assert cpu == "x86-64-v3"
+    assert {"avx2", "fma"} <= set(re.findall(r"\+([\w.-]+)", features))
+
+
+def test_later_compile_args_override_the_target(program, tmp_path):
+    """``extra_args`` (``load``'s ``compile_args``) come last, and the last flag wins."""
+    dump = tmp_path / "override"
+    compile_module(
+        program,
+        extra_args=(
+            "--iree-llvmcpu-target-cpu=generic",
+            f"--iree-hal-dump-executable-sources-to={dump}",
+        ),
+    )
+    text = "".join(p.read_text() for p in dump.glob("*.mlir"))
+    assert set(re.findall(r'cpu = "([^"]*)"', text)) == {"generic"}
+
+
+def test_cross_compiling_for_another_triple(program, tmp_path):
+    vmfb = tmp_path / "arm.vmfb"
+    compile_module(program, vmfb, triple="aarch64-linux-gnu")
+    assert executable_formats(vmfb) == {"embedded-elf-arm_64"}
+    compile_module(program, tmp_path / "here.vmfb")
+    assert executable_formats(tmp_path / "here.vmfb") == {f"embedded-elf-{ARCH}"}
+
+
+def run_iree_cli(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rewriter.iree", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_cli_options_choose_the_target(program, tmp_path):
+    """``--cpu`` and ``--target-triple`` give what the API gives; the default differs."""
+    outputs = {}
+    for name, options in {
+        "default": [],
+        "generic": ["--cpu", "generic"],
+        "arm": ["--target-triple", "aarch64-linux-gnu"],
+    }.items():
+        outputs[name] = tmp_path / f"{name}.vmfb"
+        done = run_iree_cli(program, "-o", outputs[name], *options)
+        assert done.returncode == 0, done.stderr
+    generic, _ = compile_module(program, cpu="generic")
+    assert outputs["generic"].read_bytes() == generic
+    assert outputs["default"].read_bytes() != generic
+    assert executable_formats(outputs["arm"]) == {"embedded-elf-arm_64"}
+
+
+# ---------------------------------------------------------------- f64 math
+
+
+def f64_math(x, y):
+    """f64 functions that reach libm: those IREE's embedded musl lacks (sin, cos, tan,
+    tanh, atan2) and those it has (exp, log, pow, ...), on well-conditioned inputs."""
+    return (
+        jnp.sin(x),
+        jnp.cos(x),
+        jnp.tan(x * 0.15),
+        jnp.tanh(x),
+        jnp.arctan2(x, y),
+        jnp.exp(x),
+        jnp.log(y),
+        jnp.power(y, x * 0.1),
+        jnp.expm1(x),
+        jnp.log1p(y),
+        jnp.sinh(x),
+        jnp.cosh(x),
+        jnp.arcsin(x * 0.09),
+        jnp.arctan(x),
+        jax.scipy.special.erf(x),
+        jax.nn.sigmoid(x),
+    )
+
+
+# The functions above agree with XLA:CPU to within a few ulps (sin, cos, log, atan2 exactly;
+# pow 44 ulps), except expm1 and sinh (which jax computes with expm1): IREE's expm1 differs
+# by up to about 720 ulps (relative 1e-13) near 0. 1e-12 covers that, ten times over, and is
+# still a million times tighter than float32's rtol 1e-6.
+F64_RTOL = 1e-12
+
+
+def test_f64_libm_functions_run_in_iree(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-10, 10, 1024)
+    y = rng.uniform(1e-3, 50, 1024)
+    with jax.enable_x64(True):
+        text = jax.export.export(jax.jit(f64_math))(x, y).mlir_module()
+        expected = [np.asarray(e) for e in jax.jit(f64_math)(x, y)]
+    assert re.search(r"stablehlo\.sine .*f64", text)
+    source = tmp_path / "f64.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    vmfb = tmp_path / "f64.vmfb"
+    compile_module(source, vmfb)
+    # sin and friends are not in the embedded linking's libm: a system library it is.
+    assert executable_formats(vmfb) == {f"system-elf-{ARCH}"}
+    got = load(vmfb, imports={}).main(x, y)
+    assert len(got) == len(expected)
+    for one, other in zip(got, expected, strict=True):
+        assert one.dtype == np.float64
+        np.testing.assert_allclose(one, other, rtol=F64_RTOL, atol=0)
+
+
+def test_f64_functions_of_the_embedded_libm_stay_embedded(tmp_path):
+    x = np.linspace(-3, 3, 64)
+    with jax.enable_x64(True):
+        text = jax.export.export(jax.jit(lambda v: jnp.exp(v) + jnp.log1p(v * v)))(x)
+        expected = np.asarray(jax.jit(lambda v: jnp.exp(v) + jnp.log1p(v * v))(x))
+    source = tmp_path / "exp.iree.mlir"
+    source.write_text(rewriter.rewrite(text.mlir_module(), abi="iree").text)
+    vmfb = tmp_path / "exp.vmfb"
+    compile_module(source, vmfb)
+    assert executable_formats(vmfb) == {f"embedded-elf-{ARCH}"}
+    np.testing.assert_allclose(load(vmfb, imports={}).main(x), expected, rtol=F64_RTOL, atol=0)
+
+
+def test_a_chosen_linking_is_not_changed(tmp_path):
+    """With ``--iree-llvmcpu-link-embedded=true`` given, the missing ``sin`` is an error."""
+    x = np.linspace(-3, 3, 64)
+    with jax.enable_x64(True):
+        text = jax.export.export(jax.jit(jnp.sin))(x).mlir_module()
+    source = tmp_path / "sin.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    with pytest.raises(BuildError, match="undefined symbol: sin"):
+        compile_module(source, extra_args=("--iree-llvmcpu-link-embedded=true",))
