@@ -32,6 +32,13 @@ from mlir_tools import iree_tool
 import rewriter
 from rewriter.iree import LoadError, compile_module, from_module_text, load, read_vmfb
 
+pytestmark = [
+    pytest.mark.toolchain("gcc", "g++"),
+    pytest.mark.iree,
+    pytest.mark.jax,
+    pytest.mark.slow,
+]
+
 
 @pytest.fixture(scope="session")
 def kernels(kernel_library):
