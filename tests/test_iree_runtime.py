@@ -291,6 +291,7 @@ def test_signatures_from_text_and_from_vmfb_agree(tmp_path, vmfb):
     [
         ({}, "no implementation for rms_norm"),
         ({"rms_norm": rms_norm, "rms_nrom": rms_norm}, "no import named rms_nrom"),
+        ({"rms_norm": 42}, "ffi.rms_norm: 42 is not a Python callable, a cffi function"),
     ],
 )
 def test_load_names_missing_and_unknown_imports(vmfb, imports, message):
