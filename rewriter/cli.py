@@ -152,6 +152,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
     changed: list[str] = []
     counts: dict[str, int] = {}
     listing: list[dict] = []  # --list --format json
+    data: bytes | str  # the file's bytes, then its text
     for path in files:
         name = "<stdin>" if path == "-" else path
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .api import analyze
@@ -21,6 +22,9 @@ from .ffi_adapters import SCALAR_C_TYPES, externs_in
 from .ffi_facts import FactsError, leaf_paths, mlir_element
 from .naming import c_identifier, first_free
 from .typetext import closing_bracket, split_types
+
+if TYPE_CHECKING:
+    from jax.export import Exported
 
 _SCALARS = {
     "f32": "float",
@@ -114,7 +118,7 @@ def attribute_c_type(attribute: AttributeOperand) -> str:
 
 
 def prototypes(
-    text: str | bytes | object,
+    text: str | bytes | bytearray | memoryview | Exported,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
@@ -334,11 +338,12 @@ def render_header(protos: list[Prototype], guard: str = "REWRITER_EXTERNS_H") ->
 
 def _declared_in_memref_h(name: str) -> bool:
     match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
-    return bool(match) and match.group(1) in _DESCRIBED and int(match.group(2)) <= 4
+    return match is not None and match.group(1) in _DESCRIBED and int(match.group(2)) <= 4
 
 
 def _extra_descriptor(name: str) -> list[str]:
     match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
+    assert match is not None  # names come from descriptor_type
     element, rank = match.group(1), int(match.group(2))
     c_element = {"c64": "rw_complex_f32", "c128": "rw_complex_f64"}.get(
         element, _SCALARS.get(element, "uint8_t")
@@ -357,7 +362,7 @@ def _extra_descriptor(name: str) -> list[str]:
 
 
 def emit_header(
-    text: str | bytes | object,
+    text: str | bytes | bytearray | memoryview | Exported,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,

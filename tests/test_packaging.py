@@ -48,6 +48,7 @@ def test_wheel_ships_grammar_and_abi(wheel: Path):
     assert "rewriter/abi_files/xla_ffi_bridge.c" in names
     assert "rewriter/compile/loader.py" in names
     assert "rewriter/iree/runtime.py" in names
+    assert "rewriter/py.typed" in names  # PEP 561: the package is typed
 
 
 def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path):

@@ -46,7 +46,9 @@ def compile_module(
             current = following
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
-        inputs, flags, exports = [current, metadata], [], ()
+        inputs: list[Path] = [current, metadata]
+        flags: list[str] = []
+        exports: tuple[str, ...] = ()
         if ffi_bridge:
             origin = str(source) if isinstance(source, Path) else ""
             sources, flags = bridge_sources(externs_of(text), work, origin)
