@@ -22,8 +22,8 @@ The rounding errors d_k are modelled as independent with mean zero (Higham and M
 Approach to Probabilistic Rounding Error Analysis", SIAM J. Sci. Comput. 41(5), 2019), so by
 Hoeffding's inequality ``|sum_k c_k d_k| <= lam * U * sqrt(sum_k c_k^2)`` fails with
 probability at most 2 exp(-lam^2 / 2) per output. The worst case (sum_k |c_k|) also holds
-but compounds over layers as if every error had the same sign: thousands of times what any
-real evaluation shows, so loose that a wrong eps would pass it.
+but compounds over layers as if every error had the same sign: on samples/mlp_model it
+allows 3 % on the probabilities, tens of thousands of times what either path is off.
 """
 
 from __future__ import annotations
