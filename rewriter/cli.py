@@ -205,6 +205,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
     counts: dict[str, int] = {}
     listing: list[dict] = []  # --list --format json
     failed = 0  # files that could not be read or used at all
+    data: bytes | str  # the file's bytes, then its text
     for path in files:
         name = "<stdin>" if path == "-" else path
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .ffi_facts import (
     DTYPE_CODES,
@@ -26,6 +27,9 @@ from .ffi_facts import (
     leaf_paths,
     parse_facts,
 )
+
+if TYPE_CHECKING:
+    from jax.export import Exported
 
 # The C parameter type of a scalar attribute, by its XLA dtype (abi/README.md).
 SCALAR_C_TYPES = {
@@ -225,7 +229,7 @@ def _comment(value: str) -> str:
 
 
 def emit_ffi_adapters(
-    text: str | bytes | object,
+    text: str | bytes | bytearray | memoryview | Exported,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,

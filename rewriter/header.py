@@ -14,6 +14,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .api import Result, analyze
@@ -22,6 +23,9 @@ from .ffi_adapters import SCALAR_C_TYPES, externs_in
 from .ffi_facts import FactsError, leaf_paths, mlir_element
 from .naming import NamePool, c_identifier
 from .typetext import closing_bracket, split_types
+
+if TYPE_CHECKING:
+    from jax.export import Exported
 
 _SCALARS = {
     "f32": "float",
@@ -115,7 +119,7 @@ def attribute_c_type(attribute: AttributeOperand) -> str:
 
 
 def prototypes(
-    text: str | bytes | object,
+    text: str | bytes | bytearray | memoryview | Exported,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
@@ -429,11 +433,12 @@ def render_header(protos: list[Prototype], guard: str | None = None) -> str:
 
 def _declared_in_memref_h(name: str) -> bool:
     match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
-    return bool(match) and match.group(1) in _DESCRIBED and int(match.group(2)) <= 4
+    return match is not None and match.group(1) in _DESCRIBED and int(match.group(2)) <= 4
 
 
 def _extra_descriptor(name: str) -> list[str]:
     match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
+    assert match is not None  # names come from descriptor_type
     element, rank = match.group(1), int(match.group(2))
     c_element = {"c64": "rw_complex_f32", "c128": "rw_complex_f64"}.get(
         element, _SCALARS.get(element, "uint8_t")
@@ -464,7 +469,7 @@ def header_of(
 
 
 def emit_header(
-    text: str | bytes | object,
+    text: str | bytes | bytearray | memoryview | Exported,
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,

@@ -160,13 +160,15 @@ def bytecode_text(data: bytes, filename: str = "<string>") -> str:
             module = stablehlo.deserialize_portable_artifact(context, data)
         else:
             module = ir.Module.parse(data, context=context)
-        return module.operation.get_asm(enable_debug_info=True)
+        text = module.operation.get_asm(enable_debug_info=True)
     except Exception as error:  # MLIRError for bytecode, ValueError for portable artifacts
         details = [str(d.message) for d in getattr(error, "error_diagnostics", ())]
         details = details or messages or [str(error)]
         made_by = f" (produced by {producer})" if producer else ""
         message = f"cannot read MLIR bytecode{made_by}: " + "; ".join(details)
         raise InputError(filename, _one_line(message)) from None
+    assert isinstance(text, str)  # get_asm gives text unless asked for binary
+    return text
 
 
 def exported_text(exported: Any, filename: str = "<string>") -> str:

@@ -360,7 +360,9 @@ def _find_modules(
         statement = masked.rfind("\n", 0, keyword) + 1
         if not _STATEMENT_PREFIX.fullmatch(masked[statement:keyword]):
             continue  # the word `module` used some other way
-        position = _MODULE_HEADER.match(masked, match.end()).end()
+        header = _MODULE_HEADER.match(masked, match.end())
+        assert header is not None  # the pattern matches the empty string
+        position = header.end()
         if masked.startswith("attributes", position):
             position = masked.find("{", position)
             position = _match_close(masked, position) + 1
@@ -389,7 +391,9 @@ def _module_body(
     if line_start <= open_:
         # Body content (or the closing brace) is on the `{` line itself.
         keyword_line = masked.rfind("\n", 0, keyword) + 1
-        indent = re.match(r"[ \t]*", masked[keyword_line:]).group() + "  "
+        leading = re.match(r"[ \t]*", masked[keyword_line:])
+        assert leading is not None  # the pattern matches the empty string
+        indent = leading.group() + "  "
         return ModuleBody(
             original(keyword),
             original(open_),

@@ -23,6 +23,7 @@ def _text_of(node: Tree | Token, text: str, base: int) -> tuple[str, model.Span]
         start, end = node.start_pos, node.end_pos
     else:
         start, end = node.meta.start_pos, node.meta.end_pos
+    assert start is not None and end is not None  # lark types token positions as optional
     return text[start:end], model.Span(base + start, base + end)
 
 
@@ -162,10 +163,16 @@ class ToModel(Transformer):
         return children[0]
 
 
+def _token(node: object) -> Token:
+    """A child the grammar makes a token (lark types children as trees or tokens)."""
+    assert isinstance(node, Token)
+    return node
+
+
 def _result_binding(tree: Tree) -> str:
     for child in tree.children:
         if isinstance(child, Tree) and child.data == "op_results":
-            return child.children[0].value.strip().rstrip("=").rstrip()
+            return _token(child.children[0]).value.strip().rstrip("=").rstrip()
     return ""
 
 
@@ -184,7 +191,7 @@ def custom_call_from_tree(tree: Tree, text: str, base: int) -> model.CustomCall:
             target_text, target_span = _text_of(child, text, base)
             target = symbol_name(target_text)
         elif isinstance(child, Tree) and child.data == "operand_list":
-            operands = tuple(token.value for token in child.children)
+            operands = tuple(_token(token).value for token in child.children)
         elif isinstance(child, model.DictAttr):
             dictionaries.append(child)
         elif isinstance(child, Tree) and child.data == "function_type":

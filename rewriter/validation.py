@@ -75,6 +75,12 @@ class _Unexpected(Exception):
         self.message = message
 
 
+def _position(token: Token) -> int:
+    """A token's offset: lark types it as optional, but every token lexed or fed here has one."""
+    assert token.start_pos is not None
+    return token.start_pos
+
+
 @dataclass(frozen=True)
 class _Tables:
     """What lark built from the grammar: the LALR table and the contextual lexer."""
@@ -163,9 +169,10 @@ class _Parser:
                 self.integers.see(token)
                 self.feed(token)
         except UnexpectedToken as error:  # the contextual lexer found a token out of place
-            raise _Unexpected(error.token.start_pos, f"unexpected {str(error.token)!r}") from None
+            raise _Unexpected(_position(error.token), f"unexpected {str(error.token)!r}") from None
         except UnexpectedCharacters as error:
             offset = error.pos_in_stream
+            assert offset is not None  # the lexer always says where it stopped
             raise _Unexpected(offset, f"unexpected character {text[offset]!r}") from None
         return tuple(self.stack)
 
@@ -182,8 +189,8 @@ class _Parser:
                 action, target = actions[stack[-1]][token.type]
             except KeyError:
                 if token.type == "$END":
-                    raise _Unexpected(token.start_pos, "unexpected end of input") from None
-                raise _Unexpected(token.start_pos, f"unexpected {str(token)!r}") from None
+                    raise _Unexpected(_position(token), "unexpected end of input") from None
+                raise _Unexpected(_position(token), f"unexpected {str(token)!r}") from None
             if action is Shift:
                 stack.append(target)
                 return

@@ -1,5 +1,6 @@
-"""Make the helper modules in tests/ importable, the checkout's package take precedence, and
-share the session-wide kernel library."""
+"""Make the helper modules in tests/ importable, the checkout's package take precedence, skip
+(or, under CI=true, fail) tests whose native tools are missing, and share the session-wide
+kernel library."""
 
 import sys
 from pathlib import Path
@@ -10,11 +11,29 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(TESTS.parent))
 
+# What a bare `toolchain` marker needs: the compiled path's upstream MLIR and clang.
+LLVM_TOOLS = ("mlir-opt-22", "mlir-translate-22", "clang-22")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``toolchain(*tools)`` runs only when its tools are installed."""
+    from mlir_tools import require_tool
+
+    needed: dict[str, None] = {}
+    for marker in item.iter_markers("toolchain"):
+        needed.update(dict.fromkeys(marker.args or LLVM_TOOLS))
+    for name in needed:
+        require_tool(name)
+
 
 @pytest.fixture(scope="session")
 def kernel_library(tmp_path_factory) -> Path:
     """samples/kernels built once per session with cffi, its handlers registered with JAX."""
     from kernel_library import build_kernel_library, register_with_jax
+    from mlir_tools import require_tool
+
+    require_tool("gcc")  # cffi compiles the C++ kernels with the C compiler's driver
+    require_tool("g++")
 
     path = build_kernel_library(tmp_path_factory.mktemp("kernels"))
     register_with_jax(path)

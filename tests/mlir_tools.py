@@ -1,4 +1,5 @@
-"""The real tools that judge our output: jaxlib's C++ MLIR parser/verifier and IREE's tools."""
+"""The real tools that judge our output: jaxlib's C++ MLIR parser/verifier, IREE's tools, and
+the native tools (compilers, upstream MLIR, valgrind) that scripts/install.sh installs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,47 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import pytest
+
+from rewriter.compile.toolchain import INSTALL_HINTS, ToolchainError, find_tool
+
+INSTALL_SCRIPT = "scripts/install.sh"
+
+# Native tools the tests run, by the Debian package that provides them (scripts/install.sh
+# installs them all). The LLVM 22 tools are looked up as rewriter.compile looks them up.
+NATIVE_PACKAGES = {
+    "cc": "gcc",
+    "gcc": "gcc",
+    "g++": "g++",
+    "nm": "binutils",
+    "git": "git",
+    "valgrind": "valgrind",
+    **{name: hint.split()[-1] for name, hint in INSTALL_HINTS.items() if name != "iree-opt"},
+}
+
+
+def require_tool(name: str) -> str:
+    """Path of the native tool ``name``. When it is missing the test is skipped with the
+    command that installs it, or fails when CI=true: CI must prove everything."""
+    package = NATIVE_PACKAGES[name]
+    try:
+        return find_tool(name) if name in INSTALL_HINTS else _which(name)
+    except ToolchainError:
+        message = (
+            f"{name} not found: run `{INSTALL_SCRIPT}` (as root, or with sudo), "
+            f"or `apt-get install {package}`"
+        )
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message} (CI=true: a missing tool is a failure, not a skip)")
+    pytest.skip(message)
+
+
+def _which(name: str) -> str:
+    found = shutil.which(name)
+    if not found:
+        raise ToolchainError(name)
+    return found
 
 
 def jaxlib_verify(text: str) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.toolchain("cc", "g++")
+
 ABI = Path(__file__).resolve().parents[1] / "abi"
 INCLUDE = ABI / "include"
 README = ABI / "README.md"

@@ -12,6 +12,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "rms_norm" / "rms_norm.mlir"
 REWRITTEN = ROOT / "samples" / "rms_norm" / "rms_norm.rewritten.mlir"

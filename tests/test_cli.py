@@ -656,6 +656,7 @@ def assert_untouched_lines_keep_crlf(data: bytes, output: bytes) -> None:
     _jaxlib_verify(output.decode("utf-8"))
 
 
+@pytest.mark.jax
 def test_crlf_line_endings_survive(tmp_path: Path) -> None:
     data = RMS_NORM.read_bytes().replace(b"\n", b"\r\n")
     path = tmp_path / "crlf.mlir"
@@ -665,6 +666,7 @@ def test_crlf_line_endings_survive(tmp_path: Path) -> None:
     assert_untouched_lines_keep_crlf(data, result.stdout)
 
 
+@pytest.mark.jax
 def test_crlf_file_rewritten_in_place_keeps_crlf(tmp_path: Path) -> None:
     data = RMS_NORM.read_bytes().replace(b"\n", b"\r\n")
     path = tmp_path / "crlf.mlir"
@@ -674,6 +676,7 @@ def test_crlf_file_rewritten_in_place_keeps_crlf(tmp_path: Path) -> None:
     assert_untouched_lines_keep_crlf(data, path.read_bytes())
 
 
+@pytest.mark.jax
 def test_tab_indentation_survives(tmp_path: Path) -> None:
     lines = RMS_NORM.read_text(encoding="utf-8").split("\n")
     tabbed = [
@@ -699,6 +702,7 @@ def test_diagnostic_for_tab_indented_line_aligns_caret(tmp_path: Path) -> None:
     assert_diagnostic(result, path, text, {line_col(text, text.index("\x00"))})
 
 
+@pytest.mark.slow
 def test_no_colour_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env["TERM"] = "xterm-256color"

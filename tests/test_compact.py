@@ -6,9 +6,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from jax_corpus import corpus
 
 from rewriter.compact import _SQUEEZE, _spans_by_find, compact
+
+pytestmark = pytest.mark.jax
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 RMS_NORM = ROOT / "samples" / "rms_norm" / "rms_norm.rewritten.mlir"
 
@@ -28,6 +30,10 @@ def exported_symbols(library: Path) -> set[str]:
     return {line.split()[-1] for line in listing.splitlines() if line.strip()}
 
 
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.toolchain("nm")
+@pytest.mark.iree
 def test_compile_writes_library_with_collision_free_entry(tmp_path: Path):
     library = tmp_path / "libmodel.so"
     temps = tmp_path / "temps"
@@ -62,6 +68,9 @@ def test_missing_tools_are_named_with_their_package(tmp_path: Path):
     assert not (tmp_path / "lib.so").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
 def test_failing_stage_shows_its_diagnostics_and_keeps_its_input(tmp_path: Path):
     # A custom call left alone (compiler meaning) is what IREE's input pipeline rejects.
     module = tmp_path / "leftover.mlir"
@@ -89,6 +98,9 @@ def test_unreadable_module_is_a_clean_error(tmp_path: Path):
     assert "cannot read" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
 def test_load_without_the_kernel_is_an_error_not_a_crash(tmp_path: Path):
     library = tmp_path / "libmodel.so"
     assert compile_cli(str(RMS_NORM), "-o", str(library)).returncode == 0
@@ -107,6 +119,10 @@ def test_load_without_the_kernel_is_an_error_not_a_crash(tmp_path: Path):
     assert "calls _mlir_ciface_rms_norm, which none of the kernel libraries" in run.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.toolchain("nm")
+@pytest.mark.iree
 def test_only_entry_points_are_exported(tmp_path: Path):
     library = tmp_path / "libmodel.so"
     assert compile_cli(str(RMS_NORM), "-o", str(library)).returncode == 0

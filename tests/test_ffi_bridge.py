@@ -35,6 +35,13 @@ from rewriter.abi import bridge_dir
 from rewriter.compile import HandlerError, LoadError, compile_module, load
 from rewriter.ffi_adapters import externs_in
 
+pytestmark = [
+    pytest.mark.toolchain,
+    pytest.mark.toolchain("gcc", "g++", "nm"),
+    pytest.mark.jax,
+    pytest.mark.slow,
+]
+
 _REGISTERED: set[str] = set()
 
 
@@ -316,6 +323,7 @@ def test_a_c_host_without_python_registers_by_pointer(c_host):
     np.testing.assert_array_equal(np.array(values, np.float32), expected)
 
 
+@pytest.mark.toolchain("valgrind")
 def test_bridge_is_clean_under_valgrind(c_host):
     """500 bridged calls (and one without a handler): no invalid access, nothing lost."""
     command, _ = c_host

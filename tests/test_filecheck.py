@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.jax, pytest.mark.iree, pytest.mark.slow]
+
 SUITE = Path(__file__).resolve().parent / "filecheck"
 CASES = sorted(path.name for path in SUITE.glob("*.mlir"))
 # lit 23 has no `python -m lit`; this is what its `lit` script does.

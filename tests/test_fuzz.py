@@ -5,7 +5,11 @@ The same harness runs for hours with ``python -m fuzz.rewrite --count 0``.
 
 from __future__ import annotations
 
+import pytest
+
 from fuzz.rewrite import run
+
+pytestmark = [pytest.mark.jax, pytest.mark.slow]
 
 
 def test_twenty_thousand_mutated_inputs_never_crash():

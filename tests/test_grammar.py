@@ -11,6 +11,8 @@ from lark import Token, Tree
 import rewriter
 from rewriter.syntax import parser
 
+pytestmark = pytest.mark.jax
+
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples").glob("*/*.mlir"))
 SEED = (Path(__file__).resolve().parent.parent / "samples/rms_norm/rms_norm.mlir").read_text()
 
@@ -20,6 +22,7 @@ def test_samples_and_their_rewrites_parse(path: Path):
     rewriter.validate(path.read_text(), filename=str(path))
 
 
+@pytest.mark.slow
 def test_whole_jax_corpus_parses():
     failures = []
     for name, text in corpus():
@@ -109,6 +112,8 @@ def test_kitchen_sink_is_real_mlir_and_parses():
     assert module.children[1] == '@"kitchen sink"'
 
 
+@pytest.mark.slow
+@pytest.mark.iree
 def test_kitchen_sink_rewrite_verifies_and_passes_iree():
     from mlir_tools import iree_input_pipeline, jaxlib_verify
 

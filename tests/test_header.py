@@ -16,6 +16,8 @@ from pathlib import Path
 import jax
 import pytest
 
+pytestmark = [pytest.mark.jax, pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 KERNELS = SAMPLES / "kernels"
@@ -83,6 +85,7 @@ def compile_c(code: str, header: Path, tmp_path: Path) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.toolchain("g++")
 @pytest.mark.parametrize("name", sorted(KERNEL_SOURCES))
 def test_sample_kernel_compiles_against_generated_header(name: str, tmp_path: Path):
     header = tmp_path / f"{name}.h"
@@ -103,6 +106,7 @@ RMS_NORM_BODY = """{
 """
 
 
+@pytest.mark.toolchain("cc")
 @pytest.mark.parametrize(
     "signature, compiles",
     [
@@ -154,6 +158,7 @@ def test_header_from_a_rewritten_module_is_exact(tmp_path: Path, name: str):
     assert without_locations(from_rewrite.read_text()) == without_locations(from_export.read_text())
 
 
+@pytest.mark.toolchain("g++")
 def test_header_from_a_declaration_without_description(tmp_path: Path):
     """Without rewriter.xla_ffi (hand-written or older rewrites): same ABI, names and
     signedness are gone."""
@@ -190,6 +195,7 @@ INJECTION_TARGETS = [
 ]
 
 
+@pytest.mark.toolchain("cc")
 @pytest.mark.parametrize("target", INJECTION_TARGETS)
 def test_target_names_cannot_inject_code_into_headers(target: str, tmp_path: Path):
     """A target reaches C code only through the identifier rule, and comments are made safe."""

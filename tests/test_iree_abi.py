@@ -23,6 +23,8 @@ from mlir_tools import iree_tool, jaxlib_verify
 import rewriter
 from rewriter.abis import import_order
 
+pytestmark = [pytest.mark.iree, pytest.mark.jax, pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for p in (ROOT / "samples").glob("*/*.mlir") if ".rewritten" not in p.name)
 # Samples whose attributes include an f64 (found by reading them; see the test below).

@@ -31,6 +31,14 @@ from rewriter.compile import HandlerError, jaxlib_handlers
 from rewriter.ffi_facts import parse_facts
 from rewriter.iree import LoadError, compile_module, load, read_vmfb
 
+pytestmark = [
+    pytest.mark.toolchain,
+    pytest.mark.toolchain("gcc", "g++"),
+    pytest.mark.iree,
+    pytest.mark.jax,
+    pytest.mark.slow,
+]
+
 
 @pytest.fixture(scope="module")
 def vmfb(tmp_path_factory):

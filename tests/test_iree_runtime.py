@@ -32,6 +32,13 @@ from mlir_tools import iree_tool
 import rewriter
 from rewriter.iree import LoadError, compile_module, from_module_text, load, read_vmfb
 
+pytestmark = [
+    pytest.mark.toolchain("gcc", "g++"),
+    pytest.mark.iree,
+    pytest.mark.jax,
+    pytest.mark.slow,
+]
+
 
 @pytest.fixture(scope="session")
 def kernels(kernel_library):
@@ -346,6 +353,7 @@ def test_signatures_from_text_and_from_vmfb_agree(tmp_path, vmfb):
     [
         ({}, "no implementation for rms_norm"),
         ({"rms_norm": rms_norm, "rms_nrom": rms_norm}, "no import named rms_nrom"),
+        ({"rms_norm": 42}, "ffi.rms_norm: 42 is not a Python callable, a cffi function"),
     ],
 )
 def test_load_names_missing_and_unknown_imports(vmfb, imports, message):

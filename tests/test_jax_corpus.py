@@ -16,6 +16,8 @@ from mlir_tools import iree_input_pipeline, jaxlib_verify
 
 import rewriter
 
+pytestmark = pytest.mark.jax
+
 CORPUS = corpus()
 SDY_OP = re.compile(r"^[ \t]*(?:%[^=\n]*= )?sdy\.", re.MULTILINE)
 
@@ -56,10 +58,14 @@ def _passes_iree_after_rewrite(text: str) -> bool:
 IREE_CASES = [(n, t) for n, t in CORPUS if _passes_iree_after_rewrite(t)]
 
 
+@pytest.mark.slow
+@pytest.mark.iree
 def test_corpus_modules_reach_iree():
     assert len(IREE_CASES) >= 47  # the 44 CPU (LAPACK) modules among them
 
 
+@pytest.mark.slow
+@pytest.mark.iree
 @pytest.mark.parametrize("text", [t for _, t in IREE_CASES], ids=[n for n, _ in IREE_CASES])
 def test_iree_accepts_rewritten_corpus_module(text: str):
     assert iree_input_pipeline(text).returncode != 0

@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 from kernel_library import SAMPLES, load_kernels, sample
 
+pytestmark = [pytest.mark.toolchain("gcc", "g++"), pytest.mark.jax, pytest.mark.slow]
+
 
 @pytest.fixture(scope="session")
 def kernels(kernel_library):

@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 CALL = (
     "    %0 = stablehlo.custom_call @rms_norm(%arg0) {mhlo.backend_config = "

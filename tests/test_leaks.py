@@ -23,6 +23,13 @@ from kernel_library import REPO
 
 from rewriter.compile import compile_module
 
+pytestmark = [
+    pytest.mark.toolchain,
+    pytest.mark.toolchain("gcc", "g++", "valgrind"),
+    pytest.mark.jax,
+    pytest.mark.slow,
+]
+
 SAMPLES = REPO / "samples"
 INCLUDE = REPO / "abi" / "include"
 

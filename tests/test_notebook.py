@@ -34,6 +34,8 @@ from rewriter.html import (
 )
 from rewriter.jax_inputs import input_kind, refused_targets
 
+pytestmark = pytest.mark.jax
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 NOTEBOOK = SAMPLES / "inspect.ipynb"
@@ -283,6 +285,7 @@ def test_diff_holds_only_changed_hunks() -> None:
     assert "Diff cut" not in html
 
 
+@pytest.mark.slow
 def test_diff_and_table_are_capped_on_a_large_input() -> None:
     text = _big_module(calls=2000, filler=20, long_line=50_000)
     assert len(text) > 2_000_000  # megabytes of module
@@ -463,6 +466,7 @@ def test_text_inputs_never_import_jax() -> None:
 # ---------------------------------------------------------------- the command line
 
 
+@pytest.mark.slow
 def test_cli_on_a_bytecode_file(tmp_path: Path) -> None:
     path = tmp_path / "model.bc"
     path.write_bytes(to_bytecode(RMS_TEXT))
@@ -474,6 +478,7 @@ def test_cli_on_a_bytecode_file(tmp_path: Path) -> None:
     assert output.read_bytes() == RMS_NORM_REWRITTEN.read_bytes()
 
 
+@pytest.mark.slow
 def test_cli_on_a_serialized_exported_file(
     tmp_path: Path, exported_result: rewriter.Result
 ) -> None:
@@ -494,6 +499,7 @@ def test_cli_on_a_serialized_exported_file(
     assert "void _mlir_ciface_rms_norm(" in header.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["bytecode", "exported"])
 def test_cli_corrupt_binary_file_is_a_clean_diagnostic(
     tmp_path: Path, kind: str, exported_result: rewriter.Result
@@ -538,6 +544,7 @@ def test_notebook_is_committed_without_outputs() -> None:
     assert "/work/" not in NOTEBOOK.read_text() and "/home/" not in NOTEBOOK.read_text()
 
 
+@pytest.mark.slow
 def test_notebook_runs_and_shows_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     # The kernel imports this checkout's rewriter (PYTHONPATH, and the notebook's own cell

@@ -9,7 +9,10 @@ import venv
 import zipfile
 from pathlib import Path
 
+import lark
 import pytest
+
+pytestmark = [pytest.mark.toolchain("git"), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,12 +49,24 @@ def test_wheel_ships_grammar_and_abi(wheel: Path):
     assert "rewriter/abi_files/blas_calls.c" in names
     assert "rewriter/compile/loader.py" in names
     assert "rewriter/iree/runtime.py" in names
+    assert "rewriter/py.typed" in names  # PEP 561: the package is typed
 
 
 def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path):
     environment = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(environment)
+    venv.EnvBuilder(with_pip=False).create(environment)
     python = environment / "bin" / "python"
+    # The wheel's one dependency, lark, comes from this interpreter's environment, which is
+    # a venv or the system's: a .pth file puts its folder after the new venv's own.
+    # (system_site_packages would see the base interpreter's packages, not a venv's.)
+    site_packages = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    lark_folder = Path(lark.__file__).resolve().parent.parent
+    (Path(site_packages) / "lark_from_the_tests.pth").write_text(f"{lark_folder}\n")
     subprocess.run(
         [
             sys.executable,

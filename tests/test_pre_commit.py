@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.toolchain("git"), pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 RMS_NORM = SAMPLES / "rms_norm" / "rms_norm.mlir"

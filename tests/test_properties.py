@@ -18,11 +18,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlir_tools import jaxlib_verify
 
 import rewriter
+
+pytestmark = [pytest.mark.jax, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 ELEMENTS = ["f32", "f64", "bf16", "f16", "i1", "i8", "i32", "i64", "ui8", "ui32"]

@@ -25,6 +25,13 @@ from kernel_library import (
 
 from rewriter.compile import compile_module, load
 
+pytestmark = [
+    pytest.mark.toolchain,
+    pytest.mark.toolchain("gcc", "g++"),
+    pytest.mark.jax,
+    pytest.mark.slow,
+]
+
 
 @pytest.fixture(scope="session")
 def compiled(tmp_path_factory, kernel_library):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.jax, pytest.mark.slow]
+
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SCRIPTS = sorted(SAMPLES.glob("*/export.py"))
 EXPORTED_WITH_JAX = "0.10.2"

@@ -15,6 +15,8 @@ from mlir_tools import iree_input_pipeline, jaxlib_verify
 
 import rewriter
 
+pytestmark = pytest.mark.jax
+
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 REWRITTEN = sorted(SAMPLES.glob("*/*.rewritten.mlir"))
 
@@ -53,6 +55,8 @@ def test_golden_output_verifies_in_jaxlib(expected: Path):
     jaxlib_verify(expected.read_text())
 
 
+@pytest.mark.slow
+@pytest.mark.iree
 @pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
 def test_iree_rejects_the_export_and_accepts_the_rewrite(expected: Path):
     original = original_of(expected).read_text()
@@ -123,6 +127,7 @@ def generic_form(text: str) -> str:
         return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expected", REWRITTEN, ids=lambda p: p.parent.name)
 def test_generic_form_rewrites_like_the_pretty_form(expected: Path):
     pretty = rewriter.rewrite(original_of(expected).read_text())

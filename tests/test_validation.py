@@ -19,6 +19,8 @@ from fuzz.rewrite import mutate, seeds
 from rewriter.source import Source
 from rewriter.syntax import parser
 
+pytestmark = pytest.mark.jax
+
 NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
 
 
@@ -133,6 +135,7 @@ def _break_a_repeated_line(text: str, rng: random.Random) -> str | None:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 def test_mutated_exports_get_the_diagnostic_of_a_whole_module_parse():
     rng = random.Random(6)
     texts = [data.decode("utf-8", "replace") for data in seeds()]

@@ -75,7 +75,8 @@ def compile_module(
             current = following
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
-        inputs, flags = [current, metadata], target_flags(target_cpu)
+        inputs: list[Path] = [current, metadata]
+        flags: list[str] = target_flags(target_cpu)
         exports: tuple[str, ...] = ()
         libraries = list(link or [])
         if ffi_bridge:

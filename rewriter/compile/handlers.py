@@ -8,6 +8,7 @@ SciPy's LAPACK through pointers jaxlib fetches at ``_lapack.initialize()``).
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,7 +57,7 @@ def handler_address(handler: object) -> int:
         if not address:
             raise ValueError("the capsule holds no pointer")
         return address
-    if isinstance(handler, ctypes._CFuncPtr):  # a function of a ctypes.CDLL
+    if isinstance(handler, _ctypes.CFuncPtr):  # a function of a ctypes.CDLL
         return ctypes.cast(handler, ctypes.c_void_p).value or 0
     raise TypeError(
         f"an XLA FFI handler is a PyCapsule, a {{'execute': capsule}} bundle, a ctypes "
@@ -123,7 +124,7 @@ def register_handlers(
         raise ValueError(
             f"ffi_handlers is a mapping of targets to handlers or 'jaxlib', not {handlers!r}"
         )
-    given = jaxlib_handlers() if handlers == "jaxlib" else dict(handlers or {})
+    given = jaxlib_handlers() if isinstance(handlers, str) else dict(handlers or {})
     keep_alive.extend(given.values())  # a capsule's library must stay loaded
     bridge = Bridge(ffi, library)
     for target, handler in given.items():

@@ -224,8 +224,13 @@ def load(
                     serve = bridge.serve(signature, config.device)
                 elif _is_cffi_function(implementation):
                     serve = KernelImport(implementation, signature, config.device)
-                else:
+                elif callable(implementation):
                     serve = PythonImport(implementation, signature, config.device)
+                else:
+                    raise LoadError(
+                        f"{signature.module}.{signature.name}: {implementation!r} is not a "
+                        "Python callable, a cffi function or an XLA FFI handler"
+                    )
             except KernelSignatureError as error:
                 raise LoadError(f"{signature.module}.{signature.name}: {error}") from None
             interface.export(signature.name, signature.cconv, errors.guard(serve))

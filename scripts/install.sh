@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs, idempotently: the native tools with apt-get
+# (root: run as root or through sudo), then this checkout with its test extra with pip
+# (no root in a venv). Packages already installed are left as they are.
+#
+# Without root, or without apt-get, the native tools are reported and skipped: the tests
+# that need them are skipped too, naming this script. Under CI=true a native tool that
+# cannot be installed is an error, as it is in the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# C/C++ compilers for the kernel library and the ABI tests; upstream MLIR and clang 22 for
+# the compiled path (rewriter.compile); valgrind for the leak tests; git and binutils (nm)
+# for the packaging, pre-commit and symbol tests.
+APT_PACKAGES=(gcc g++ binutils git mlir-22-tools clang-22 valgrind)
+
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" \
+        || missing+=("$package")
+done
+
+not_installed() {
+    echo "scripts/install.sh: cannot install ${missing[*]}: $1" >&2
+    echo "  run as root: apt-get install ${missing[*]}" >&2
+    if [ "${CI:-}" = "true" ]; then
+        exit 1
+    fi
+    echo "  continuing without them: the tests that need them are skipped" >&2
+}
+
+if [ ${#missing[@]} -gt 0 ]; then
+    if ! command -v apt-get >/dev/null; then
+        not_installed "apt-get not found"
+    else
+        sudo=()
+        [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+        if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
+            not_installed "not root and sudo not found"
+        else
+            export DEBIAN_FRONTEND=noninteractive
+            if ! { "${sudo[@]}" apt-get update -qq \
+                && "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+                not_installed "apt-get failed"
+            fi
+        fi
+    fi
+fi
+
+python="${PYTHON:-$(command -v python || command -v python3)}"
+"$python" -m pip install --quiet --disable-pip-version-check '.[test]'
