@@ -171,7 +171,7 @@ class CallShape:
     target: Template
     attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
     int_holes: tuple[tuple[int, str], ...]  # (hole, its type): in range, or parsed for real
-    memo: dict[str, Any]  # what later stages derive from the shape alone
+    memo: dict[object, Any]  # what later stages derive from the shape alone
 
 
 @dataclass(slots=True)
@@ -221,8 +221,9 @@ class CallShapes:
         end = text.find("\n", site.keyword)
         piece = text[site.statement : end if end >= 0 else len(text)]
         key, holes = shape_of(piece)
-        shape = self.shapes.get(key, False)
-        if shape is False:
+        if key in self.shapes:
+            shape = self.shapes[key]
+        else:
             shape = self.shapes[key] = self._build(piece, holes)
         if shape is None:
             return self._place_exact(site)
@@ -379,7 +380,7 @@ def _attribute_values(
     by_start = {start: index for index, start in enumerate(starts)}
     keys_of_hole: dict[int, tuple[str, ...]] = {}
     entries, _ = ffi_attributes(call)
-    pending = [((name,), value) for name, value in entries]
+    pending: list[tuple[tuple[str, ...], model.Attr]] = [((name,), v) for name, v in entries]
     while pending:
         keys, value = pending.pop()
         if isinstance(value, model.DictAttr):

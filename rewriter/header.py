@@ -136,7 +136,7 @@ def prototypes(
 
 
 def _prototypes_of(
-    text: str | bytes | object,
+    text: str | bytes | bytearray | memoryview | Exported,
     targets: Sequence[str] | None,
     skip: Sequence[str] | None,
     filename: str,

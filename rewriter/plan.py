@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import model
 from .abis import C_ABI, Abi
@@ -125,7 +126,7 @@ def plan_rewrite(
     facts_by_symbol: dict[tuple[int, str], ExternFacts | None] = {}
     for placed in selected:
         call, report = placed.call, placed.report
-        memo = placed.shape.memo if placed.shape is not None else {}
+        memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
         if "extern_type" not in memo:
             memo["extern_type"] = _extern_type(report)
         extern_type = memo["extern_type"]
