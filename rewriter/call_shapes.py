@@ -14,7 +14,9 @@ Holes, found outside strings and comments, each blanked to a member of its class
 - ``target``: ``T`` in ``stablehlo.custom_call @T`` (a bare symbol name);
 - ``float``: ``L`` in ``= L : f32`` (or ``f64``), ``L`` of the grammar's FLOAT form;
 - ``int``: ``L`` in ``= L : iN`` (or ``siN``, ``uiN``), ``L`` of the INT form;
-- ``bool``: ``true`` or ``false`` after ``=``, before ``,`` or ``}``.
+- ``bool``: ``true`` or ``false`` after ``=``, before ``,`` or ``}``;
+- ``constant``, ``constant_bool``: the same forms after ``arith.constant``, in no custom
+  call but in the rewritten module, whose validation remembers lines by these shapes.
 
 Why a shape's outcome is each of its statements' own outcome:
 
@@ -74,8 +76,12 @@ _HOLES = re.compile(
     + rf"|=[ \t]*(?:(?P<float>{_FLOAT})(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
     + rf"|(?P<int>{_INT})(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
     + r"|(?P<bool>true|false)(?=[ \t]*[,}]))"
+    # The constants a rewrite writes, for the validation of its output (rewriter/validation)
+    + rf"|arith\.constant[ \t]+(?:(?P<constant>{_FLOAT})(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
+    + r"|(?P<constant_bool>true|false)(?![\w$.]))"
 )
 _BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
+_BLANK |= {"constant": "0.0", "constant_bool": "true"}
 _INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
 _SENTINEL_MARK = "$rw"
 _SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls

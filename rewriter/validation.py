@@ -202,8 +202,9 @@ class _Parser:
 
 def _line_shape(line: str) -> str:
     """What decides a line's outcome besides the state (point 3): custom call statements
-    by their shape (``call_shapes.shape_of``), other lines with their names blanked."""
-    if "custom_call" in line:
+    and constants by their shape (``call_shapes.shape_of``), other lines with their names
+    blanked."""
+    if "custom_call" in line or "arith.constant" in line:
         key, holes = shape_of(line)
         for start, end, kind in holes:  # the range check reads integers: keep bad ones
             typed = _INT_TYPE.match(line, end) if kind == "int" else None

@@ -187,3 +187,27 @@ def test_call_dense_exports_with_other_holes_get_the_diagnostic_of_a_whole_modul
         checked += 1
         errors += expected is not None
     assert 10 < errors < checked - 10  # both outcomes well represented
+
+
+def test_rewritten_call_dense_exports_with_other_constants_get_the_diagnostic_of_lark():
+    """The constants of a rewrite are remembered by their shape too (``--validate`` checks
+    the output): other values, and breaks in them, are still found."""
+    rng = random.Random(14)
+    folder = Path(__file__).parent / "data" / "call_dense"
+    texts = [rewriter.rewrite(path.read_text()).text for path in sorted(folder.glob("*.mlir"))]
+    values = ["1.5", "-2.", "true", "false", "1e5", "x", "", "1.0e+10", "0x7F800000", "(", '"']
+    checked = errors = 0
+    for _ in range(30):
+        lines = rng.choice(texts).split("\n")
+        constants = [i for i, line in enumerate(lines) if "arith.constant" in line]
+        for index in rng.sample(constants, 2):
+            line = lines[index]
+            at = line.index("arith.constant") + len("arith.constant ")
+            end = line.find(" ", at)
+            lines[index] = line[:at] + rng.choice(values) + line[end:]
+        case = "\n".join(lines)
+        expected = whole_module_parse(case)
+        assert reported(case) == expected
+        checked += 1
+        errors += expected is not None
+    assert 3 < errors < checked - 3  # both outcomes represented
