@@ -136,7 +136,7 @@ def main() -> None:
             print(row, flush=True)
     print("growth for 4x the calls (linear: at most 4.4x):")
     for (shape, count), seconds in sorted(times.items()):
-        if (shape, 4 * count) in times:
+        if count and (shape, 4 * count) in times:
             print(f"  {shape} {count} -> {4 * count}: {times[shape, 4 * count] / seconds:.2f}x")
 
 

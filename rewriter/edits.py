@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -23,10 +24,11 @@ class Edit:
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits; insertions at one offset keep their given order."""
-    ordered = sorted(enumerate(edits), key=lambda item: (item[1].start, item[1].end, item[0]))
+    # The sort is stable: insertions at one offset keep their order.
+    ordered = sorted(edits, key=attrgetter("start", "end"))
     pieces: list[str] = []
     position = 0
-    for _, edit in ordered:
+    for edit in ordered:
         if edit.start < position or edit.end < edit.start:
             raise ValueError(f"overlapping or inverted edit at offset {edit.start}")
         pieces.append(text[position : edit.start])

@@ -104,7 +104,7 @@ def plan_rewrite(
         return skip_reason(call, targets, skip, target)
 
     shapes = CallShapes(source, scan, judge, select, reuse=reuse_shapes)
-    selected: list[PlacedCall] = []
+    selected: list[PlacedCall | None] = []
     for site in scan.calls:
         try:
             placed, errors = shapes.place(site)
@@ -116,7 +116,8 @@ def plan_rewrite(
         if placed.report.status == "rewritten":
             selected.append(placed)
 
-    symbols = SymbolNamer(scan.symbols, [placed.target for placed in selected], abi.prefix)
+    targets_called = [placed.target for placed in selected if placed is not None]
+    symbols = SymbolNamer(scan.symbols, targets_called, abi.prefix)
     values = ValueNamer(scan.values)
     first_break = source.text.find("\n")  # new lines end like the file's first line
     newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
@@ -124,7 +125,10 @@ def plan_rewrite(
     declarations: dict[int, dict[str, str | Wrapper]] = {}
     wrappers: dict[tuple[object, ...], str] = {}
     facts_by_symbol: dict[tuple[int, str], ExternFacts | None] = {}
-    for placed in selected:
+    for index, entry in enumerate(selected):
+        assert entry is not None
+        selected[index] = None  # each call's own texts are freed once its edit is made
+        placed = entry
         call, report = placed.call, placed.report
         memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
         if "extern_type" not in memo:
