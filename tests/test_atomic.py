@@ -31,6 +31,16 @@ def big_module(tmp_path: Path) -> tuple[Path, bytes, bytes]:
     return path, original.encode(), expected.encode()
 
 
+def rewrite_in_place(path: Path, text: bool = True) -> subprocess.CompletedProcess:
+    """``python -m rewriter --in-place PATH``, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "rewriter", "--in-place", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=text,
+    )
+
+
 def test_sigkill_leaves_the_old_file_or_the_new_one(tmp_path: Path):
     path, original, expected = big_module(tmp_path)
     seen = set()
@@ -63,12 +73,7 @@ def test_read_only_file_is_not_rewritten(tmp_path: Path):
     path = tmp_path / "frozen.mlir"
     path.write_bytes(SAMPLE.read_bytes())
     path.chmod(0o444)
-    run = subprocess.run(
-        [sys.executable, "-m", "rewriter", "--in-place", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    run = rewrite_in_place(path)
     assert run.returncode == 1
     assert f"{path}: error: the file is read-only; not rewritten" in run.stderr
     assert "Traceback" not in run.stderr
@@ -181,9 +186,7 @@ def test_in_place_keeps_owner_and_group(tmp_path: Path):
     owner = (12345, 23456) if os.geteuid() == 0 else (os.getuid(), os.getgid())
     os.chown(path, *owner)
     path.chmod(0o640)
-    run = subprocess.run(
-        [sys.executable, "-m", "rewriter", "--in-place", str(path)], cwd=ROOT, capture_output=True
-    )
+    run = rewrite_in_place(path, text=False)
     assert run.returncode == 0, run.stderr
     assert path.read_bytes() == REWRITTEN.read_bytes()
     status = path.stat()
@@ -208,12 +211,7 @@ def test_in_place_refuses_a_file_with_several_hard_links(tmp_path: Path):
     other = tmp_path / "other_name.mlir"
     os.link(path, other)
     inode = path.stat().st_ino
-    run = subprocess.run(
-        [sys.executable, "-m", "rewriter", "--in-place", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    run = rewrite_in_place(path)
     assert run.returncode == 1
     assert (
         f"{path}: error: the file has 2 hard links; replacing it would break them and writing "

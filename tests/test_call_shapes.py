@@ -81,13 +81,18 @@ HOLE_VALUES = {
 }
 
 
+def _export_lines(draw, most: int) -> tuple[list[str], list[int]]:
+    """The lines of one export, and up to ``most`` of its custom call lines to change."""
+    lines = draw(st.sampled_from(sorted(EXPORTS.values()))).split("\n")
+    call_lines = [i for i, line in enumerate(lines) if "stablehlo.custom_call" in line]
+    return lines, draw(st.lists(st.sampled_from(call_lines), min_size=1, max_size=most))
+
+
 @st.composite
 def hole_mutations(draw):
     """An export with some of its holes (see call_shapes) given other values."""
-    text = draw(st.sampled_from(sorted(EXPORTS.values())))
-    lines = text.split("\n")
-    call_lines = [i for i, line in enumerate(lines) if "stablehlo.custom_call" in line]
-    for index in draw(st.lists(st.sampled_from(call_lines), min_size=1, max_size=6)):
+    lines, chosen = _export_lines(draw, 6)
+    for index in chosen:
         line = lines[index]
         _, holes = shape_of(line)
         if not holes:
@@ -112,10 +117,8 @@ def test_selection_is_asked_for_every_target(text, targets):
 @st.composite
 def text_mutations(draw):
     """An export with characters of its call lines changed: shapes that are not holes."""
-    text = draw(st.sampled_from(sorted(EXPORTS.values())))
-    lines = text.split("\n")
-    call_lines = [i for i, line in enumerate(lines) if "stablehlo.custom_call" in line]
-    for index in draw(st.lists(st.sampled_from(call_lines), min_size=1, max_size=4)):
+    lines, chosen = _export_lines(draw, 4)
+    for index in sorted(chosen, reverse=True):
         line = lines[index]
         at = draw(st.integers(0, len(line)))
         junk = draw(st.sampled_from(["", "x", " ", ",", "%", "#", "@", "{", "}", '"', "=", "0"]))

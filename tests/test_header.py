@@ -70,6 +70,11 @@ def compile_cxx(source: Path, header: Path) -> subprocess.CompletedProcess[str]:
 def compile_c(code: str, header: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     source = tmp_path / "kernel.c"
     source.write_text(f'#include "{header}"\n{code}')
+    return syntax_check(source)
+
+
+def syntax_check(source: Path) -> subprocess.CompletedProcess[str]:
+    """C11 with every warning an error, headers from abi/include: does ``source`` compile?"""
     return subprocess.run(
         [
             "cc",
@@ -287,19 +292,7 @@ def test_two_headers_in_one_c_file_both_declare_their_functions(tmp_path: Path):
         "  (void)a; (void)b;\n"
         "}\n"
     )
-    compiled = subprocess.run(
-        [
-            "cc",
-            "-std=c11",
-            "-Wall",
-            "-Werror",
-            "-fsyntax-only",
-            f"-I{ROOT / 'abi' / 'include'}",
-            str(source),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    compiled = syntax_check(source)
     assert compiled.returncode == 0, compiled.stderr
 
 
