@@ -273,10 +273,21 @@ def run_iree(text: str, inputs: list[np.ndarray], work: Path):
 
 PATHS = {"compile": run_compiled, "iree": run_iree}
 
+# What does not agree yet, and why: expected to fail (strictly: a fix makes the test fail
+# until it is taken off this list). docs/paths.md lists the same.
+KNOWN_GAPS = {
+    ("float32_arctan2", "iree"): "IREE 3.13 expands f32 atan2 into a polynomial that is up "
+    "to 16 ulp (1.7e-6 relative) off XLA's; the standalone path widens it to f64",
+}
+
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_program_runs_and_agrees_with_jax(name: str, path: str, tmp_path: Path):
+def test_program_runs_and_agrees_with_jax(
+    name: str, path: str, tmp_path: Path, request: pytest.FixtureRequest
+):
+    if (name, path) in KNOWN_GAPS:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[name, path], strict=True))
     program = PROGRAMS[name]
     inputs = program.inputs(np.random.default_rng(0))
     with x64(program):
