@@ -117,6 +117,24 @@ def shape_of(piece: str) -> tuple[str, list[Hole]]:
     return "".join(parts), holes
 
 
+def integer_type(piece: str, end: int) -> str:
+    """The type written after the integer hole that ends at ``end`` (its look-ahead
+    guarantees one)."""
+    typed = _INT_TYPE.match(piece, end)
+    assert typed is not None
+    return typed.group(1)
+
+
+def integers_taken(piece: str, holes: list[Hole]) -> bool:
+    """Whether every integer hole of ``piece`` is a value its type takes
+    (``rewriter/integers.py``): the one value that decides more than its own text."""
+    return not any(
+        range_error(piece[start:end], integer_type(piece, end))
+        for start, end, kind in holes
+        if kind == "int"
+    )
+
+
 def _fill(template: Template, holes: list[str]) -> str:
     if len(template) == 1:  # most are one hole, or one piece of text
         part = template[0]
@@ -166,7 +184,6 @@ class CallShape:
     call: model.CustomCall
     report: Any  # plan.CallReport, judged as selected
     source: Source  # the text the shape was parsed from
-    hole_starts: tuple[int, ...]  # where each sentinel starts in that text
     sentinels_length: tuple[int, ...]  # the length of the first k sentinels, for each k
     holes_before_start: int  # how many holes come before the call's start, end, target
     holes_before_end: int
@@ -335,9 +352,7 @@ class CallShapes:
             length += len(sentinel)
             position = end
             if kind == "int":
-                typed = _INT_TYPE.match(piece, end)
-                assert typed is not None  # the hole's own look-ahead
-                int_holes.append((index, typed.group(1)))
+                int_holes.append((index, integer_type(piece, end)))
         parts.append(piece[position:])
         canonical = "".join(parts)
         for index, (_, _, kind) in enumerate(holes):
@@ -361,7 +376,6 @@ class CallShapes:
             call,
             report,
             source,
-            tuple(starts),
             (0, *itertools.accumulate(lengths)),
             bisect.bisect_left(starts, call.span.start),
             bisect.bisect_left(starts, call.span.end),

@@ -51,7 +51,7 @@ from lark.lexer import Lexer, LexerState, LineCounter
 from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
-from .call_shapes import shape_of
+from .call_shapes import integers_taken, shape_of
 from .diagnostics import Diagnostic
 from .integers import integer_type_width, range_error
 from .source import Source
@@ -61,7 +61,6 @@ START = "module_file"
 # Longer lines (a blob of weights) are unique: parsed at once, never hashed or remembered.
 LONG_LINE = 10_000
 _VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
-_INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
 
 Stack = tuple[int, ...]
 
@@ -206,11 +205,8 @@ def _line_shape(line: str) -> str:
     blanked."""
     if "custom_call" in line or "arith.constant" in line:
         key, holes = shape_of(line)
-        for start, end, kind in holes:  # the range check reads integers: keep bad ones
-            typed = _INT_TYPE.match(line, end) if kind == "int" else None
-            if typed and range_error(line[start:end], typed.group(1)):
-                return line
-        return key
+        # The range check reads integers: a line with one its type rejects is its own key.
+        return key if integers_taken(line, holes) else line
     return _VALUE_NAME.sub("%_", line) if "%" in line else line
 
 
