@@ -5,7 +5,7 @@ Nothing here touches the text; the edits are applied by ``edits.apply_edits``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,10 +130,9 @@ def plan_rewrite(
         selected[index] = None  # each call's own texts are freed once its edit is made
         placed = entry
         call, report = placed.call, placed.report
+        # What the shape alone decides is worked out once per shape.
         memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
-        if "extern_type" not in memo:
-            memo["extern_type"] = _extern_type(report)
-        extern_type = memo["extern_type"]
+        extern_type = _once(memo, "extern_type", _extern_type, report)
         symbol, why = symbols.name(placed.target, extern_type)
         if why:
             message = (
@@ -158,9 +157,7 @@ def plan_rewrite(
                 Diagnostic.at(source, placed.target_start, message, severity="warning")
             )
         callee = symbol
-        if "identity" not in memo:
-            memo["identity"] = all(map(is_identity, (*report.operand_perms, *report.result_perms)))
-        if not memo["identity"]:
+        if not _once(memo, "identity", _keeps_layouts, report):
             key = (
                 placed.module,
                 symbol,
@@ -184,15 +181,25 @@ def plan_rewrite(
             callee = report.wrapper = wrappers[key]
         # The wrapper takes the contract order and reorders for the extern itself.
         order = () if report.wrapper else report.parameter_order
-        form = memo.get(("replacement", order))
-        if form is None:
-            form = memo["replacement", order] = replacement_form(
-                call, report.attributes, newline, order
-            )
+        form = _once(
+            memo, ("replacement", order), replacement_form, call, report.attributes, newline, order
+        )
         plan.edits.append(Edit(placed.start, placed.end, form.text(placed, callee, values)))
     for module_index, decls in declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
     return plan
+
+
+def _once(memo: dict[object, Any], key: object, compute: Callable[..., Any], *args: Any) -> Any:
+    """``memo[key]``, computed as ``compute(*args)`` the first time it is asked for."""
+    if key not in memo:
+        memo[key] = compute(*args)
+    return memo[key]
+
+
+def _keeps_layouts(report: CallReport) -> bool:
+    """Whether every operand and result is in the kernel's layout (no wrapper needed)."""
+    return all(map(is_identity, (*report.operand_perms, *report.result_perms)))
 
 
 def _judge(
