@@ -11,13 +11,11 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(TESTS.parent))
 
-# What a bare `toolchain` marker needs: the compiled path's upstream MLIR and clang.
-LLVM_TOOLS = ("mlir-opt-22", "mlir-translate-22", "clang-22")
-
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A test marked ``toolchain(*tools)`` runs only when its tools are installed."""
-    from mlir_tools import require_tool
+    """A test marked ``toolchain(*tools)`` runs only when its tools are installed (a bare
+    marker: ``mlir_tools.LLVM_TOOLS``, the compiled path's upstream MLIR and clang)."""
+    from mlir_tools import LLVM_TOOLS, require_tool
 
     needed: dict[str, None] = {}
     for marker in item.iter_markers("toolchain"):

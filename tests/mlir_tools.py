@@ -18,11 +18,15 @@ INSTALL_SCRIPT = "scripts/install.sh"
 
 # Native tools the tests run, by the Debian package that provides them (scripts/install.sh
 # installs them all). The LLVM 22 tools are looked up as rewriter.compile looks them up.
+# What a bare `toolchain` marker needs: the compiled path's upstream MLIR and clang.
+LLVM_TOOLS = ("mlir-opt-22", "mlir-translate-22", "clang-22")
+
 NATIVE_PACKAGES = {
     "cc": "gcc",
     "gcc": "gcc",
     "g++": "g++",
     "nm": "binutils",
+    "ld": "binutils",  # IREE's system linking (f64 libm functions)
     "git": "git",
     "valgrind": "valgrind",
     **{name: hint.split()[-1] for name, hint in INSTALL_HINTS.items() if name != "iree-opt"},

@@ -59,6 +59,7 @@ def compile_and_run(tmp_path: Path, **options):
     return got, expected(*inputs), calls
 
 
+@pytest.mark.toolchain
 def test_transposed_and_strided_operands_give_exact_products(tmp_path: Path):
     (r, r2), (want, want2), calls = compile_and_run(tmp_path)
     assert calls == 2  # both products went to the BLAS helper
@@ -66,6 +67,7 @@ def test_transposed_and_strided_operands_give_exact_products(tmp_path: Path):
     np.testing.assert_array_equal(r2, want2)  # the strided view took the plain loop
 
 
+@pytest.mark.toolchain
 def test_without_blas_products_stay_in_compiled_loops(tmp_path: Path):
     (r, r2), (want, want2), calls = compile_and_run(tmp_path, blas=None)
     assert calls == 0
@@ -73,6 +75,7 @@ def test_without_blas_products_stay_in_compiled_loops(tmp_path: Path):
     np.testing.assert_array_equal(r2, want2)
 
 
+@pytest.mark.toolchain
 def test_a_blas_with_32_bit_integers_is_called_right(tmp_path: Path):
     """SciPy's OpenBLAS has int32 arguments and other symbol names than NumPy's (int64)."""
     package, folder, pattern = BUNDLED[1]
@@ -99,6 +102,7 @@ def test_the_default_blas_is_numpys():
     assert resolve_blas("none") is None and resolve_blas(None) is None
 
 
+@pytest.mark.toolchain
 def test_blas_symbols_stay_local(tmp_path: Path):
     library = tmp_path / "libproducts.so"
     compile_module(PRODUCTS, library)
@@ -112,6 +116,7 @@ def test_blas_symbols_stay_local(tmp_path: Path):
     }
 
 
+@pytest.mark.toolchain
 def test_a_module_that_defines_a_helper_name_is_refused(tmp_path: Path):
     module = PRODUCTS.replace(
         "func.func public @main", "func.func private @rw_blas_matmul_f32()\nfunc.func public @main"
@@ -120,6 +125,7 @@ def test_a_module_that_defines_a_helper_name_is_refused(tmp_path: Path):
         compile_module(module, tmp_path / "lib.so")
 
 
+@pytest.mark.toolchain
 @pytest.mark.parametrize(
     ("choice", "message"),
     [
@@ -151,6 +157,7 @@ def test_a_wrong_blas_is_a_clean_error(tmp_path: Path, choice: str, message: str
     assert f"{module}: error: {message.format(tmp=tmp_path)}" in run.stderr
 
 
+@pytest.mark.toolchain
 def test_a_convolution_becomes_a_product_with_a_shared_matrix(tmp_path: Path):
     """IREE's img2col turns a 2-D convolution into a batch of products by the filter (a
     linalg.generic); the numbers are checked in test_op_coverage.py (conv2d_float32)."""

@@ -197,6 +197,7 @@ def f64_math(x, y):
 F64_RTOL = 1e-12
 
 
+@pytest.mark.toolchain("ld")
 def test_f64_libm_functions_run_in_iree(tmp_path):
     rng = np.random.default_rng(0)
     x = rng.uniform(-10, 10, 1024)

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
+from mlir_tools import LLVM_TOOLS, require_tool
 
 import rewriter
 from rewriter.compile import compile_module
@@ -281,11 +282,24 @@ KNOWN_GAPS = {
 }
 
 
+# f64 libm functions: IREE links them as a system library, with the system's linker.
+SYSTEM_LINKED = {"float64_functions", "float64_arctan2", "complex128_functions"}
+
+
+def _native_tools(name: str, path: str) -> tuple[str, ...]:
+    """What a case needs besides Python packages (skipped without it, failing under CI)."""
+    if path == "compile":
+        return LLVM_TOOLS
+    return ("ld",) if name in SYSTEM_LINKED else ()
+
+
 @pytest.mark.parametrize("path", sorted(PATHS))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_runs_and_agrees_with_jax(
     name: str, path: str, tmp_path: Path, request: pytest.FixtureRequest
 ):
+    for tool in _native_tools(name, path):
+        require_tool(tool)
     if (name, path) in KNOWN_GAPS:
         request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[name, path], strict=True))
     program = PROGRAMS[name]

@@ -96,6 +96,7 @@ def module_file(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.toolchain
 def test_compiled_path_takes_and_returns_0d_tensors_of_every_dtype(module_file: Path):
     from rewriter.compile import compile_module, load
 
@@ -114,6 +115,7 @@ def test_iree_path_takes_and_returns_0d_tensors_of_every_dtype(module_file: Path
         check(model[function_name(element)], element)
 
 
+@pytest.mark.toolchain
 def test_load_takes_a_bare_file_name_as_a_file_in_the_current_directory(module_file: Path):
     """``load("libmodel.so")`` as the README writes it: the file in the current directory,
     not a library on the dynamic loader's search path."""
