@@ -7,7 +7,8 @@ milliseconds; so a statement's *shape* (its text with those parts, its holes, bl
 keys what lark and the judge made of the first statement of that shape, and later
 statements of the shape only fill in their own holes.
 
-Holes, found outside strings and comments, each blanked to a member of its class:
+Holes (found by ``rewriter/holes.py``, outside strings and comments), each blanked to a
+member of its class:
 
 - ``name``: the body of ``%name`` (the longest run of ``[A-Za-z0-9_$.-]``);
 - ``alias``: ``X`` in ``loc(#X)``;
@@ -42,6 +43,10 @@ Why a shape's outcome is each of its statements' own outcome:
    anywhere else, that fails to parse or is judged an error is not reused: its
    statements are parsed one by one, for real, so every diagnostic is their own.
 
+Once a shape is known, its statements are found by its matcher (``holes.shape_matcher``:
+one regular expression match gives their holes), and their replacement text is one
+``str.format`` pattern made once per shape with the holes as fields.
+
 ``tests/test_call_shapes.py`` checks that a rewrite with shapes reused equals one that
 parses every statement, on mutated call-dense exports.
 """
@@ -49,7 +54,6 @@ parses every statement, on mutated call-dense exports.
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
@@ -57,85 +61,40 @@ from typing import Any
 
 from . import model
 from .calls import CallSyntaxError, parse_call
-from .compact import STRING
 from .constants import ffi_attributes
-from .integers import range_error
+from .holes import (
+    BLANK,
+    Hole,
+    integer_type,
+    matcher_key,
+    shape_matcher,
+    shape_of,
+)
+from .integers import digits_always_taken, range_error
 from .scan import CallSite, Scan
 from .source import Source
 from .syntax import parser
 from .tree import custom_call_from_tree
 
-_FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
-_INT = r"[-+]?[0-9]+"  # the grammar's INT terminal
-_HOLES = re.compile(
-    STRING
-    + r"|//[^\n]*"
-    + r"|%(?P<name>[A-Za-z0-9_$.\-]+)"
-    + r"|loc\(#(?P<alias>[A-Za-z_$.\-][\w$.\-]*)\)"
-    + r"|stablehlo\.custom_call[ \t]+@(?P<target>[A-Za-z_$.\-][\w$.\-]*)"
-    + rf"|=[ \t]*(?:(?P<float>{_FLOAT})(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
-    + rf"|(?P<int>{_INT})(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
-    + r"|(?P<bool>true|false)(?=[ \t]*[,}]))"
-    # The constants a rewrite writes, for the validation of its output (rewriter/validation)
-    + rf"|arith\.constant[ \t]+(?:(?P<constant>{_FLOAT})(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
-    + r"|(?P<constant_bool>true|false)(?![\w$.]))"
-)
-_BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
-_BLANK |= {"constant": "0.0", "constant_bool": "true"}
-_INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
 _SENTINEL_MARK = "$rw"
 _SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
+_MATCHERS_PER_KEY = 8  # matchers tried for one matcher key before shape_of decides
 _SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
 
 # A string with holes: literal pieces and hole indices, in order.
 Template = tuple[str | int, ...]
-Hole = tuple[int, int, str]  # start and end in the statement, kind
+Offset = tuple[int, int]  # (group, delta): see CallShape
 
 
 def _sentinel(kind: str, index: int) -> str:
     if kind == "float":
         return f"1.{index:06d}7531e+07"
     if kind in ("int", "bool"):
-        return _BLANK[kind]  # followed by its span, not by its text
+        return BLANK[kind]  # followed by its span, not by its text
     return f"$rw{index}$"
 
 
-def shape_of(piece: str) -> tuple[str, list[Hole]]:
-    """The shape of a statement's text, and its holes."""
-    holes: list[Hole] = []
-    parts: list[str] = []
-    position = 0
-    for match in _HOLES.finditer(piece):
-        kind = match.lastgroup  # None for a string or a comment: part of the shape
-        if kind is not None:
-            start, end = match.span(kind)
-            holes.append((start, end, kind))
-            parts.append(piece[position:start])
-            parts.append(_BLANK[kind])
-            position = end
-    parts.append(piece[position:])
-    return "".join(parts), holes
-
-
-def integer_type(piece: str, end: int) -> str:
-    """The type written after the integer hole that ends at ``end`` (its look-ahead
-    guarantees one)."""
-    typed = _INT_TYPE.match(piece, end)
-    assert typed is not None
-    return typed.group(1)
-
-
-def integers_taken(piece: str, holes: list[Hole]) -> bool:
-    """Whether every integer hole of ``piece`` is a value its type takes
-    (``rewriter/integers.py``): the one value that decides more than its own text."""
-    return not any(
-        range_error(piece[start:end], integer_type(piece, end))
-        for start, end, kind in holes
-        if kind == "int"
-    )
-
-
-def _fill(template: Template, holes: list[str]) -> str:
+def _fill(template: Template, holes: tuple[str, ...]) -> str:
     if len(template) == 1:  # most are one hole, or one piece of text
         part = template[0]
         return part if isinstance(part, str) else holes[part]
@@ -166,6 +125,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(getattr(value, field.name))
 
 
+def _format_pattern(template: Template) -> str:
+    """``template`` as a ``str.format`` pattern: its text escaped, hole k as ``{h[k]}``."""
+    return "".join(
+        escape_format(part) if isinstance(part, str) else f"{{h[{part}]}}" for part in template
+    )
+
+
+def escape_format(text: str) -> str:
+    """``text`` written into a ``str.format`` pattern as itself."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _clone(original: Any, **changes: Any) -> Any:
     """A copy of a dataclass instance with ``changes``: each call's report and attributes
     are the shape's, but for what is the call's own (the classes have slots, so that 70k
@@ -184,17 +155,43 @@ class CallShape:
     call: model.CustomCall
     report: Any  # plan.CallReport, judged as selected
     source: Source  # the text the shape was parsed from
-    sentinels_length: tuple[int, ...]  # the length of the first k sentinels, for each k
-    holes_before_start: int  # how many holes come before the call's start, end, target
-    holes_before_end: int
-    holes_before_target: int
-    results: Template
-    operands: tuple[Template, ...]
-    location: Template
+    # The call's start, end and target in a statement: ``delta``, plus the end of the
+    # statement's hole ``group - 1`` (the matcher's group ``group``) when ``group`` > 0.
+    start_at: Offset
+    end_at: Offset
+    target_at: Offset
     target: Template
     attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
-    int_holes: tuple[tuple[int, str], ...]  # (hole, its type): in range, or parsed for real
+    # (hole, its type, digits): in range if at most ``digits`` digits, else asked; out of
+    # range, the statement is parsed for real
+    int_holes: tuple[tuple[int, str, int], ...]
     memo: dict[object, Any]  # what later stages derive from the shape alone
+    matcher: re.Pattern[str]  # takes the statements of this shape (``holes.shape_matcher``)
+
+    def text(self, text: str) -> str:
+        """A text of the shape's call (its results, an operand, its location) as a
+        ``str.format`` pattern over the statement's holes ``h``."""
+        return _format_pattern(_template(text))
+
+    def value(self, index: int, value: str) -> str:
+        """The value of attribute operand ``index`` as a pattern over the holes ``h``."""
+        for filled, template in self.attribute_values:
+            if filled == index:
+                return _format_pattern(template)
+        return escape_format(value)
+
+
+class Literal:
+    """The ``text``/``value`` patterns of a call parsed on its own: its texts written in."""
+
+    def text(self, text: str) -> str:
+        return escape_format(text)
+
+    def value(self, index: int, value: str) -> str:
+        return escape_format(value)
+
+
+LITERAL = Literal()
 
 
 @dataclass(slots=True)
@@ -207,11 +204,14 @@ class PlacedCall:
     end: int  # the end of the op
     target_start: int
     target: str
-    results: str
-    operands: tuple[str, ...]
-    location: str
+    holes: tuple[str, ...]  # the statement's hole texts; () for a call parsed on its own
     module: int
     report: Any  # plan.CallReport
+
+    @property
+    def fields(self) -> CallShape | Literal:
+        """How the call's texts are written into its replacement's pattern."""
+        return self.shape if self.shape is not None else LITERAL
 
 
 # judge(source, call, reason) -> (report, errors): plan's rules for one parsed call; with
@@ -233,6 +233,7 @@ class CallShapes:
         self.select = select
         self.reuse = reuse  # False: every statement parsed on its own (the reference)
         self.shapes: dict[str, CallShape | None] = {}  # None: a shape not to reuse
+        self.by_guess: dict[str, list[CallShape]] = {}  # matcher_key -> shapes seen with it
 
     def place(self, site: CallSite) -> tuple[PlacedCall, list[Any]]:
         """The call at ``site`` and the errors judging it gave; raises CallSyntaxError."""
@@ -243,6 +244,11 @@ class CallShapes:
         # (its brackets are open there), so that line is its shape or its key to none.
         end = text.find("\n", site.keyword)
         piece = text[site.statement : end if end >= 0 else len(text)]
+        guess = matcher_key(piece)
+        for known in self.by_guess.get(guess, ()):
+            match = known.matcher.fullmatch(piece)
+            if match is not None:
+                return self._reuse(known, site, match.groups(), match.end)
         key, holes = shape_of(piece)
         if key in self.shapes:
             shape = self.shapes[key]
@@ -250,55 +256,75 @@ class CallShapes:
             shape = self.shapes[key] = self._build(piece, holes)
         if shape is None:
             return self._place_exact(site)
-        hole_texts = [piece[start:stop] for start, stop, _ in holes]
-        for hole, type_ in shape.int_holes:
-            if range_error(hole_texts[hole], type_):
-                return self._place_exact(site)
-        return self._instance(shape, site, hole_texts), []
+        tried = self.by_guess.setdefault(guess, [])
+        if len(tried) < _MATCHERS_PER_KEY:
+            tried.append(shape)
+        hole_texts = tuple([piece[start:stop] for start, stop, _ in holes])
+        return self._reuse(shape, site, hole_texts, lambda group: holes[group - 1][1])
 
-    def _instance(self, shape: CallShape, site: CallSite, hole_texts: list[str]) -> PlacedCall:
-        call, statement, lengths = shape.call, site.statement, shape.sentinels_length
-        # Offsets of the shape's text move by how much longer this statement's holes are.
-        start = statement + call.span.start
-        if shape.holes_before_start:
-            before = shape.holes_before_start
-            start += sum(map(len, hole_texts[:before])) - lengths[before]
-        before = shape.holes_before_end
-        end = statement + call.span.end + sum(map(len, hole_texts[:before])) - lengths[before]
-        before = shape.holes_before_target
-        target_start = statement + call.target_span.start
-        target_start += sum(map(len, hole_texts[:before])) - lengths[before]
+    def _reuse(
+        self,
+        shape: CallShape,
+        site: CallSite,
+        hole_texts: tuple[str, ...],
+        end_of: Callable[[int], int],
+    ) -> tuple[PlacedCall, list[Any]]:
+        for hole, type_, digits in shape.int_holes:
+            text = hole_texts[hole]
+            if not (len(text) <= digits and text.isdigit()) and range_error(text, type_):
+                return self._place_exact(site)
+        return self._instance(shape, site, hole_texts, end_of), []
+
+    def _instance(
+        self,
+        shape: CallShape,
+        site: CallSite,
+        hole_texts: tuple[str, ...],
+        end_of: Callable[[int], int],
+    ) -> PlacedCall:
+        statement = site.statement
+        group, delta = shape.start_at
+        start = statement + delta + (end_of(group) if group else 0)
+        group, delta = shape.end_at
+        end = statement + delta + (end_of(group) if group else 0)
+        group, delta = shape.target_at
+        target_start = statement + delta + (end_of(group) if group else 0)
         target = _fill(shape.target, hole_texts)
         by_target = shape.memo.setdefault("by_target", {})
         if target not in by_target:
-            facts = shape.report.ffi_facts
-            if facts is not None and facts.target != target:
-                facts = _clone(facts, target=target)
-            by_target[target] = (self.select(call, target), facts)
-        reason, facts = by_target[target]
+            by_target[target] = self._judged_for(shape, target)
+        reason, fields = by_target[target]
         if reason is None:
-            report = _clone(shape.report, ffi_facts=facts, target=target)
+            report = type(shape.report)(*fields)
             if shape.attribute_values:
                 report.attributes = self._attributes(shape, hole_texts)
         else:
-            report, _ = self.judge(shape.source, call, reason)
+            report, _ = self.judge(shape.source, shape.call, reason)
             report.target = target
         report.line, report.column = self.source.line_col(start)
         return PlacedCall(
             shape,
-            call,
+            shape.call,
             start,
             end,
             target_start,
             target,
-            _fill(shape.results, hole_texts),
-            tuple([_fill(operand, hole_texts) for operand in shape.operands]),
-            _fill(shape.location, hole_texts),
+            hole_texts,
             self.scan.module_of(site.keyword),
             report,
         )
 
-    def _attributes(self, shape: CallShape, hole_texts: list[str]) -> tuple[Any, ...]:
+    def _judged_for(self, shape: CallShape, target: str) -> tuple[str | None, list[Any]]:
+        """Whether calls of ``target`` with this shape are left alone (the reason), and
+        else the field values of their reports (the shape's, with the target's own)."""
+        reason = self.select(shape.call, target)
+        facts = shape.report.ffi_facts
+        if facts is not None and facts.target != target:
+            facts = _clone(facts, target=target)
+        report = _clone(shape.report, ffi_facts=facts, target=target)
+        return reason, [getattr(report, name) for name in type(report).__slots__]
+
+    def _attributes(self, shape: CallShape, hole_texts: tuple[str, ...]) -> tuple[Any, ...]:
         """The shape's attribute operands with this call's values. Calls that agree in a
         value share its operand (up to a few dozen values an attribute): exports repeat most
         values, and 70k calls of a dozen attributes must fit in memory."""
@@ -324,9 +350,7 @@ class CallShapes:
             call.span.end,
             call.target_span.start,
             call.target,
-            call.results,
-            call.operands,
-            call.location,
+            (),
             call.module,
             report,
         )
@@ -339,20 +363,21 @@ class CallShapes:
             return None
         parts: list[str] = []
         starts: list[int] = []
-        lengths: list[int] = []
-        int_holes: list[tuple[int, str]] = []
+        ends: list[int] = []
+        int_holes: list[tuple[int, str, int]] = []
         position = length = 0
         for index, (start, end, kind) in enumerate(holes):
             sentinel = _sentinel(kind, index)
             parts.append(piece[position:start])
             length += start - position
             starts.append(length)
-            lengths.append(len(sentinel))
             parts.append(sentinel)
             length += len(sentinel)
+            ends.append(length)
             position = end
             if kind == "int":
-                int_holes.append((index, integer_type(piece, end)))
+                type_ = integer_type(piece, end)
+                int_holes.append((index, type_, digits_always_taken(type_)))
         parts.append(piece[position:])
         canonical = "".join(parts)
         for index, (_, _, kind) in enumerate(holes):
@@ -370,25 +395,39 @@ class CallShapes:
         if errors:
             return None
         attribute_values = _attribute_values(call, report, holes, starts)
-        if attribute_values is None:
+        offsets = [
+            _offset(starts, ends, offset)
+            for offset in (call.span.start, call.span.end, call.target_span.start)
+        ]
+        if attribute_values is None or None in offsets:
             return None
+        start_at, end_at, target_at = offsets
+        assert start_at is not None and end_at is not None and target_at is not None
         shape = CallShape(
             call,
             report,
             source,
-            (0, *itertools.accumulate(lengths)),
-            bisect.bisect_left(starts, call.span.start),
-            bisect.bisect_left(starts, call.span.end),
-            bisect.bisect_left(starts, call.target_span.start),
-            _template(call.results),
-            tuple(_template(operand) for operand in call.operands),
-            _template(call.location),
+            start_at,
+            end_at,
+            target_at,
             _template(call.target),
             attribute_values,
             tuple(int_holes),
             {},
+            shape_matcher(piece, holes),
         )
         return None if _leaks(shape) else shape
+
+
+def _offset(starts: list[int], ends: list[int], offset: int) -> Offset | None:
+    """Where ``offset`` of the shape's text is in a statement of the shape: after which
+    hole, by how much (None if inside a hole)."""
+    before = bisect.bisect_left(starts, offset)  # holes that start before it
+    if before == 0:
+        return 0, offset
+    if offset < ends[before - 1]:
+        return None
+    return before, offset - ends[before - 1]
 
 
 def _attribute_values(
@@ -413,7 +452,7 @@ def _attribute_values(
     operand_of_keys = {attribute.keys: i for i, attribute in enumerate(report.attributes)}
     for hole, keys in keys_of_hole.items():
         operand = operand_of_keys.get(keys)
-        if operand is None or report.attributes[operand].value != _BLANK[holes[hole][2]]:
+        if operand is None or report.attributes[operand].value != BLANK[holes[hole][2]]:
             return None
         values.append((operand, (hole,)))
     for index, attribute in enumerate(report.attributes):

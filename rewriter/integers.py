@@ -23,6 +23,17 @@ def integer_type_width(type_: str) -> tuple[str, int] | None:
     return (match.group(1) or "", int(match.group(2))) if match else None
 
 
+def digits_always_taken(type_: str) -> int:
+    """How many decimal digits a literal of ``type_`` without a sign may have and always
+    be taken (``99 : i8``): a quick yes before ``range_error``. 0 for other types."""
+    kind = integer_type_width(type_)
+    if kind is None:
+        return 0
+    signedness, width = kind
+    high = ((1 << width) >> 1) - 1 if signedness == "s" else (1 << width) - 1
+    return len(str(high + 1)) - 1
+
+
 def range_error(literal: str, type_: str) -> str | None:
     """Why MLIR rejects ``literal : type_``, or None when it takes it (or it is no integer
     literal of an integer type: ``1.5``, ``f32`` are not this rule's business)."""

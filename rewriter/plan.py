@@ -11,7 +11,7 @@ from typing import Any
 
 from . import model
 from .abis import C_ABI, Abi
-from .call_shapes import CallShapes, CallSyntaxError, PlacedCall
+from .call_shapes import CallShape, CallShapes, CallSyntaxError, Literal, PlacedCall, escape_format
 from .constants import (
     AttributeOperand,
     UnsupportedAttribute,
@@ -182,7 +182,14 @@ def plan_rewrite(
         # The wrapper takes the contract order and reorders for the extern itself.
         order = () if report.wrapper else report.parameter_order
         form = _once(
-            memo, ("replacement", order), replacement_form, call, report.attributes, newline, order
+            memo,
+            ("replacement", order),
+            replacement_form,
+            call,
+            report.attributes,
+            newline,
+            order,
+            placed.fields,
         )
         plan.edits.append(Edit(placed.start, placed.end, form.text(placed, callee, values)))
     for module_index, decls in declarations.items():
@@ -309,26 +316,15 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
 @dataclass(frozen=True)
 class ReplacementForm:
     """The text that replaces a call, as a ``str.format`` pattern: everything a statement
-    shape fixes is written in, what each call has of its own is a field (``res``: the
-    result binding, ``callee``, ``loc``: the location, ``o[i]``: operands, ``v[i]``:
-    attribute values, ``n[k]``: the fresh names of the constants, in ``hints`` order)."""
+    shape fixes is written in, what each call has of its own is a field (``h[k]``: the
+    statement's hole k, ``callee``, ``n[k]``: the fresh names of the constants, in
+    ``hints`` order)."""
 
     pattern: str
     hints: tuple[str, ...]  # what each fresh name is named after, in the order asked
 
     def text(self, placed: PlacedCall, callee: str, values: ValueNamer) -> str:
-        return self.pattern.format(
-            res=f"{placed.results} = " if placed.results else "",
-            callee=callee,
-            loc=f" {placed.location}" if placed.location else "",
-            o=placed.operands,
-            v=[attribute.value for attribute in placed.report.attributes],
-            n=values.fresh_all(self.hints),
-        )
-
-
-def _escaped(text: str) -> str:
-    return text.replace("{", "{{").replace("}", "}}")
+        return self.pattern.format(h=placed.holes, callee=callee, n=values.fresh_all(self.hints))
 
 
 def replacement_form(
@@ -336,30 +332,36 @@ def replacement_form(
     attributes: Sequence[AttributeOperand],
     newline: str = "\n",
     order: Sequence[int] = (),
+    fields: CallShape | Literal | None = None,
 ) -> ReplacementForm:
     """The replacement of a call of this shape: one constant (and a bitcast for f16/bf16)
-    per attribute, then the ``func.call`` with the arguments in ``order``."""
+    per attribute, then the ``func.call`` with the arguments in ``order``. ``fields``
+    writes the call's own texts (``call_shapes``: holes of a shape as fields)."""
+    fields = fields or Literal()
+    location = f" {fields.text(call.location)}" if call.location else ""
     lines: list[str] = []
     names: list[str] = []
     hints: list[str] = []
     for index, attribute in enumerate(attributes):
         name = f"{{n[{len(hints)}]}}"
         hints.append(attribute.path)
-        typed = f" : {_escaped(attribute.constant_type)}" if attribute.constant_type else ""
-        lines.append(f"{name} = arith.constant {{v[{index}]}}{typed}{{loc}}")
+        typed = f" : {escape_format(attribute.constant_type)}" if attribute.constant_type else ""
+        value = fields.value(index, attribute.value)
+        lines.append(f"{name} = arith.constant {value}{typed}{location}")
         if attribute.constant_type and attribute.constant_type != attribute.type:
             bits = f"{{n[{len(hints)}]}}"
             hints.append(attribute.path + "_bits")
-            cast = _escaped(f"{attribute.constant_type} to {attribute.type}")
-            lines.append(f"{bits} = arith.bitcast {name} : {cast}{{loc}}")
+            cast = escape_format(f"{attribute.constant_type} to {attribute.type}")
+            lines.append(f"{bits} = arith.bitcast {name} : {cast}{location}")
             name = bits
         names.append(name)
-    operands = [f"{{o[{index}]}}" for index in range(len(call.operands))]
+    operands = [fields.text(operand) for operand in call.operands]
     arguments = ", ".join(reorder([*operands, *names], order))
-    types = _escaped(", ".join(reorder(_operand_types(call, attributes), order)))
-    results = _escaped(call.results_text)
-    lines.append(f"{{res}}func.call @{{callee}}({arguments}) : ({types}) -> {results}{{loc}}")
-    return ReplacementForm(_escaped(newline + call.indent).join(lines), tuple(hints))
+    types = escape_format(", ".join(reorder(_operand_types(call, attributes), order)))
+    results = escape_format(call.results_text)
+    binding = f"{fields.text(call.results)} = " if call.results else ""
+    lines.append(f"{binding}func.call @{{callee}}({arguments}) : ({types}) -> {results}{location}")
+    return ReplacementForm(escape_format(newline + call.indent).join(lines), tuple(hints))
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:

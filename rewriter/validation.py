@@ -51,8 +51,8 @@ from lark.lexer import Lexer, LexerState, LineCounter
 from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
-from .call_shapes import integers_taken, shape_of
 from .diagnostics import Diagnostic
+from .holes import integers_taken, shape_of
 from .integers import integer_type_width, range_error
 from .source import Source
 from .syntax import parser

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from rewriter import model
 from rewriter.api import read_source
-from rewriter.call_shapes import shape_of
+from rewriter.holes import shape_matcher, shape_of
 from rewriter.edits import apply_edits
 from rewriter.naming import NamePool
 from rewriter.plan import plan_rewrite
@@ -175,6 +175,49 @@ def test_a_shape_is_its_own_shape(text, data):
     again, holes_again = shape_of(key)
     assert again == key
     assert [kind for _, _, kind in holes_again] == [kind for _, _, kind in holes]
+
+
+def _matcher_agrees_with_shape_of(made_from: str, line: str) -> bool:
+    """Whether the matcher of ``made_from``'s shape takes ``line`` (when it does, ``line``
+    must have that shape, with its holes at the matcher's groups)."""
+    key, holes = shape_of(made_from)
+    match = shape_matcher(made_from, holes).fullmatch(line)
+    if match is None:
+        return False
+    line_key, line_holes = shape_of(line)
+    assert line_key == key
+    spans = [match.span(group) for group in range(1, len(holes) + 1)]
+    assert [(start, end) for start, end, _ in line_holes] == spans
+    assert [kind for _, _, kind in line_holes] == [kind for _, _, kind in holes]
+    return True
+
+
+@SETTINGS
+@given(st.one_of(hole_mutations(), text_mutations()))
+def test_a_matcher_takes_only_statements_of_its_shape(text):
+    """The claim of ``rewriter/holes.py``: a shape's matcher finds holes where shape_of does."""
+    lines = [line for line in text.split("\n") if "custom_call" in line][:12]
+    for made_from in lines:
+        assert _matcher_agrees_with_shape_of(made_from, made_from)
+        for line in lines:
+            _matcher_agrees_with_shape_of(made_from, line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(sorted(EXPORTS.values())),
+    st.data(),
+    st.text(alphabet="%#@=:,{}()<>. \t\"\\/0123456789aefilrtux_-+", max_size=6),
+)
+def test_a_matcher_refuses_what_shape_of_reads_differently(text, data, junk):
+    """Junk spliced into a statement next to a hole (where contexts and runs meet): the
+    matcher of the original takes the result only if shape_of gives it the same shape."""
+    line = data.draw(st.sampled_from([x for x in text.split("\n") if "custom_call" in x]))
+    _, holes = shape_of(line)
+    start, end, _ = data.draw(st.sampled_from(holes))
+    at = data.draw(st.sampled_from([start - 1, start, end, end + 1]))
+    at = max(0, min(at, len(line)))
+    _matcher_agrees_with_shape_of(line, line[:at] + junk + line[at:])
 
 
 def _first_free(base: str, taken: set[str]) -> str:

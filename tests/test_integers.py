@@ -12,7 +12,7 @@ from jax._src.interpreters import mlir
 from jax._src.lib.mlir import ir
 
 import rewriter
-from rewriter.integers import range_error
+from rewriter.integers import digits_always_taken, range_error
 
 ROOT = Path(__file__).resolve().parent.parent
 RMS = (ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text()
@@ -136,3 +136,14 @@ def test_validate_on_the_command_line_reports_the_literal(tmp_path: Path):
     assert run.stderr.startswith(
         f"{path}:{line}:{column}: error: integer constant 300 out of range for i8 (-128 to 255)"
     )
+
+
+@pytest.mark.parametrize("type_", ["i1", "i2", "i4", "i8", "si8", "ui8", "i10", "si16", "i32", "ui64"])
+def test_digits_always_taken_is_a_bound_the_rule_agrees_with(type_):
+    """The quick yes of call shapes: every literal of at most that many digits is taken,
+    and one more digit is not always taken (so the bound is the tightest)."""
+    digits = digits_always_taken(type_)
+    if digits:
+        assert range_error("9" * digits, type_) is None
+        assert range_error("0" * digits, type_) is None
+    assert range_error("9" * (digits + 1), type_) is not None

@@ -1,0 +1,139 @@
+"""The holes of a statement: the parts that differ between statements of one shape.
+
+``shape_of`` finds them with a loop over the matches of one pattern (``_HOLES``); a
+statement's *shape* is its text with each hole blanked. Which parts are holes, and why a
+shape's parse is every one of its statements' parse, is argued in ``call_shapes``.
+
+That loop is most of what a call of a known shape costs, so every shape also gets a
+*matcher* (``shape_matcher``): the literal text of the statement it was made from, escaped,
+with a group in each hole's place that takes what ``shape_of`` takes for a hole of that
+kind. One C-speed ``fullmatch`` then finds a statement's holes. It finds them exactly
+where ``shape_of`` would, with the same shape: let S be the statement a matcher was made
+from and P one it matches. They agree outside the holes, and each hole of P is a string
+of its kind's pattern. ``shape_of``'s scan takes the same steps on both:
+
+- Every hole is preceded by the context its kind's alternative needs (``%``, ``loc(#``,
+  ``stablehlo.custom_call @``, ``=`` and blanks, ``arith.constant`` and blanks), whose
+  last character (``%#@=``, blank) is in no hole's alphabet; so no two holes touch, a run
+  of name characters in literal text ends before any hole, and a hole ends where the
+  literal text after it starts (that text starts with a character the hole's pattern
+  cannot continue with: the hole was maximal in S, or its look-ahead asked for it).
+- Where S's scan matched a string or a comment, the same text is in P (strings and
+  comments hold no hole). Where it matched a hole, P has the same context and a hole of
+  the same kind: the alternatives tried before it fail in P as in S (they start with
+  other characters, or, for numbers, ask for a ``.``, a type or a ``,``/``}`` that the
+  literal text after the hole decides).
+- Where S's scan matched nothing, no alternative matches in P either: an attempt reads
+  literal text until it fails, because reaching a hole would take the hole's own
+  context, and then S's scan would have matched there. The one alternative that may
+  read past a hole, a string with no closing quote on its line, fails in P too: holes
+  hold no quote, backslash or newline.
+
+``tests/test_call_shapes.py`` checks the claim on mutated call-dense exports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .compact import STRING
+from .integers import range_error
+
+_FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
+_INT = r"[-+]?[0-9]+"  # the grammar's INT terminal
+_SYMBOL_NAME = r"[A-Za-z_$.\-][\w$.\-]*"
+# What each kind of hole takes: one pattern for shape_of and the matchers alike.
+HOLE_PATTERNS = {
+    "name": r"[A-Za-z0-9_$.\-]+",
+    "alias": _SYMBOL_NAME,
+    "target": _SYMBOL_NAME,
+    "float": _FLOAT,
+    "int": _INT,
+    "bool": "true|false",
+    "constant": _FLOAT,
+    "constant_bool": "true|false",
+}
+_FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
+
+
+def _hole(kind: str) -> str:
+    return f"(?P<{kind}>{HOLE_PATTERNS[kind]})"
+
+
+_HOLES = re.compile(
+    STRING
+    + r"|//[^\n]*"
+    + rf"|%{_hole('name')}"
+    + rf"|loc\(#{_hole('alias')}\)"
+    + rf"|stablehlo\.custom_call[ \t]+@{_hole('target')}"
+    + rf"|=[ \t]*(?:{_hole('float')}{_FLOAT_TYPE}"
+    + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
+    + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
+    # The constants a rewrite writes, for the validation of its output (rewriter/validation)
+    + rf"|arith\.constant[ \t]+(?:{_hole('constant')}{_FLOAT_TYPE}"
+    + rf"|{_hole('constant_bool')}(?![\w$.]))"
+)
+BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
+BLANK |= {"constant": "0.0", "constant_bool": "true"}
+_INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
+
+Hole = tuple[int, int, str]  # start and end in the statement, kind
+
+
+def shape_of(piece: str) -> tuple[str, list[Hole]]:
+    """The shape of a statement's text, and its holes."""
+    holes: list[Hole] = []
+    parts: list[str] = []
+    position = 0
+    for match in _HOLES.finditer(piece):
+        kind = match.lastgroup  # None for a string or a comment: part of the shape
+        if kind is not None:
+            start, end = match.span(kind)
+            holes.append((start, end, kind))
+            parts.append(piece[position:start])
+            parts.append(BLANK[kind])
+            position = end
+    parts.append(piece[position:])
+    return "".join(parts), holes
+
+
+def shape_matcher(piece: str, holes: Sequence[Hole]) -> re.Pattern[str]:
+    """A pattern whose ``fullmatch`` takes exactly the statements of ``piece``'s shape, with
+    group k + 1 on hole k (see the module docstring)."""
+    parts: list[str] = []
+    position = 0
+    for start, end, kind in holes:
+        parts.append(re.escape(piece[position:start]))
+        parts.append(f"({HOLE_PATTERNS[kind]})")
+        position = end
+    parts.append(re.escape(piece[position:]))
+    return re.compile("".join(parts))
+
+
+def matcher_key(piece: str) -> str:
+    """A cheap guess at a statement's shape, to find the matchers worth trying: the text
+    between its attributes and its location (its types, mostly), which holds no hole in
+    exports. A guess only: the matcher decides."""
+    end = piece.rfind(" loc(")
+    if end < 0:
+        end = len(piece)
+    return piece[piece.rfind("}", 0, end) + 1 : end]
+
+
+def integer_type(piece: str, end: int) -> str:
+    """The type written after the integer hole that ends at ``end`` (its look-ahead
+    guarantees one)."""
+    typed = _INT_TYPE.match(piece, end)
+    assert typed is not None
+    return typed.group(1)
+
+
+def integers_taken(piece: str, holes: list[Hole]) -> bool:
+    """Whether every integer hole of ``piece`` is a value its type takes
+    (``rewriter/integers.py``): the one value that decides more than its own text."""
+    return not any(
+        range_error(piece[start:end], integer_type(piece, end))
+        for start, end, kind in holes
+        if kind == "int"
+    )
