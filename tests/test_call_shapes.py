@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from rewriter import model
 from rewriter.api import read_source
-from rewriter.holes import shape_matcher, shape_of
 from rewriter.edits import apply_edits
+from rewriter.holes import shape_matcher, shape_of
 from rewriter.naming import NamePool
 from rewriter.plan import plan_rewrite
 from rewriter.scan import scan
@@ -207,7 +207,7 @@ def test_a_matcher_takes_only_statements_of_its_shape(text):
 @given(
     st.sampled_from(sorted(EXPORTS.values())),
     st.data(),
-    st.text(alphabet="%#@=:,{}()<>. \t\"\\/0123456789aefilrtux_-+", max_size=6),
+    st.text(alphabet='%#@=:,{}()<>. \t"\\/0123456789aefilrtux_-+', max_size=6),
 )
 def test_a_matcher_refuses_what_shape_of_reads_differently(text, data, junk):
     """Junk spliced into a statement next to a hole (where contexts and runs meet): the

@@ -138,7 +138,9 @@ def test_validate_on_the_command_line_reports_the_literal(tmp_path: Path):
     )
 
 
-@pytest.mark.parametrize("type_", ["i1", "i2", "i4", "i8", "si8", "ui8", "i10", "si16", "i32", "ui64"])
+@pytest.mark.parametrize(
+    "type_", ["i1", "i2", "i4", "i8", "si8", "ui8", "i10", "si16", "i32", "ui64"]
+)
 def test_digits_always_taken_is_a_bound_the_rule_agrees_with(type_):
     """The quick yes of call shapes: every literal of at most that many digits is taken,
     and one more digit is not always taken (so the bound is the tightest)."""
