@@ -137,6 +137,17 @@ def escape_format(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
+def _fields(attribute: Any) -> tuple[type, list[Any], int]:
+    """An AttributeOperand's class, field values and where its value is among them: each
+    call whose value is its own gets an operand built from these at once."""
+    kind = type(attribute)
+    return (
+        kind,
+        [getattr(attribute, name) for name in kind.__slots__],
+        kind.__slots__.index("value"),
+    )
+
+
 def _clone(original: Any, **changes: Any) -> Any:
     """A copy of a dataclass instance with ``changes``: each call's report and attributes
     are the shape's, but for what is the call's own (the classes have slots, so that 70k
@@ -328,13 +339,21 @@ class CallShapes:
         """The shape's attribute operands with this call's values. Calls that agree in a
         value share its operand (up to a few dozen values an attribute): exports repeat most
         values, and 70k calls of a dozen attributes must fit in memory."""
-        shared = shape.memo.setdefault("operands", {})
+        memo = shape.memo
         attributes = list(shape.report.attributes)
-        for index, template in shape.attribute_values:
+        if "operands" not in memo:
+            memo["operands"] = {}
+            memo["operand fields"] = [_fields(attributes[i]) for i, _ in shape.attribute_values]
+        shared, operand_fields = memo["operands"], memo["operand fields"]
+        for (index, template), (kind, values, at) in zip(
+            shape.attribute_values, operand_fields, strict=True
+        ):
             value = _fill(template, hole_texts)
             operand = shared.get((index, value))
             if operand is None:
-                operand = _clone(attributes[index], value=value)
+                values = values.copy()
+                values[at] = value
+                operand = kind(*values)
                 if len(shared) < _SHARED_OPERANDS:
                     shared[index, value] = operand
             attributes[index] = operand

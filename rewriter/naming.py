@@ -33,6 +33,20 @@ class NamePool:
         self.taken.add(name)
         return name
 
+    def claim_all(self, bases: list[str], prefix: str = "") -> list[str]:
+        """``prefix + claim(base)`` for each base in turn: the names of one statement."""
+        taken, next_suffix, names = self.taken, self._next_suffix, []
+        for base in bases:
+            counter = next_suffix.get(base, 0)
+            name = f"{base}_{counter}" if counter else base
+            while name in taken:
+                counter += 1
+                name = f"{base}_{counter}"
+            next_suffix[base] = counter + 1
+            taken.add(name)
+            names.append(prefix + name)
+        return names
+
     def add(self, name: str) -> None:
         """Mark ``name`` taken without handing it out."""
         self.taken.add(name)
@@ -104,14 +118,17 @@ class ValueNamer:
     def __init__(self, existing: set[str]):
         self.pool = NamePool(existing)
         self._bases: dict[str, str] = {}  # hint -> base name; a few hints recur in every call
+        self._bases_of: dict[tuple[str, ...], list[str]] = {}  # the same for a statement's
 
     def fresh(self, hint: str) -> str:
         return "%" + self.pool.claim(self._base(hint))
 
     def fresh_all(self, hints: tuple[str, ...]) -> list[str]:
         """``fresh`` for each hint in turn (one call per statement, not per constant)."""
-        claim, base = self.pool.claim, self._base
-        return ["%" + claim(base(hint)) for hint in hints]
+        bases = self._bases_of.get(hints)
+        if bases is None:
+            bases = self._bases_of[hints] = [self._base(hint) for hint in hints]
+        return self.pool.claim_all(bases, "%")
 
     def _base(self, hint: str) -> str:
         base = self._bases.get(hint)
