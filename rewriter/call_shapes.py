@@ -79,6 +79,9 @@ from .tree import custom_call_from_tree
 _SENTINEL_MARK = "$rw"
 _SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
 _MATCHERS_PER_KEY = 8  # matchers tried for one matcher key before shape_of decides
+# Statements of a shape found by shape_of before the shape gets its matcher: compiling one
+# costs about as much as 64 runs of shape_of save, so a shape pays at most twice (64 + 64).
+MATCHER_AFTER = 64
 _SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
 
 # A string with holes: literal pieces and hole indices, in order.
@@ -177,7 +180,9 @@ class CallShape:
     # range, the statement is parsed for real
     int_holes: tuple[tuple[int, str, int], ...]
     memo: dict[object, Any]  # what later stages derive from the shape alone
-    matcher: re.Pattern[str]  # takes the statements of this shape (``holes.shape_matcher``)
+    made_from: tuple[str, list[Hole]]  # the first statement's text and holes
+    found: int = 0  # statements found by shape_of
+    matcher: re.Pattern[str] | None = None  # takes the shape's statements (holes.shape_matcher)
 
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
@@ -257,6 +262,7 @@ class CallShapes:
         piece = text[site.statement : end if end >= 0 else len(text)]
         guess = matcher_key(piece)
         for known in self.by_guess.get(guess, ()):
+            assert known.matcher is not None
             match = known.matcher.fullmatch(piece)
             if match is not None:
                 return self._reuse(known, site, match.groups(), match.end)
@@ -267,9 +273,13 @@ class CallShapes:
             shape = self.shapes[key] = self._build(piece, holes)
         if shape is None:
             return self._place_exact(site)
-        tried = self.by_guess.setdefault(guess, [])
-        if len(tried) < _MATCHERS_PER_KEY:
-            tried.append(shape)
+        shape.found += 1
+        if shape.found >= MATCHER_AFTER:
+            if shape.matcher is None:
+                shape.matcher = shape_matcher(*shape.made_from)
+            tried = self.by_guess.setdefault(guess, [])
+            if len(tried) < _MATCHERS_PER_KEY and all(known is not shape for known in tried):
+                tried.append(shape)
         hole_texts = tuple([piece[start:stop] for start, stop, _ in holes])
         return self._reuse(shape, site, hole_texts, lambda group: holes[group - 1][1])
 
@@ -433,7 +443,7 @@ class CallShapes:
             attribute_values,
             tuple(int_holes),
             {},
-            shape_matcher(piece, holes),
+            (piece, holes),
         )
         return None if _leaks(shape) else shape
 
