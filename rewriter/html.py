@@ -3,7 +3,8 @@
 Self-contained HTML: inline styles only, no script, no stylesheet; every value from the
 input (targets, types, attribute strings, diagnostics, text) is HTML-escaped. The rewrite is
 shown as a unified diff built from the edits themselves, so only the changed lines and a few
-lines of context are ever looked at, however large the module; the diff is capped, and the
+lines of context are ever looked at, however large the module; the diff is capped, made
+only as far as it is shown (so a view of 70k calls costs what a view of 40 does), and the
 cut is said. pygments highlights the diff when it is installed (``pip install
 'stablehlo-ffi-rewriter[notebook]'``); without it the diff is a plain ``<pre>``.
 """
@@ -11,9 +12,10 @@ cut is said. pygments highlights the diff when it is installed (``pip install
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from html import escape
+from operator import attrgetter
 from typing import Any
 
 from .edits import Edit
@@ -135,16 +137,6 @@ class _Block:
     new: list[str]
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    find = text.find
-    position = find("\n")
-    while position != -1:
-        starts.append(position + 1)
-        position = find("\n", position + 1)
-    return starts
-
-
 def _split(text: str) -> list[str]:
     """The lines of ``text`` without line ends (only \\n breaks a line, as in the scan)."""
     lines = text.split("\n")
@@ -153,50 +145,87 @@ def _split(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def _blocks(original: str, edits: Sequence[Edit]) -> list[_Block]:
-    """The changed line blocks of ``original`` under ``edits`` (non-overlapping)."""
-    starts = _line_starts(original)
+class _Lines:
+    """The lines of a text, found only as far as they are asked for: the first hunks of a
+    diff read the start of a module, not all of it."""
 
-    def line_of(offset: int) -> int:
-        return bisect.bisect_right(starts, offset) - 1
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [0]  # offsets where the lines found so far start
+        self.complete = False  # every line start found
 
-    def offset_of(line: int) -> int:
-        return starts[line] if line < len(starts) else len(original)
+    def _find_until(self, done: Callable[[], bool]) -> None:
+        starts, find = self.starts, self.text.find
+        while not self.complete and not done():
+            position = find("\n", starts[-1])
+            if position == -1:
+                self.complete = True
+            else:
+                starts.append(position + 1)
 
+    def line_of(self, offset: int) -> int:
+        self._find_until(lambda: self.starts[-1] > offset)
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def offset_of(self, line: int) -> int:
+        self._find_until(lambda: len(self.starts) > line)
+        return self.starts[line] if line < len(self.starts) else len(self.text)
+
+    def count_up_to(self, count: int) -> int:
+        """``min(count, number of lines)``, as ``_split`` counts them."""
+        self._find_until(lambda: len(self.starts) > count + 1)
+        if len(self.starts) > count + 1:
+            return count
+        ends_with_break = self.text.endswith("\n") or not self.text
+        return min(count, len(self.starts) - 1 if ends_with_break else len(self.starts))
+
+    def lines(self, first: int, last: int) -> list[str]:
+        """Lines [first, last) without line ends (``last`` at most the line count)."""
+        if first >= last:
+            return []
+        return _split(self.text[self.offset_of(first) : self.offset_of(last)])
+
+
+def _blocks(lines: _Lines, edits: Sequence[Edit]) -> Iterator[_Block]:
+    """The changed line blocks under ``edits`` (non-overlapping), in order."""
     # Each edit covers whole lines, from the line of its start through the line holding its
     # end (that line's own line end closes the new text, so what follows is untouched);
-    # edits sharing a line are one block.
-    spans: list[tuple[int, int, list[Edit]]] = []
-    ordered = sorted(enumerate(edits), key=lambda item: (item[1].start, item[1].end, item[0]))
-    for _, edit in ordered:
+    # edits sharing a line are one block. The sort is C-speed and stable.
+    pending: tuple[int, int, list[Edit]] | None = None
+    for edit in sorted(edits, key=attrgetter("start", "end")):
         if edit.start == edit.end and not edit.text:
             continue
-        first, last = line_of(edit.start), line_of(edit.end) + 1
-        if spans and first < spans[-1][1]:
-            previous = spans[-1]
-            spans[-1] = (previous[0], max(previous[1], last), [*previous[2], edit])
-        else:
-            spans.append((first, last, [edit]))
-    old_lines = _split(original)
-    blocks = []
-    for first, last, members in spans:
-        begin, end = offset_of(first), offset_of(last)
-        pieces, position = [], begin
-        for edit in members:
-            pieces.append(original[position : edit.start])
-            pieces.append(edit.text)
-            position = edit.end
-        pieces.append(original[position:end])
-        new = _split("".join(pieces))
-        last = min(last, len(old_lines))
-        # Lines the block leaves as they were are context, not changes.
-        while first < last and new and old_lines[first] == new[0]:
-            first, new = first + 1, new[1:]
-        while first < last and new and old_lines[last - 1] == new[-1]:
-            last, new = last - 1, new[:-1]
-        if first < last or new:
-            blocks.append(_Block(first, last, new))
-    return blocks
+        first, last = lines.line_of(edit.start), lines.line_of(edit.end) + 1
+        if pending is not None and first < pending[1]:
+            pending = (pending[0], max(pending[1], last), [*pending[2], edit])
+            continue
+        if pending is not None:
+            yield from _block(lines, *pending)
+        pending = (first, last, [edit])
+    if pending is not None:
+        yield from _block(lines, *pending)
+
+
+def _block(lines: _Lines, first: int, last: int, members: list[Edit]) -> Iterator[_Block]:
+    """The block of lines [first, last) under ``members``, if it changes any line."""
+    original = lines.text
+    begin, end = lines.offset_of(first), lines.offset_of(last)
+    pieces, position = [], begin
+    for edit in members:
+        pieces.append(original[position : edit.start])
+        pieces.append(edit.text)
+        position = edit.end
+    pieces.append(original[position:end])
+    new = _split("".join(pieces))
+    last = lines.count_up_to(last)
+    old = lines.lines(first, last)
+    # Lines the block leaves as they were are context, not changes.
+    while old and new and old[0] == new[0]:
+        first, old, new = first + 1, old[1:], new[1:]
+    while old and new and old[-1] == new[-1]:
+        last, old, new = last - 1, old[:-1], new[:-1]
+    if first < last or new:
+        yield _Block(first, last, new)
 
 
 def _range(start: int, length: int) -> str:
@@ -208,42 +237,52 @@ def _range(start: int, length: int) -> str:
     return f"{start + 1},{length}"
 
 
-def diff_lines(
-    original: str, edits: Sequence[Edit], context: int = CONTEXT_LINES
-) -> tuple[list[str], int]:
-    """The unified diff of the edits, as lines without line ends, and its hunk count."""
-    blocks = _blocks(original, edits)
-    if not blocks:
-        return [], 0
-    old_lines = _split(original)
-    # Group blocks whose context would touch into hunks.
-    hunks: list[list[_Block]] = [[blocks[0]]]
-    for block in blocks[1:]:
-        if block.first - hunks[-1][-1].last <= 2 * context:
-            hunks[-1].append(block)
-        else:
-            hunks.append([block])
-    lines: list[str] = []
+def _hunks(blocks: Iterable[_Block], context: int) -> Iterator[list[_Block]]:
+    """Blocks grouped into hunks: those whose context would touch share one."""
+    hunk: list[_Block] = []
+    for block in blocks:
+        if hunk and block.first - hunk[-1].last > 2 * context:
+            yield hunk
+            hunk = []
+        hunk.append(block)
+    if hunk:
+        yield hunk
+
+
+def _diff(original: str, edits: Sequence[Edit], context: int) -> Iterator[list[str]]:
+    """The unified diff of the edits, hunk by hunk, as lines without line ends; made as
+    far as it is read."""
+    lines = _Lines(original)
     delta = 0  # new line number minus old line number before the current hunk
-    for hunk in hunks:
+    for hunk in _hunks(_blocks(lines, edits), context):
         start = max(0, hunk[0].first - context)
-        stop = min(len(old_lines), hunk[-1].last + context)
+        stop = lines.count_up_to(hunk[-1].last + context)
         body: list[str] = []
         position = start
         new_count = 0
         for block in hunk:
-            body += [" " + line for line in old_lines[position : block.first]]
-            body += ["-" + line for line in old_lines[block.first : block.last]]
+            body += [" " + line for line in lines.lines(position, block.first)]
+            body += ["-" + line for line in lines.lines(block.first, block.last)]
             body += ["+" + line for line in block.new]
             new_count += (block.first - position) + len(block.new)
             position = block.last
-        body += [" " + line for line in old_lines[position:stop]]
+        body += [" " + line for line in lines.lines(position, stop)]
         new_count += stop - position
         old_count = stop - start
-        lines.append(f"@@ -{_range(start, old_count)} +{_range(start + delta, new_count)} @@")
-        lines += body
+        yield [f"@@ -{_range(start, old_count)} +{_range(start + delta, new_count)} @@", *body]
         delta += new_count - old_count
-    return lines, len(hunks)
+
+
+def diff_lines(
+    original: str, edits: Sequence[Edit], context: int = CONTEXT_LINES
+) -> tuple[list[str], int]:
+    """The whole unified diff of the edits, as lines without line ends, and its hunk count."""
+    lines: list[str] = []
+    hunk_count = 0
+    for hunk in _diff(original, edits, context):
+        lines += hunk
+        hunk_count += 1
+    return lines, hunk_count
 
 
 def _fallback_diff(original: str, text: str, context: int) -> list[str]:
@@ -253,18 +292,24 @@ def _fallback_diff(original: str, text: str, context: int) -> list[str]:
     return [line for line in diff if not line.startswith(("---", "+++"))]
 
 
-def _capped(lines: list[str], max_lines: int, max_chars: int) -> tuple[list[str], bool]:
+def _capped(
+    hunks: Iterable[list[str]], max_lines: int, max_chars: int
+) -> tuple[list[str], int, bool]:
+    """The first lines of the diff within the caps (long lines shortened), how many hunks
+    they start, and whether lines were left out. Stops reading ``hunks`` at the cut."""
     shown: list[str] = []
-    total = 0
-    for line in lines:
-        if len(line) > MAX_LINE_CHARS:
-            cut = len(line) - MAX_LINE_CHARS
-            line = line[:MAX_LINE_CHARS] + f" \u2026 [{cut} more characters]"
-        if len(shown) >= max_lines or total + len(line) > max_chars:
-            return shown, True
-        shown.append(line)
-        total += len(line) + 1
-    return shown, False
+    total = hunk_count = 0
+    for hunk in hunks:
+        hunk_count += 1
+        for line in hunk:
+            if len(line) > MAX_LINE_CHARS:
+                cut = len(line) - MAX_LINE_CHARS
+                line = line[:MAX_LINE_CHARS] + f" \u2026 [{cut} more characters]"
+            if len(shown) >= max_lines or total + len(line) > max_chars:
+                return shown, hunk_count, True
+            shown.append(line)
+            total += len(line) + 1
+    return shown, hunk_count, False
 
 
 def _highlighted(diff: str) -> str:
@@ -289,24 +334,37 @@ def diff_section(
     if not result.changed:
         return "<p>No change: the output is the input, byte for byte.</p>"
     if result.edits:
-        lines, hunk_count = diff_lines(result.original, result.edits, context)
+        hunks: Iterable[list[str]] = _diff(result.original, result.edits, context)
     else:  # a Result built by hand: diff the texts
-        lines = _fallback_diff(result.original, result.text, context)
-        hunk_count = sum(line.startswith("@@") for line in lines)
-    shown, cut = _capped(lines, max_lines, max_chars)
+        hunks = _split_hunks(_fallback_diff(result.original, result.text, context))
+    shown, hunk_count, cut = _capped(hunks, max_lines, max_chars)
     name = result.calls[0].filename if result.calls else "original"
     header = [f"--- {name}", "+++ rewritten"]
+    if cut:  # the rest of the diff is never made: its size is not known
+        what = f"the first {hunk_count} changed {'hunk' if hunk_count == 1 else 'hunks'}"
+        what += f" of {len(result.edits)} edits" if result.edits else ""
+    else:
+        what = f"{hunk_count} changed {'hunk' if hunk_count == 1 else 'hunks'}"
     parts = [
-        f"<p><b>Rewrite</b>: {hunk_count} changed {'hunk' if hunk_count == 1 else 'hunks'} "
-        f"(unified diff, {context} lines of context)</p>",
+        f"<p><b>Rewrite</b>: {what} (unified diff, {context} lines of context)</p>",
         _highlighted("\n".join(header + shown) + "\n"),
     ]
     if cut:
         parts.append(
-            f"<p><i>Diff cut: {len(shown)} of {len(lines)} lines shown; "
+            f"<p><i>Diff cut after {len(shown)} lines; "
             "the whole rewritten module is <code>result.text</code>.</i></p>"
         )
     return "".join(parts)
+
+
+def _split_hunks(lines: list[str]) -> list[list[str]]:
+    """difflib's diff lines, hunk by hunk."""
+    hunks: list[list[str]] = []
+    for line in lines:
+        if line.startswith("@@") or not hunks:
+            hunks.append([])
+        hunks[-1].append(line)
+    return hunks
 
 
 # ---------------------------------------------------------------- the whole result

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from jaxlib.mlir import ir
 from nbclient import NotebookClient
 
 import rewriter
+import rewriter.html as rewriter_html
 from rewriter.html import (
     MAX_DIFF_CHARS,
     MAX_DIFF_LINES,
@@ -248,6 +250,31 @@ def test_diff_is_difflib_unified_diff_on_every_sample() -> None:
         assert lines == list(expected)[2:], path
 
 
+def test_a_cut_diff_is_the_start_of_the_whole_diff_and_reads_only_that(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The view makes the diff only as far as it shows it: its lines are the whole diff's
+    first lines, and the module's lines past them are never looked for."""
+    text = _big_module(calls=2000, filler=10)
+    assert text.count("\n") > 22_000
+    result = rewriter.rewrite(text)
+    whole, hunk_count = diff_lines(result.original, result.edits)
+    assert hunk_count == 2001 and len(whole) > 10 * MAX_DIFF_LINES
+    made: list[rewriter_html._Lines] = []
+    original_init = rewriter_html._Lines.__init__
+
+    def recording_init(self: rewriter_html._Lines, text: str) -> None:
+        original_init(self, text)
+        made.append(self)
+
+    monkeypatch.setattr(rewriter_html._Lines, "__init__", recording_init)
+    html = result._repr_html_()
+    pre = html[html.index("<pre", html.index("<b>Rewrite</b>")) :]
+    shown = unescape(re.sub(r"<[^>]*>", "", pre[: pre.index("</pre>")])).split("\n")
+    assert shown[2 : 2 + MAX_DIFF_LINES] == whole[:MAX_DIFF_LINES]
+    assert len(made) == 1 and len(made[0].starts) < 2 * MAX_DIFF_LINES
+
+
 def _big_module(calls: int, filler: int, long_line: int = 0) -> str:
     """One function: ``filler`` constant ops before each of ``calls`` rms_norm calls, and a
     constant of ``long_line`` bytes (one line of twice as many hex digits) before the first.
@@ -292,7 +319,10 @@ def test_diff_and_table_are_capped_on_a_large_input() -> None:
     result = rewriter.rewrite(text)
     html = result._repr_html_()
     assert len(html) < 1_000_000
-    assert "Diff cut" in html and f"{MAX_DIFF_LINES} of 20006 lines shown" in html
+    assert f"Diff cut after {MAX_DIFF_LINES} lines" in html
+    # The declaration's hunk (6 lines), then 10 lines a call (3 + 1 + 2 + 3 and the @@):
+    # line 400 falls in the 40th call's hunk, the 41st started.
+    assert "the first 41 changed hunks of 2001 edits" in html
     diff = html[html.index("<b>Rewrite</b>") :]
     assert len(re.sub(r"<[^>]*>", "", diff)) < MAX_DIFF_CHARS + 1000  # text without markup
     # kilobyte lines are cut too (the context line " " + the long constant)
