@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 
+from . import json_text
 from .abis import DEFAULT_IREE_MODULE, Abi
 
 EXAMPLES = """\
@@ -327,7 +327,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         status = 1
     if args.list and args.format == "json":
         document = {"schema": JSON_SCHEMA_VERSION, "files": listing}
-        print(json.dumps(document, indent=2, sort_keys=False))
+        print(json_text.dumps(document))
     if args.list:
         total = sum(counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(counts.items()))
@@ -360,6 +360,21 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
     from .header import attribute_c_type
 
     calls = []
+    # The attributes of calls of one shape differ in their values only, which this leaves out.
+    entries: dict[tuple[str, str, str], dict[str, str]] = {}
+
+    def attribute_entry(attribute) -> dict[str, str]:
+        key = (attribute.path, attribute.source_type, attribute.type)
+        entry = entries.get(key)
+        if entry is None:
+            entry = entries[key] = {
+                "name": attribute.path,
+                "type": attribute.source_type,
+                "mlir_type": attribute.type,
+                "c_type": attribute_c_type(attribute),
+            }
+        return entry
+
     for report in reports:
         calls.append(
             {
@@ -368,15 +383,7 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
                 "target": report.target,
                 "operand_types": list(report.operand_types),
                 "result_types": list(report.result_types),
-                "attributes": [
-                    {
-                        "name": a.path,
-                        "type": a.source_type,
-                        "mlir_type": a.type,
-                        "c_type": attribute_c_type(a),
-                    }
-                    for a in report.attributes
-                ],
+                "attributes": [attribute_entry(a) for a in report.attributes],
                 "status": report.status,
                 "symbol": report.symbol,
                 "wrapper": report.wrapper,

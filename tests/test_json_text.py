@@ -1,0 +1,53 @@
+"""rewriter.json_text writes what ``json.dumps(value, indent=2)`` writes, byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rewriter
+from rewriter import json_text
+from rewriter.cli import _json_file
+
+DATA = Path(__file__).parent / "data" / "call_dense"
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(),  # any code point: escapes, surrogates, non-ASCII
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.lists(st.text(max_size=3), max_size=4),  # lists of strings are remembered
+        st.dictionaries(st.text(max_size=5), children, max_size=4),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(VALUES)
+def test_any_value_is_written_as_json_dumps_writes_it(value):
+    assert json_text.dumps(value) == json.dumps(value, indent=2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b"]), max_size=2), max_size=5))
+def test_a_remembered_list_is_written_at_its_own_indentation(value):
+    nested = {"x": value, "y": [value, {"z": value}]}
+    assert json_text.dumps(nested) == json.dumps(nested, indent=2)
+
+
+def test_the_listing_of_a_call_dense_export():
+    """What ``--list --format json`` prints for a whole export."""
+    for path in sorted(DATA.glob("*.mlir")):
+        result = rewriter.analyze(path.read_text())
+        document = {"schema": 1, "files": [_json_file(path.name, result.calls, [], [])]}
+        assert json_text.dumps(document) == json.dumps(document, indent=2)
