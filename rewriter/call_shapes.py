@@ -62,15 +62,7 @@ from typing import Any
 from . import model
 from .calls import CallSyntaxError, parse_call
 from .constants import ffi_attributes
-from .holes import (
-    BLANK,
-    Hole,
-    integer_type,
-    matcher_key,
-    shape_matcher,
-    shape_of,
-)
-from .integers import digits_always_taken, range_error
+from .holes import BLANK, Hole, ShapeFinder
 from .scan import CallSite, Scan
 from .source import Source
 from .syntax import parser
@@ -78,10 +70,6 @@ from .tree import custom_call_from_tree
 
 _SENTINEL_MARK = "$rw"
 _SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
-_MATCHERS_PER_KEY = 8  # matchers tried for one matcher key before shape_of decides
-# Statements of a shape found by shape_of before the shape gets its matcher: compiling one
-# costs about as much as 64 runs of shape_of save, so a shape pays at most twice (64 + 64).
-MATCHER_AFTER = 64
 _SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
 
 # A string with holes: literal pieces and hole indices, in order.
@@ -176,13 +164,7 @@ class CallShape:
     target_at: Offset
     target: Template
     attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
-    # (hole, its type, digits): in range if at most ``digits`` digits, else asked; out of
-    # range, the statement is parsed for real
-    int_holes: tuple[tuple[int, str, int], ...]
     memo: dict[object, Any]  # what later stages derive from the shape alone
-    made_from: tuple[str, list[Hole]]  # the first statement's text and holes
-    found: int = 0  # statements found by shape_of
-    matcher: re.Pattern[str] | None = None  # takes the shape's statements (holes.shape_matcher)
 
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
@@ -248,8 +230,8 @@ class CallShapes:
         self.judge = judge
         self.select = select
         self.reuse = reuse  # False: every statement parsed on its own (the reference)
+        self.finder = ShapeFinder()
         self.shapes: dict[str, CallShape | None] = {}  # None: a shape not to reuse
-        self.by_guess: dict[str, list[CallShape]] = {}  # matcher_key -> shapes seen with it
 
     def place(self, site: CallSite) -> tuple[PlacedCall, list[Any]]:
         """The call at ``site`` and the errors judging it gave; raises CallSyntaxError."""
@@ -260,40 +242,14 @@ class CallShapes:
         # (its brackets are open there), so that line is its shape or its key to none.
         end = text.find("\n", site.keyword)
         piece = text[site.statement : end if end >= 0 else len(text)]
-        guess = matcher_key(piece)
-        for known in self.by_guess.get(guess, ()):
-            assert known.matcher is not None
-            match = known.matcher.fullmatch(piece)
-            if match is not None:
-                return self._reuse(known, site, match.groups(), match.end)
-        key, holes = shape_of(piece)
-        if key in self.shapes:
-            shape = self.shapes[key]
+        known, hole_texts, end_of = self.finder.find(piece)
+        if known.key in self.shapes:
+            shape = self.shapes[known.key]
         else:
-            shape = self.shapes[key] = self._build(piece, holes)
-        if shape is None:
+            shape = self.shapes[known.key] = self._build(piece, known.holes)
+        # An integer its type does not take is an error: the statement is parsed for real.
+        if shape is None or not known.integers_taken(hole_texts):
             return self._place_exact(site)
-        shape.found += 1
-        if shape.found >= MATCHER_AFTER:
-            if shape.matcher is None:
-                shape.matcher = shape_matcher(*shape.made_from)
-            tried = self.by_guess.setdefault(guess, [])
-            if len(tried) < _MATCHERS_PER_KEY and all(known is not shape for known in tried):
-                tried.append(shape)
-        hole_texts = tuple([piece[start:stop] for start, stop, _ in holes])
-        return self._reuse(shape, site, hole_texts, lambda group: holes[group - 1][1])
-
-    def _reuse(
-        self,
-        shape: CallShape,
-        site: CallSite,
-        hole_texts: tuple[str, ...],
-        end_of: Callable[[int], int],
-    ) -> tuple[PlacedCall, list[Any]]:
-        for hole, type_, digits in shape.int_holes:
-            text = hole_texts[hole]
-            if not (len(text) <= digits and text.isdigit()) and range_error(text, type_):
-                return self._place_exact(site)
         return self._instance(shape, site, hole_texts, end_of), []
 
     def _instance(
@@ -393,7 +349,6 @@ class CallShapes:
         parts: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
-        int_holes: list[tuple[int, str, int]] = []
         position = length = 0
         for index, (start, end, kind) in enumerate(holes):
             sentinel = _sentinel(kind, index)
@@ -404,9 +359,6 @@ class CallShapes:
             length += len(sentinel)
             ends.append(length)
             position = end
-            if kind == "int":
-                type_ = integer_type(piece, end)
-                int_holes.append((index, type_, digits_always_taken(type_)))
         parts.append(piece[position:])
         canonical = "".join(parts)
         for index, (_, _, kind) in enumerate(holes):
@@ -441,9 +393,7 @@ class CallShapes:
             target_at,
             _template(call.target),
             attribute_values,
-            tuple(int_holes),
             {},
-            (piece, holes),
         )
         return None if _leaks(shape) else shape
 
@@ -506,4 +456,4 @@ def _leaks(shape: CallShape) -> bool:
     return any(_SENTINEL.search(text) for text in _strings((kept, report)))
 
 
-__all__ = ["CallShape", "CallShapes", "CallSyntaxError", "PlacedCall", "shape_of"]
+__all__ = ["CallShape", "CallShapes", "CallSyntaxError", "PlacedCall"]

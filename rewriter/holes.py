@@ -35,10 +35,11 @@ of its kind's pattern. ``shape_of``'s scan takes the same steps on both:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .compact import STRING
-from .integers import range_error
+from .integers import digits_always_taken, range_error
 
 _FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
 _INT = r"[-+]?[0-9]+"  # the grammar's INT terminal
@@ -113,12 +114,84 @@ def shape_matcher(piece: str, holes: Sequence[Hole]) -> re.Pattern[str]:
 
 def matcher_key(piece: str) -> str:
     """A cheap guess at a statement's shape, to find the matchers worth trying: the text
-    between its attributes and its location (its types, mostly), which holds no hole in
-    exports. A guess only: the matcher decides."""
+    between its attributes and its location (a call's types), or, with no attributes, the
+    statement without its digits and location. A guess only: the matcher decides."""
     end = piece.rfind(" loc(")
     if end < 0:
         end = len(piece)
-    return piece[piece.rfind("}", 0, end) + 1 : end]
+    brace = piece.rfind("}", 0, end)
+    if brace >= 0:
+        return piece[brace + 1 : end]
+    return piece[:end].translate(_NO_DIGITS)
+
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+MATCHER_AFTER = 64  # statements shape_of finds of a shape before the shape gets a matcher
+_MATCHERS_PER_GUESS = 8  # matchers tried for one guess before shape_of decides
+
+
+@dataclass(eq=False)
+class KnownShape:
+    """A shape seen in a file: the statement it was first seen in, and its matcher once it
+    has been seen often (compiling one costs about what 64 runs of shape_of do, so a shape
+    costs at most twice what the best choice would have)."""
+
+    key: str
+    made_from: str
+    holes: list[Hole]
+    int_holes: tuple[tuple[int, str, int], ...]  # (hole, its type, digits always taken)
+    found: int = 0  # statements shape_of found of this shape
+    matcher: re.Pattern[str] | None = None
+
+    def integers_taken(self, texts: Sequence[str]) -> bool:
+        """Whether each integer hole of a statement (its ``texts``) is a value its type
+        takes (``rewriter/integers.py``): the one value that decides more than its text."""
+        for hole, type_, digits in self.int_holes:
+            text = texts[hole]
+            if not (len(text) <= digits and text.isdigit()) and range_error(text, type_):
+                return False
+        return True
+
+
+class ShapeFinder:
+    """The shapes of one file's statements, by a known shape's matcher when one takes the
+    statement (see the module docstring), else by ``shape_of``."""
+
+    def __init__(self) -> None:
+        self.shapes: dict[str, KnownShape] = {}
+        self._by_guess: dict[str, list[KnownShape]] = {}
+
+    def find(self, piece: str) -> tuple[KnownShape, tuple[str, ...], Callable[[int], int]]:
+        """The shape of ``piece``, its hole texts, and where hole k ends (``end_of(k + 1)``)."""
+        guess = matcher_key(piece)
+        for known in self._by_guess.get(guess, ()):
+            assert known.matcher is not None
+            match = known.matcher.fullmatch(piece)
+            if match is not None:
+                return known, match.groups(), match.end
+        key, holes = shape_of(piece)
+        if key in self.shapes:
+            known = self.shapes[key]
+        else:
+            known = self.shapes[key] = KnownShape(key, piece, holes, _int_holes(piece, holes))
+        known.found += 1
+        if known.found >= MATCHER_AFTER:
+            if known.matcher is None:
+                known.matcher = shape_matcher(known.made_from, known.holes)
+            tried = self._by_guess.setdefault(guess, [])
+            if len(tried) < _MATCHERS_PER_GUESS and all(shape is not known for shape in tried):
+                tried.append(known)
+        texts = tuple([piece[start:end] for start, end, _ in holes])
+        return known, texts, lambda group: holes[group - 1][1]
+
+
+def _int_holes(piece: str, holes: list[Hole]) -> tuple[tuple[int, str, int], ...]:
+    found = []
+    for index, (_, end, kind) in enumerate(holes):
+        if kind == "int":
+            type_ = integer_type(piece, end)
+            found.append((index, type_, digits_always_taken(type_)))
+    return tuple(found)
 
 
 def integer_type(piece: str, end: int) -> str:
@@ -127,13 +200,3 @@ def integer_type(piece: str, end: int) -> str:
     typed = _INT_TYPE.match(piece, end)
     assert typed is not None
     return typed.group(1)
-
-
-def integers_taken(piece: str, holes: list[Hole]) -> bool:
-    """Whether every integer hole of ``piece`` is a value its type takes
-    (``rewriter/integers.py``): the one value that decides more than its own text."""
-    return not any(
-        range_error(piece[start:end], integer_type(piece, end))
-        for start, end, kind in holes
-        if kind == "int"
-    )

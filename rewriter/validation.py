@@ -52,7 +52,7 @@ from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
 from .diagnostics import Diagnostic
-from .holes import integers_taken, shape_of
+from .holes import ShapeFinder
 from .integers import integer_type_width, range_error
 from .source import Source
 from .syntax import parser
@@ -199,14 +199,14 @@ class _Parser:
                 return
 
 
-def _line_shape(line: str) -> str:
+def _line_shape(line: str, shapes: ShapeFinder) -> str:
     """What decides a line's outcome besides the state (point 3): custom call statements
-    and constants by their shape (``call_shapes.shape_of``), other lines with their names
-    blanked."""
+    and constants by their shape (``holes.shape_of``, found by ``shapes``), other lines with
+    their names blanked."""
     if "custom_call" in line or "arith.constant" in line:
-        key, holes = shape_of(line)
+        known, texts, _ = shapes.find(line)
         # The range check reads integers: a line with one its type rejects is its own key.
-        return key if integers_taken(line, holes) else line
+        return known.key if known.integers_taken(texts) else line
     return _VALUE_NAME.sub("%_", line) if "%" in line else line
 
 
@@ -217,6 +217,7 @@ def first_error(source: Source) -> Diagnostic | None:
     parse = _Parser(tables)
     stack: Stack = (tables.start_state,)
     outcomes: dict[tuple[Stack, str], Stack] = {}
+    shapes = ShapeFinder()
     start = 0
     try:
         while start < len(text):
@@ -224,7 +225,7 @@ def first_error(source: Source) -> Diagnostic | None:
             if end - start > LONG_LINE:
                 stack = parse.run(text, start, end, stack)
             else:
-                key = (stack, _line_shape(text[start:end]))
+                key = (stack, _line_shape(text[start:end], shapes))
                 after = outcomes.get(key)
                 if after is None:
                     after = outcomes[key] = parse.run(text, start, end, stack)

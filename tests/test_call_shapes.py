@@ -51,14 +51,14 @@ def assert_same_rewrite(text: str, **options) -> None:
 def outcome_by_matchers(text: str, **options) -> object:
     """``outcome`` with every shape's statements found by its matcher from the second on
     (by default only shapes with dozens of statements get one)."""
-    import rewriter.call_shapes as call_shapes
+    import rewriter.holes as holes
 
-    default = call_shapes.MATCHER_AFTER
-    call_shapes.MATCHER_AFTER = 1
+    default = holes.MATCHER_AFTER
+    holes.MATCHER_AFTER = 1
     try:
         return outcome(text, True, **options)
     finally:
-        call_shapes.MATCHER_AFTER = default
+        holes.MATCHER_AFTER = default
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTS))
