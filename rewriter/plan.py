@@ -162,7 +162,7 @@ def plan_rewrite(
                 placed.module,
                 symbol,
                 extern_type,
-                _logical_type(call, report),
+                _once(memo, "logical_type", _logical_type, call, report),
                 report.operand_perms,
                 report.result_perms,
             )
