@@ -124,6 +124,8 @@ def matcher_key(piece: str) -> str | bytes:
         return piece[brace + 1 : end]
     # bytes.translate deletes at C speed (str.translate looks each character up)
     return piece[:end].encode("utf-8", "surrogatepass").translate(None, b"0123456789")
+
+
 MATCHER_AFTER = 64  # statements shape_of finds of a shape before the shape gets a matcher
 _MATCHERS_PER_GUESS = 8  # matchers tried for one guess before shape_of decides
 
