@@ -117,46 +117,83 @@ def plan_rewrite(
             selected.append(placed)
 
     targets_called = [placed.target for placed in selected if placed is not None]
-    symbols = SymbolNamer(scan.symbols, targets_called, abi.prefix)
-    values = ValueNamer(scan.values)
     first_break = source.text.find("\n")  # new lines end like the file's first line
     newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
-    # module -> {symbol: declaration line or layout wrapper}
-    declarations: dict[int, dict[str, str | Wrapper]] = {}
-    wrappers: dict[tuple[object, ...], str] = {}
-    facts_by_symbol: dict[tuple[int, str], ExternFacts | None] = {}
+    externs = _Externs(SymbolNamer(scan.symbols, targets_called, abi.prefix), abi, newline)
+    values = ValueNamer(scan.values)
     for index, entry in enumerate(selected):
         assert entry is not None
         selected[index] = None  # each call's own texts are freed once its edit is made
         placed = entry
-        call, report = placed.call, placed.report
-        # What the shape alone decides is worked out once per shape.
-        memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
-        extern_type = _once(memo, "extern_type", _extern_type, report)
-        symbol, why = symbols.name(placed.target, extern_type)
-        if why:
+        form, renamed, differs = externs.decide(placed)
+        report = placed.report
+        if renamed:
             message = (
-                f"custom call target '{placed.target}' becomes extern @{symbol} "
-                f"({abi.describe(symbol)}): {why}"
+                f"custom call target '{placed.target}' becomes extern @{report.symbol} "
+                f"({abi.describe(report.symbol)}): {renamed}"
             )
             plan.warnings.append(
                 Diagnostic.at(source, placed.target_start, message, severity="warning")
             )
-        report.symbol = symbol
-        module_declarations = declarations.setdefault(placed.module, {})
-        if symbol not in module_declarations:
-            module_declarations[symbol] = _declaration(report, symbol, abi)
-        first_facts = facts_by_symbol.setdefault((placed.module, symbol), report.ffi_facts)
-        if first_facts is not report.ffi_facts and first_facts != report.ffi_facts:
+        if differs:
             message = (
-                f"this call of @{placed.target} shares extern @{symbol} with an earlier call "
-                "but differs from it in what an XLA FFI handler sees (attribute names, "
+                f"this call of @{placed.target} shares extern @{report.symbol} with an earlier "
+                "call but differs from it in what an XLA FFI handler sees (attribute names, "
                 "signedness, layouts or shapes); FFI adapters follow the first call"
             )
             plan.warnings.append(
                 Diagnostic.at(source, placed.target_start, message, severity="warning")
             )
-        callee = symbol
+        callee = report.wrapper or report.symbol
+        plan.edits.append(Edit(placed.start, placed.end, form.text(placed, callee, values)))
+    for module_index, decls in externs.declarations.items():
+        plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
+    return plan
+
+
+class _Externs:
+    """The externs and layout wrappers of one file, and which one each call goes to.
+
+    A shape's calls of one target in one module go to the same extern and wrapper with the
+    same replacement pattern: decided for the first, remembered for the others."""
+
+    def __init__(self, symbols: SymbolNamer, abi: Abi, newline: str):
+        self.symbols = symbols
+        self.abi = abi
+        self.newline = newline
+        # module -> {symbol: declaration line or layout wrapper}
+        self.declarations: dict[int, dict[str, str | Wrapper]] = {}
+        self.wrappers: dict[tuple[object, ...], str] = {}
+        self.first_facts: dict[tuple[int, str], ExternFacts | None] = {}
+        self.decided: dict[tuple[int, str, int], tuple[str, str | None, ReplacementForm, bool]]
+        self.decided = {}
+
+    def decide(self, placed: PlacedCall) -> tuple[ReplacementForm, str | None, bool]:
+        """Set the call's ``symbol`` and ``wrapper``; its replacement pattern, why its extern
+        is not named after its target (the first time only), and whether it differs from
+        the first call of its extern in what an FFI handler sees."""
+        report = placed.report
+        key = (id(placed.shape), placed.target, placed.module)
+        if placed.shape is not None and key in self.decided:
+            report.symbol, report.wrapper, form, differs = self.decided[key]
+            return form, None, differs
+        form, renamed, differs = self._first(placed)
+        if placed.shape is not None:
+            self.decided[key] = (report.symbol, report.wrapper, form, differs)
+        return form, renamed, differs
+
+    def _first(self, placed: PlacedCall) -> tuple[ReplacementForm, str | None, bool]:
+        call, report, abi = placed.call, placed.report, self.abi
+        # What the shape alone decides is worked out once per shape.
+        memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
+        extern_type = _once(memo, "extern_type", _extern_type, report)
+        symbol, renamed = self.symbols.name(placed.target, extern_type)
+        report.symbol = symbol
+        module_declarations = self.declarations.setdefault(placed.module, {})
+        if symbol not in module_declarations:
+            module_declarations[symbol] = _declaration(report, symbol, abi)
+        first = self.first_facts.setdefault((placed.module, symbol), report.ffi_facts)
+        differs = first is not report.ffi_facts and first != report.ffi_facts
         if not _once(memo, "identity", _keeps_layouts, report):
             key = (
                 placed.module,
@@ -166,10 +203,12 @@ def plan_rewrite(
                 report.operand_perms,
                 report.result_perms,
             )
-            if key not in wrappers:
-                wrappers[key] = symbols.fresh(f"{symbol[len(abi.prefix) :]}_layout")
-                module_declarations[wrappers[key]] = Wrapper(
-                    wrappers[key],
+            if key not in self.wrappers:
+                wrapper = self.wrappers[key] = self.symbols.fresh(
+                    f"{symbol[len(abi.prefix) :]}_layout"
+                )
+                module_declarations[wrapper] = Wrapper(
+                    wrapper,
                     symbol,
                     call.input_types,
                     report.operand_perms,
@@ -178,7 +217,7 @@ def plan_rewrite(
                     report.result_perms,
                     report.parameter_order,
                 )
-            callee = report.wrapper = wrappers[key]
+            report.wrapper = self.wrappers[key]
         # The wrapper takes the contract order and reorders for the extern itself.
         order = () if report.wrapper else report.parameter_order
         form = _once(
@@ -187,14 +226,11 @@ def plan_rewrite(
             replacement_form,
             call,
             report.attributes,
-            newline,
+            self.newline,
             order,
             placed.fields,
         )
-        plan.edits.append(Edit(placed.start, placed.end, form.text(placed, callee, values)))
-    for module_index, decls in declarations.items():
-        plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
-    return plan
+        return form, renamed, differs
 
 
 def _once(memo: dict[object, Any], key: object, compute: Callable[..., Any], *args: Any) -> Any:
