@@ -241,3 +241,35 @@ def test_a_chosen_linking_is_not_changed(tmp_path):
     source.write_text(rewriter.rewrite(text, abi="iree").text)
     with pytest.raises(BuildError, match="undefined symbol: sin"):
         compile_module(source, extra_args=("--iree-llvmcpu-link-embedded=true",))
+
+
+@pytest.mark.toolchain("ld")
+def test_f64_cbrt_keeps_zeros_infinities_and_nan(tmp_path):
+    """IREE cannot compile f64 cbrt; rewriter.iree computes sign(x) * pow(|x|, 1/3)
+    (rewriter/iree/exact_math.py), which must keep cbrt's special values."""
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 8.0, -27.0, 1e-300, -1e300])
+    with jax.enable_x64(True):
+        text = jax.export.export(jax.jit(jnp.cbrt))(x).mlir_module()
+        expected = np.asarray(jax.jit(jnp.cbrt)(x))
+    source = tmp_path / "cbrt.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    vmfb = tmp_path / "cbrt.vmfb"
+    compile_module(source, vmfb)
+    got = load(vmfb, imports={}).main(x)
+    np.testing.assert_allclose(got, expected, rtol=F64_RTOL, atol=0)
+    assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.toolchain("ld")
+def test_f32_atan2_is_linked_with_libm_from_the_start(tmp_path):
+    """f32 atan2 is computed with f64 libm's atan2 (IREE's own is 16 ulp off XLA's), so the
+    module is a system library; a chosen embedded linking stays, and lacks atan2."""
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    text = jax.export.export(jax.jit(jnp.arctan2))(x, x[::-1]).mlir_module()
+    source = tmp_path / "atan2.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    vmfb = tmp_path / "atan2.vmfb"
+    compile_module(source, vmfb)
+    assert executable_formats(vmfb) == {f"system-elf-{ARCH}"}
+    with pytest.raises(BuildError, match="undefined symbol: atan2"):
+        compile_module(source, extra_args=("--iree-llvmcpu-link-embedded=true",))
