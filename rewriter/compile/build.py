@@ -64,7 +64,7 @@ def compile_module(
         prepared, entries = prepare(text)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
-        pipeline = stages(library_calls, convolutions_as_products=library is not None)
+        pipeline = stages(library_calls)
         for index, stage in enumerate(pipeline, start=1):
             following = work / f"{index}-{stage.name}{stage.output_suffix}"
             try:
