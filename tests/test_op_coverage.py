@@ -290,15 +290,9 @@ PATHS = {"compile": run_compiled, "iree": run_iree}
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
-# f64 libm functions (and f32 atan2 and f64 cbrt, which rewriter.iree computes with them):
-# IREE links them as a system library, with the system's linker.
-SYSTEM_LINKED = {
-    "float64_functions",
-    "float32_arctan2",
-    "float64_arctan2",
-    "float64_cbrt",
-    "complex128_functions",
-}
+# f64 libm functions (and f32 atan2, which rewriter.iree computes with f64's): IREE links
+# them as a system library, with the system's linker.
+SYSTEM_LINKED = {"float64_functions", "float32_arctan2", "float64_arctan2", "complex128_functions"}
 
 
 def _native_tools(name: str, path: str) -> tuple[str, ...]:

@@ -9,8 +9,10 @@
   ``cbrt`` over normal f64 values from 1e-300 to 1e300; ``sign`` keeps -0, NaN and the
   infinities. Only static shapes (the constant 1/3 is a splat of the operand's shape).
 
-Both need libm's f64 functions, which IREE's embedded linking lacks: a module where either
-was rewritten is linked as a system library (``build.py``).
+f64 ``atan2`` is not in IREE's embedded libm, so a module whose f32 ``atan2`` was widened is
+linked as a system library (``build.py``); when that cannot be (cross-compiling, or an
+embedded linking the caller chose) f32 ``atan2`` is left to IREE. ``pow`` is in the
+embedded libm: ``cbrt`` needs no system linking.
 """
 
 from __future__ import annotations
@@ -18,19 +20,21 @@ from __future__ import annotations
 from typing import Any
 
 
-def make_math_exact(module: Any) -> int:
+def make_math_exact(module: Any, atan2_in_f64: bool = True) -> bool:
     """Rewrite, in place, the ops of the ``iree.compiler.ir`` module that IREE would get
-    wrong or reject; return how many were rewritten."""
+    wrong or reject (f32 ``atan2`` only with ``atan2_in_f64``); return whether the module
+    now needs libm's f64 ``atan2`` (a system library)."""
     from iree.compiler import ir
 
     found: list[Any] = []
 
     def visit(operation):
-        if _needs_rewrite(ir, operation):
+        if _needs_rewrite(ir, operation) and (atan2_in_f64 or operation.name != "stablehlo.atan2"):
             found.append(operation)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+    widened = any(operation.name == "stablehlo.atan2" for operation in found)
     for operation in found:
         with ir.InsertionPoint(operation), operation.location:
             if operation.name == "stablehlo.atan2":
@@ -39,7 +43,7 @@ def make_math_exact(module: Any) -> int:
                 result = _cbrt_by_pow(ir, operation)
         operation.results[0].replace_all_uses_with(result)
         operation.erase()
-    return len(found)
+    return widened
 
 
 def _needs_rewrite(ir, operation) -> bool:
