@@ -1,8 +1,11 @@
 """The external tools of the compiled path, and running one stage of it.
 
 StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
-``iree-base-compiler``); between bufferization and loops the matrix products become BLAS
-calls (``library_calls.py``, in IREE's Python bindings). LLVM dialect, LLVM IR and the
+``iree-base-compiler``); between bufferization and loops the matrix products and 2-D
+convolutions become BLAS calls (``library_calls.py``, in IREE's Python bindings) and
+reductions over outer dimensions get a contiguous innermost loop (``loop_order.py``);
+copies between views become loops (``iree-codegen-memrefcopy-to-linalg``) rather than
+calls of MLIR's element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the
 shared object come from upstream MLIR and clang (Debian ``mlir-22-tools`` and
 ``clang-22``). The two MLIR versions only agree on the generic op form, so the hand-over
 between them is printed generically.
