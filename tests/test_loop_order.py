@@ -55,6 +55,25 @@ def test_a_reduction_over_the_last_dimension_is_left_alone():
     assert contiguous_innermost(ROW_SUM) == ROW_SUM
 
 
+# A 0-d operation (a scalar computed as a linalg.generic without dimensions).
+SCALAR = """\
+func.func @f(%x: memref<f32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>],
+                  iterator_types = []}
+      ins(%x : memref<f32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+"""
+
+
+def test_an_operation_without_dimensions_is_left_alone():
+    assert contiguous_innermost(SCALAR) == SCALAR
+
+
 def test_a_body_that_reads_its_indices_is_left_alone():
     with_index = SPATIAL_SUM.replace(
         "    %s = arith.addf %acc, %in : f32\n",

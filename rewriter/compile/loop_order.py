@@ -58,7 +58,7 @@ def _better_order(ir, operation) -> list[int] | None:
     if any(not isinstance(value.type, ir.MemRefType) for value in operation.operands):
         return None
     iterators = _iterators(ir, operation)
-    if iterators[-1] != "reduction" or "parallel" not in iterators:
+    if not iterators or iterators[-1] != "reduction" or "parallel" not in iterators:
         return None
     if _uses_indices(operation):
         return None
