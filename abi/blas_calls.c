@@ -16,8 +16,17 @@
  *   RW_BLAS_INT                       the BLAS's integer type (int64_t or int32_t)
  * Operands whose strides no gemm call can express (neither dimension contiguous),
  * and sizes beyond the BLAS's integers, take a plain loop instead.
+ *
+ * A 2-D convolution (linalg.conv_2d_nhwc_hwcf, its input already padded) is a product
+ * too: each output pixel's row of the img2col matrix (kh, kw, c) times the filter seen as
+ * a (kh * kw * c) x f matrix. The rows are gathered a chunk at a time into a buffer that
+ * stays in the caches, and each chunk is one gemm, instead of writing the whole img2col
+ * matrix to memory and reading it back (IREE's img2col did that, and the gemm spent as
+ * long packing the matrix again as multiplying it).
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifndef RW_BLAS_INT
 #error "define RW_BLAS_INT, RW_CBLAS_PREFIX and RW_CBLAS_SUFFIX"
@@ -58,6 +67,14 @@ typedef struct {
     int64_t sizes[3];
     int64_t strides[3];
 } view3;
+
+typedef struct {
+    char *allocated;
+    char *aligned;
+    int64_t offset;
+    int64_t sizes[4];
+    int64_t strides[4];
+} view4;
 
 typedef enum { F32, F64, C64, C128 } element;
 
@@ -205,6 +222,88 @@ static void batch_matmul_shared(view3 *a, view2 *b, view3 *c, int32_t ta, int32_
                 type);
 }
 
+/* The img2col rows of one chunk, in bytes: within the caches (the gemm reads them right
+ * after they are written), yet a gemm large enough that its calls are few and the BLAS's
+ * threads have work (128 KB to 1 MB measured alike with one thread). */
+enum { CHUNK_BYTES = 1024 * 1024 };
+
+/* Copy `count` elements, `stride` elements apart in `from`, to consecutive places of `to`. */
+static char *gather(char *to, const char *from, int64_t count, int64_t stride, int64_t size) {
+    if (stride == 1) {
+        memcpy(to, from, (size_t)(count * size));
+        return to + count * size;
+    }
+    for (int64_t i = 0; i < count; ++i, to += size)
+        memcpy(to, from + i * stride * size, (size_t)size);
+    return to;
+}
+
+/* out[n, y, x, f] += sum over (i, j, c) of in[n, y * sy + i * dy, x * sx + j * dx, c] *
+ * filter[i, j, c, f], in that order of (i, j, c) for every element. */
+static void conv2d(view4 *in, view4 *filter, view4 *out, int64_t sy, int64_t sx, int64_t dy,
+                   int64_t dx, element type) {
+    const int64_t size = element_size[type];
+    const int64_t *is = in->strides, *fs = filter->strides, *os = out->strides;
+    int64_t kh = filter->sizes[0], kw = filter->sizes[1], c = filter->sizes[2];
+    int64_t f = filter->sizes[3], k = kh * kw * c;
+    int64_t height = out->sizes[1], width = out->sizes[2];
+    if (out->sizes[0] == 0 || height == 0 || width == 0 || f == 0 || k == 0)
+        return;
+    /* The filter as a k x f matrix: its (i, j, c) rows must be evenly spaced, else copy it. */
+    char *weights = filter->aligned + filter->offset * size, *packed = NULL;
+    int64_t row_stride = fs[2];
+    if (!(fs[1] == c * fs[2] && fs[0] == kw * fs[1])) {
+        packed = malloc((size_t)(k * f * size));
+        char *to = packed;
+        for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j)
+                for (int64_t ch = 0; ch < c; ++ch)
+                    to = gather(to, weights + (i * fs[0] + j * fs[1] + ch * fs[2]) * size, f,
+                                fs[3], size);
+        weights = packed;
+        row_stride = f;
+    }
+    matrix shared = {weights, k, f, row_stride, packed ? 1 : fs[3]};
+    /* Output pixels (y, x) are rows of one matrix when rows of x follow each other evenly;
+     * otherwise a chunk holds the pixels of one y. */
+    int64_t pixels = height * width, chunk = CHUNK_BYTES / (k * size);
+    if (chunk < 1)
+        chunk = 1;
+    if (os[1] != width * os[2] && chunk > width)
+        chunk = width;
+    char *rows = malloc((size_t)(chunk * k * size));
+    /* Taps j of one (y, x, i) are contiguous when x's channels are and dx steps one pixel. */
+    int64_t run = is[3] == 1 && dx * is[2] == c ? kw * c : c;
+    for (int64_t n = 0; n < out->sizes[0]; ++n)
+        for (int64_t first = 0, count; first < pixels; first += count) {
+            count = pixels - first < chunk ? pixels - first : chunk;
+            if (os[1] != width * os[2] && count > width - first % width)
+                count = width - first % width;
+            char *to = rows;
+            for (int64_t p = first; p < first + count; ++p) {
+                int64_t y = p / width, x = p % width;
+                for (int64_t i = 0; i < kh; ++i) {
+                    const char *line = in->aligned +
+                                       (in->offset + n * is[0] + (y * sy + i * dy) * is[1] +
+                                        x * sx * is[2]) * size;
+                    if (run == kw * c) {
+                        to = gather(to, line, run, 1, size);
+                        continue;
+                    }
+                    for (int64_t j = 0; j < kw; ++j)
+                        to = gather(to, line + j * dx * is[2] * size, c, is[3], size);
+                }
+            }
+            int64_t y = first / width, x = first % width;
+            matrix a = {rows, count, k, k, 1};
+            matrix o = {out->aligned + (out->offset + n * os[0] + y * os[1] + x * os[2]) * size,
+                        count, f, os[2], os[3]};
+            product(a, shared, o, type);
+        }
+    free(rows);
+    free(packed);
+}
+
 #define RW_ENTRIES(suffix, type)                                                              \
     void _mlir_ciface_rw_blas_matmul_##suffix(view2 *a, view2 *b, view2 *c, int32_t ta,         \
                                               int32_t tb) {                                   \
@@ -217,6 +316,10 @@ static void batch_matmul_shared(view3 *a, view2 *b, view3 *c, int32_t ta, int32_
     void _mlir_ciface_rw_blas_batch_matmul_shared_##suffix(view3 *a, view2 *b, view3 *c,        \
                                                            int32_t ta, int32_t tb) {          \
         batch_matmul_shared(a, b, c, ta, tb, type);                                           \
+    }                                                                                         \
+    void _mlir_ciface_rw_blas_conv2d_##suffix(view4 *in, view4 *filter, view4 *out, int64_t sy, \
+                                              int64_t sx, int64_t dy, int64_t dx) {           \
+        conv2d(in, filter, out, sy, sx, dy, dx, type);                                        \
     }
 
 RW_ENTRIES(f32, F32)

@@ -241,3 +241,56 @@ def test_a_chosen_linking_is_not_changed(tmp_path):
     source.write_text(rewriter.rewrite(text, abi="iree").text)
     with pytest.raises(BuildError, match="undefined symbol: sin"):
         compile_module(source, extra_args=("--iree-llvmcpu-link-embedded=true",))
+
+
+def test_f64_cbrt_keeps_zeros_infinities_and_nan(tmp_path):
+    """IREE cannot compile f64 cbrt; rewriter.iree computes sign(x) * pow(|x|, 1/3)
+    (rewriter/iree/exact_math.py), which must keep cbrt's special values. pow is in the
+    embedded linking's libm: the module stays embedded."""
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 8.0, -27.0, 1e-300, -1e300])
+    with jax.enable_x64(True):
+        text = jax.export.export(jax.jit(jnp.cbrt))(x).mlir_module()
+        expected = np.asarray(jax.jit(jnp.cbrt)(x))
+    source = tmp_path / "cbrt.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    vmfb = tmp_path / "cbrt.vmfb"
+    compile_module(source, vmfb)
+    assert executable_formats(vmfb) == {f"embedded-elf-{ARCH}"}
+    got = load(vmfb, imports={}).main(x)
+    np.testing.assert_allclose(got, expected, rtol=F64_RTOL, atol=0)
+    assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.fixture(scope="module")
+def f32_atan2(tmp_path_factory) -> Path:
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    text = jax.export.export(jax.jit(jnp.arctan2))(x, x[::-1]).mlir_module()
+    source = tmp_path_factory.mktemp("atan2") / "atan2.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    return source
+
+
+@pytest.mark.toolchain("ld")
+def test_f32_atan2_is_linked_with_libm_from_the_start(f32_atan2, tmp_path):
+    """f32 atan2 is computed with libm's f64 atan2 (IREE's own is 16 ulp off XLA's), which
+    the embedded linking lacks: the module is a system library."""
+    vmfb = tmp_path / "atan2.vmfb"
+    compile_module(f32_atan2, vmfb)
+    assert executable_formats(vmfb) == {f"system-elf-{ARCH}"}
+
+
+@pytest.mark.parametrize(
+    ("options", "form"),
+    [
+        ({"extra_args": ("--iree-llvmcpu-link-embedded=true",)}, f"embedded-elf-{ARCH}"),
+        ({"triple": "aarch64-linux-gnu"}, "embedded-elf-arm_64"),
+    ],
+)
+def test_f32_atan2_stays_iree_s_own_where_no_system_library_can_be(
+    f32_atan2, tmp_path, options, form
+):
+    """With embedded linking chosen, or cross-compiled, libm's atan2 cannot be linked: the
+    module keeps IREE's f32 atan2 and compiles."""
+    vmfb = tmp_path / "atan2.vmfb"
+    compile_module(f32_atan2, vmfb, **options)
+    assert executable_formats(vmfb) == {form}

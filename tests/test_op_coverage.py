@@ -95,6 +95,16 @@ def arctan2(x, y):
     return jnp.arctan2(x, y), jnp.arctan2(-y, x)
 
 
+def cube_root(x):
+    return jnp.cbrt(x)
+
+
+def wide_range(rng, shape, dtype):
+    """Both signs, magnitudes from 1e-100 to 1e100 (normal f64 numbers)."""
+    signs = rng.choice(np.array([-1.0, 1.0]), shape)
+    return (signs * 10.0 ** rng.uniform(-100, 100, shape)).astype(dtype)
+
+
 def booleans(a, b, x):
     return a & ~b, a ^ b, jnp.where(a, x, -x), x > 0, jnp.logical_not(a).sum()
 
@@ -208,6 +218,7 @@ PROGRAMS = {
     "float64_arctan2": Program(
         arctan2, lambda r: [normal(r, (4, 6), np.float64), normal(r, (4, 6), np.float64)], x64=True
     ),
+    "float64_cbrt": Program(cube_root, lambda r: [wide_range(r, (4, 6), np.float64)], x64=True),
     "bool": Program(
         booleans,
         lambda r: [r.random((3, 4)) < 0.5, r.random((3, 4)) < 0.5, normal(r, (3, 4), np.float32)],
@@ -276,14 +287,12 @@ PATHS = {"compile": run_compiled, "iree": run_iree}
 
 # What does not agree yet, and why: expected to fail (strictly: a fix makes the test fail
 # until it is taken off this list). docs/paths.md lists the same.
-KNOWN_GAPS = {
-    ("float32_arctan2", "iree"): "IREE 3.13 expands f32 atan2 into a polynomial that is up "
-    "to 16 ulp (1.7e-6 relative) off XLA's; the standalone path widens it to f64",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
-# f64 libm functions: IREE links them as a system library, with the system's linker.
-SYSTEM_LINKED = {"float64_functions", "float64_arctan2", "complex128_functions"}
+# f64 libm functions (and f32 atan2, which rewriter.iree computes with f64's): IREE links
+# them as a system library, with the system's linker.
+SYSTEM_LINKED = {"float64_functions", "float32_arctan2", "float64_arctan2", "complex128_functions"}
 
 
 def _native_tools(name: str, path: str) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources, externs_of
 from .entries import Entry, metadata_source, prepare
 from .library_calls import route_products_to_blas, widen_f32_atan2
+from .loop_order import contiguous_innermost
 from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
 
 PORTABLE = "generic"
@@ -50,7 +51,7 @@ def compile_module(
     called: set[str] = set()
 
     def library_calls(module: str) -> str:
-        module = widen_f32_atan2(module)
+        module = contiguous_innermost(widen_f32_atan2(module))
         if library is None:
             return module
         routed = route_products_to_blas(module)
@@ -64,7 +65,7 @@ def compile_module(
         prepared, entries = prepare(text)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
-        pipeline = stages(library_calls, convolutions_as_products=library is not None)
+        pipeline = stages(library_calls)
         for index, stage in enumerate(pipeline, start=1):
             following = work / f"{index}-{stage.name}{stage.output_suffix}"
             try:

@@ -9,9 +9,13 @@ on the memref descriptors as they are, strides included. Operands are cast to fu
 dynamic strided memrefs, so one declaration serves every shape; an operand that the op's
 ``indexing_maps`` read transposed is passed as stored, with its flag set. A
 ``linalg.generic`` that multiplies and adds with the maps of one of these products is one
-too; so is the product of a batch of matrices by one shared matrix (what IREE's img2col
-makes of a 2-D convolution), ``@rw_blas_batch_matmul_shared_<t>``. Anything else (integer
-or 16-bit floats, mixed element types, other maps or bodies) stays for the loops.
+too; so is the product of a batch of matrices by one shared matrix,
+``@rw_blas_batch_matmul_shared_<t>``. A 2-D convolution (``linalg.conv_2d_nhwc_hwcf``, the
+form IREE gives every 2-D convolution of jax, its padding already applied) becomes
+``@rw_blas_conv2d_<t>(input, filter, output, stride_h, stride_w, dilation_h, dilation_w)``,
+which gathers the img2col rows a cache-sized chunk at a time and multiplies each chunk by
+the filter with gemm. Anything else (integer or 16-bit floats, mixed element types, other
+maps or bodies) stays for the loops.
 
 IREE's math transform, which the next stage runs, replaces f32 math functions by
 polynomials; its ``atan2`` is up to about 10 units in the last place off (XLA's is within
@@ -69,7 +73,7 @@ def route_products_to_blas(text: str) -> LibraryCalls:
 
     context = ir.Context()
     module = ir.Module.parse(text, context)
-    products: list[tuple[Any, str, tuple[int, int]]] = []
+    products: list[tuple[Any, str, tuple[tuple[int, int], ...]]] = []
 
     def visit(operation):
         found = _blas_product(ir, operation)
@@ -81,24 +85,25 @@ def route_products_to_blas(text: str) -> LibraryCalls:
     if not products:
         return LibraryCalls(text)
     _check_free(ir, module)
-    called: dict[str, tuple[int, ...]] = {}
+    called: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
     with context:
-        for operation, helper, (transpose_a, transpose_b) in products:
+        for operation, helper, scalars in products:
             with ir.Location.unknown(), ir.InsertionPoint(operation):
                 location = operation.location
                 operands = [_dynamic_cast(ir, value, location) for value in operation.operands]
-                flags = [_i32(ir, flag, location) for flag in (transpose_a, transpose_b)]
+                flags = [_integer(ir, value, width, location) for value, width in scalars]
                 ir.Operation.create(
                     "func.call",
                     operands=[*operands, *flags],
                     attributes={"callee": ir.FlatSymbolRefAttr.get(helper)},
                     loc=location,
                 )
-            called[helper] = tuple(len(value.type.shape) for value in operation.operands)
+            ranks = tuple(len(value.type.shape) for value in operation.operands)
+            called[helper] = (ranks, tuple(width for _, width in scalars))
             operation.erase()
         start = ir.InsertionPoint.at_block_begin(module.body)
         for helper in sorted(called):
-            start.insert(ir.Operation.parse(_declaration(helper, called[helper]), context=context))
+            start.insert(ir.Operation.parse(_declaration(helper, *called[helper]), context=context))
     return LibraryCalls(module.operation.get_asm(enable_debug_info=True), set(called))
 
 
@@ -146,15 +151,23 @@ def _named(attributes):
     return ((name, attributes[name]) for name in attributes)
 
 
-def _blas_product(ir, operation) -> tuple[str, tuple[int, int]] | None:
-    """(helper, (transpose_a, transpose_b)) when BLAS computes ``operation``, else None."""
-    if len(operation.operands) != 3 or "indexing_maps" not in operation.attributes:
+def _blas_product(ir, operation) -> tuple[str, tuple[tuple[int, int], ...]] | None:
+    """(helper, its scalar arguments as (value, bit width)) when BLAS computes
+    ``operation``, else None. A product's scalars are its (transpose_a, transpose_b)
+    flags (i32), a convolution's its strides and dilations (i64)."""
+    if len(operation.operands) != 3:
         return None
     types = [value.type for value in operation.operands]
     if not all(isinstance(t, ir.MemRefType) for t in types):
         return None
     elements = {str(t.element_type) for t in types}
     if len(elements) != 1 or next(iter(elements)) not in ELEMENTS:
+        return None
+    suffix = ELEMENTS[next(iter(elements))]
+    if operation.name == "linalg.conv_2d_nhwc_hwcf":
+        steps = [_pair(ir, operation, name) for name in ("strides", "dilations")]
+        return f"{PREFIX}conv2d_{suffix}", tuple((v, 64) for pair in steps for v in pair)
+    if "indexing_maps" not in operation.attributes:
         return None
     written = [
         str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(operation.attributes["indexing_maps"])
@@ -172,8 +185,16 @@ def _blas_product(ir, operation) -> tuple[str, tuple[int, int]] | None:
     for name, maps in candidates:
         flags = [choices.get(text) for choices, text in zip(maps, written, strict=True)]
         if flags[0] is not None and flags[1] is not None and flags[2] is not None:
-            return f"{PREFIX}{name}_{ELEMENTS[next(iter(elements))]}", (flags[0], flags[1])
+            return f"{PREFIX}{name}_{suffix}", ((flags[0], 32), (flags[1], 32))
     return None
+
+
+def _pair(ir, operation, name: str) -> tuple[int, int]:
+    """A convolution's (height, width) ``strides`` or ``dilations``; 1 when not given."""
+    if name not in operation.attributes:
+        return 1, 1
+    height, width = (int(v) for v in ir.DenseIntElementsAttr(operation.attributes[name]))
+    return height, width
 
 
 def _multiplies_and_adds(operation) -> bool:
@@ -201,12 +222,12 @@ def _dynamic_cast(ir, value, location):
     ).result
 
 
-def _i32(ir, value: int, location):
-    i32 = ir.IntegerType.get_signless(32)
+def _integer(ir, value: int, width: int, location):
+    kind = ir.IntegerType.get_signless(width)
     return ir.Operation.create(
         "arith.constant",
-        results=[i32],
-        attributes={"value": ir.IntegerAttr.get(i32, value)},
+        results=[kind],
+        attributes={"value": ir.IntegerAttr.get(kind, value)},
         loc=location,
     ).result
 
@@ -217,10 +238,13 @@ def _dynamic_memref(rank: int, element: str) -> str:
     return f"memref<{sizes}{element}, strided<[{strides}], offset: ?>>"
 
 
-def _declaration(helper: str, ranks: tuple[int, ...]) -> str:
+def _declaration(helper: str, ranks: tuple[int, ...], widths: tuple[int, ...]) -> str:
     element = next(e for e, short in ELEMENTS.items() if helper.endswith(f"_{short}"))
-    memrefs = ", ".join(_dynamic_memref(rank, element) for rank in ranks)
-    return f"func.func private @{helper}({memrefs}, i32, i32) attributes {{llvm.emit_c_interface}}"
+    parameters = [_dynamic_memref(rank, element) for rank in ranks]
+    parameters += [f"i{width}" for width in widths]
+    return (
+        f"func.func private @{helper}({', '.join(parameters)}) attributes {{llvm.emit_c_interface}}"
+    )
 
 
 def _check_free(ir, module) -> None:

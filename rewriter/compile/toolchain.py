@@ -1,8 +1,11 @@
 """The external tools of the compiled path, and running one stage of it.
 
 StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
-``iree-base-compiler``); between bufferization and loops the matrix products become BLAS
-calls (``library_calls.py``, in IREE's Python bindings). LLVM dialect, LLVM IR and the
+``iree-base-compiler``); between bufferization and loops the matrix products and 2-D
+convolutions become BLAS calls (``library_calls.py``, in IREE's Python bindings) and
+reductions over outer dimensions get a contiguous innermost loop (``loop_order.py``);
+copies between views become loops (``iree-codegen-memrefcopy-to-linalg``) rather than
+calls of MLIR's element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the
 shared object come from upstream MLIR and clang (Debian ``mlir-22-tools`` and
 ``clang-22``). The two MLIR versions only agree on the generic op form, so the hand-over
 between them is printed generically.
@@ -34,7 +37,10 @@ BUFFERIZE = (
     "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}, "
     "func.func(iree-linalg-ext-to-loops))"
 )
-LOOPS = "builtin.module(func.func(iree-codegen-math-transform), convert-linalg-to-loops)"
+LOOPS = (
+    "builtin.module(func.func(iree-codegen-memrefcopy-to-linalg, iree-codegen-math-transform), "
+    "convert-linalg-to-loops)"
+)
 
 # ownership-based deallocation makes the compiled code free what it allocates; results
 # returned to the caller are owned by the caller (cloned where needed). Complex arithmetic
@@ -77,20 +83,9 @@ class TextStage:
     output_suffix: str = ".mlir"
 
 
-# With a BLAS, 2-D convolutions become img2col + a product (after fusion, which would
-# otherwise fold the img2col copy into the product).
-IMG2COL = "func.func(iree-global-opt-convert-conv2d-to-img2col), one-shot-bufferize{"
-
-
-def stages(
-    library_calls: Callable[[str], str], convolutions_as_products: bool = False
-) -> tuple[Stage | TextStage, ...]:
+def stages(library_calls: Callable[[str], str]) -> tuple[Stage | TextStage, ...]:
     """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls)."""
-    bufferize = STAGES[1]
-    if convolutions_as_products:
-        arguments = tuple(a.replace("one-shot-bufferize{", IMG2COL) for a in bufferize.arguments)
-        bufferize = Stage(bufferize.name, bufferize.tool, arguments, bufferize.output_suffix)
-    return (STAGES[0], bufferize, TextStage("library-calls", library_calls), *STAGES[2:])
+    return (STAGES[0], STAGES[1], TextStage("library-calls", library_calls), *STAGES[2:])
 
 
 STAGES = (

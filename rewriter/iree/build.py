@@ -18,7 +18,10 @@ A module whose f64 math needs a libm function that IREE's embedded linking lacks
 ``cos``, ``tanh``, ``atan2`` on f64, ...: "iree-lld: error: undefined symbol: sin") is
 compiled again with ``--iree-llvmcpu-link-embedded=false``: its executables become system
 shared libraries, and those functions come from the C library of the process that loads
-them (``iree.runtime`` in Python).
+them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE gets wrong or
+cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
+``atan2``, so its module is linked as a system library from the start (and when that
+cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -36,6 +39,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
 
 COMPILE_FLAGS = (
@@ -107,10 +111,14 @@ def compile_module(
         raise BuildError("cannot read: not UTF-8 text") from None
     with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
         embedded = Path(folder) / "module.mlirbc"
-        signatures = _write_with_metadata(text, embedded)
         vmfb = Path(folder) / "module.vmfb"
         command = [find_tool("iree-compile"), *COMPILE_FLAGS, *target_flags(cpu, triple)]
         command += extra_args
+        # A system library is one for this machine, and only when the caller allows it.
+        system_library_allowed = triple is None and not _embedded_chosen(command)
+        signatures, libm_needed = _write_with_metadata(text, embedded, system_library_allowed)
+        if libm_needed and not _linking_chosen(command):
+            command.append(SYSTEM_LINKING)
         done = _run([*command, str(embedded), "-o", str(vmfb)])
         if done.returncode != 0 and _needs_system_libm(done.stderr, command):
             command.append(SYSTEM_LINKING)
@@ -131,13 +139,26 @@ def _needs_system_libm(stderr: str, command: list[str]) -> bool:
     """Whether the embedded link failed only for want of libm functions (and the caller
     did not choose the linking)."""
     missing = set(_UNDEFINED.findall(stderr))
-    chosen = any(a.startswith("--iree-llvmcpu-link-embedded") for a in command)
-    return bool(missing) and missing <= _LIBM and not chosen
+    return bool(missing) and missing <= _LIBM and not _linking_chosen(command)
 
 
-def _write_with_metadata(text: str, destination: Path) -> list[ImportSignature]:
-    """Parse ``text`` with IREE's MLIR, add the import signatures to the module's
-    ``iree.reflection`` and write it as bytecode to ``destination``."""
+def _linking_chosen(command: list[str]) -> bool:
+    return any(a.startswith("--iree-llvmcpu-link-embedded") for a in command)
+
+
+def _embedded_chosen(command: list[str]) -> bool:
+    """Whether the last linking flag asks for embedded linking (a bare flag means true)."""
+    chosen = [a for a in command if a.startswith("--iree-llvmcpu-link-embedded")]
+    return bool(chosen) and chosen[-1].partition("=")[2].lower() not in ("false", "0")
+
+
+def _write_with_metadata(
+    text: str, destination: Path, atan2_in_f64: bool
+) -> tuple[list[ImportSignature], bool]:
+    """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
+    (``make_math_exact``), add the import signatures to the module's ``iree.reflection``
+    and write it as bytecode to ``destination``; return the signatures and whether the
+    module now needs libm's f64 ``atan2``."""
     from iree.compiler import ir
 
     from .signatures import to_json
@@ -152,6 +173,7 @@ def _write_with_metadata(text: str, destination: Path) -> list[ImportSignature]:
             signatures = signatures_of(module)
         except SignatureError as error:
             raise BuildError(str(error)) from None
+        libm_needed = make_math_exact(module, atan2_in_f64)
         attributes = module.operation.attributes
         entries = {}
         if "iree.reflection" in attributes:
@@ -161,7 +183,7 @@ def _write_with_metadata(text: str, destination: Path) -> list[ImportSignature]:
         attributes["iree.reflection"] = ir.DictAttr.get(entries)
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
-    return signatures
+    return signatures, libm_needed
 
 
 def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:

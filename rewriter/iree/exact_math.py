@@ -1,0 +1,82 @@
+"""Math that IREE 3.13 computes off XLA, or cannot compile, rewritten in the StableHLO it gets.
+
+- f32 ``atan2``: IREE's math transform replaces it by a polynomial up to 16 units in the
+  last place (1.7e-6 relative) off XLA's, and no ``iree-compile`` flag turns that off. It is
+  computed in f64 instead (``convert``, ``atan2``, ``convert`` back: libm's ``atan2``,
+  rounded once), as the standalone path does (``rewriter/compile/library_calls.py``).
+- f64 ``cbrt``: IREE has no lowering for it ("failed to legalize operation 'math.cbrt'").
+  It becomes ``sign(x) * pow(|x|, 1/3)`` (libm's ``pow``), within 1.4e-14 relative of XLA's
+  ``cbrt`` over normal f64 values from 1e-300 to 1e300; ``sign`` keeps -0, NaN and the
+  infinities. Only static shapes (the constant 1/3 is a splat of the operand's shape).
+
+f64 ``atan2`` is not in IREE's embedded libm, so a module whose f32 ``atan2`` was widened is
+linked as a system library (``build.py``); when that cannot be (cross-compiling, or an
+embedded linking the caller chose) f32 ``atan2`` is left to IREE. ``pow`` is in the
+embedded libm: ``cbrt`` needs no system linking.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def make_math_exact(module: Any, atan2_in_f64: bool = True) -> bool:
+    """Rewrite, in place, the ops of the ``iree.compiler.ir`` module that IREE would get
+    wrong or reject (f32 ``atan2`` only with ``atan2_in_f64``); return whether the module
+    now needs libm's f64 ``atan2`` (a system library)."""
+    from iree.compiler import ir
+
+    found: list[Any] = []
+
+    def visit(operation):
+        if _needs_rewrite(ir, operation) and (atan2_in_f64 or operation.name != "stablehlo.atan2"):
+            found.append(operation)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    widened = any(operation.name == "stablehlo.atan2" for operation in found)
+    for operation in found:
+        with ir.InsertionPoint(operation), operation.location:
+            if operation.name == "stablehlo.atan2":
+                result = _atan2_in_f64(ir, operation)
+            else:
+                result = _cbrt_by_pow(ir, operation)
+        operation.results[0].replace_all_uses_with(result)
+        operation.erase()
+    return widened
+
+
+def _needs_rewrite(ir, operation) -> bool:
+    if operation.name not in ("stablehlo.atan2", "stablehlo.cbrt"):
+        return False
+    tensor = operation.results[0].type
+    if not isinstance(tensor, ir.RankedTensorType):
+        return False
+    if operation.name == "stablehlo.atan2":
+        return isinstance(tensor.element_type, ir.F32Type)
+    return isinstance(tensor.element_type, ir.F64Type) and tensor.has_static_shape
+
+
+def _op(ir, name: str, result_type, *operands, **attributes):
+    return ir.Operation.create(
+        name, results=[result_type], operands=list(operands), attributes=attributes
+    ).result
+
+
+def _atan2_in_f64(ir, operation):
+    narrow = operation.results[0].type
+    wide = ir.RankedTensorType.get(narrow.shape, ir.F64Type.get())
+    y, x = (_op(ir, "stablehlo.convert", wide, value) for value in operation.operands)
+    angle = _op(ir, "stablehlo.atan2", wide, y, x)
+    return _op(ir, "stablehlo.convert", narrow, angle)
+
+
+def _cbrt_by_pow(ir, operation):
+    (x,) = operation.operands
+    kind = x.type
+    third = ir.DenseElementsAttr.get_splat(kind, ir.FloatAttr.get(ir.F64Type.get(), 1 / 3))
+    magnitude = _op(ir, "stablehlo.abs", kind, x)
+    root = _op(
+        ir, "stablehlo.power", kind, magnitude, _op(ir, "stablehlo.constant", kind, value=third)
+    )
+    return _op(ir, "stablehlo.multiply", kind, _op(ir, "stablehlo.sign", kind, x), root)
