@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .api import Result, analyze
 from .constants import AttributeOperand
-from .ffi_adapters import SCALAR_C_TYPES, externs_in
+from .element_types import BY_DESCRIPTOR, BY_MLIR, ELEMENT_TYPES, descriptor_name, parse_tensor
+from .ffi_adapters import externs_in, scalar_c_type
 from .ffi_facts import FactsError, leaf_paths, mlir_element
 from .naming import NamePool, c_identifier
 from .typetext import closing_bracket, split_types
@@ -27,46 +28,13 @@ from .typetext import closing_bracket, split_types
 if TYPE_CHECKING:
     from jax.export import Exported
 
-_SCALARS = {
-    "f32": "float",
-    "f64": "double",
-    "f16": "uint16_t",
-    "bf16": "uint16_t",
-    "i1": "bool",
-    "i8": "int8_t",
-    "i16": "int16_t",
-    "i32": "int32_t",
-    "i64": "int64_t",
-    "si8": "int8_t",
-    "si16": "int16_t",
-    "si32": "int32_t",
-    "si64": "int64_t",
-    "ui8": "uint8_t",
-    "ui16": "uint16_t",
-    "ui32": "uint32_t",
-    "ui64": "uint64_t",
-}
-_DESCRIBED = {
-    "f32",
-    "f64",
-    "f16",
-    "bf16",
-    "i1",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "ui8",
-    "ui16",
-    "ui32",
-    "ui64",
-}
+# memref.h declares descriptors of every real element type, ranks 0 to 4.
+_DESCRIBED = {row.descriptor for row in ELEMENT_TYPES if not row.is_complex}
 _C_KEYWORDS = set(
     "auto bool break case char const continue default do double else enum extern float for "
     "goto if inline int long register restrict return short signed sizeof static struct "
     "switch typedef union unsigned void volatile while result results".split()
 )
-_TENSOR = re.compile(r"tensor<((?:(?:[0-9]+|\?)x)*)(.+)>")
 
 
 @dataclass
@@ -88,17 +56,16 @@ class Prototype:
 
 def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
     """``tensor<10x10xf32>`` -> ``rw_memref_f32_2d``; signedness from ``unsigned_from``."""
-    match = _TENSOR.fullmatch(mlir_type.strip())
-    if not match:
+    tensor = parse_tensor(mlir_type.strip())
+    if tensor is None:
         raise ValueError(f"no C descriptor for {mlir_type}")
-    rank = match.group(1).count("x")
-    element = match.group(2)
+    element = tensor.element
     if unsigned_from:
-        original = _TENSOR.fullmatch(unsigned_from)
+        original = parse_tensor(unsigned_from)
         if original:
-            element = original.group(2)
-    element = re.sub(r"^si([0-9]+)$", r"i\1", element)
-    element = {"complex<f32>": "c64", "complex<f64>": "c128"}.get(element, element)
+            element = original.element
+    element = descriptor_name(element)
+    rank = len(tensor.dims)
     # Only identifier characters reach C code: an odd element type cannot inject anything.
     return f"rw_memref_{c_identifier(element)}_{rank}d"
 
@@ -108,6 +75,14 @@ def _unique(name: str, used: NamePool) -> str:
     return used.claim(base + "_" if base in _C_KEYWORDS else base)
 
 
+def _scalar_c_type(element: str) -> str:
+    """The C type of a scalar attribute of MLIR type ``element`` (abi/README.md)."""
+    c_type = BY_MLIR[element].c_scalar
+    if not c_type:
+        raise KeyError(element)
+    return c_type
+
+
 def attribute_c_type(attribute: AttributeOperand) -> str:
     """The C parameter type of one attribute operand (abi/README.md)."""
     if attribute.type.startswith("tensor<"):
@@ -115,7 +90,7 @@ def attribute_c_type(attribute: AttributeOperand) -> str:
         if source.startswith("array<"):
             source = f"tensor<{attribute.type[7:].split('x')[0]}x{source[6:-1]}>"
         return descriptor_type(attribute.type, source) + " *"
-    return _SCALARS[attribute.source_type]
+    return _scalar_c_type(attribute.source_type)
 
 
 def prototypes(
@@ -293,7 +268,7 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
             parameter_types[len(facts.operands) :], leaves, strict=True
         ):
             if leaf.kind == "scalar":
-                c_type = SCALAR_C_TYPES[leaf.dtype]
+                c_type = scalar_c_type(leaf.dtype)
             else:
                 element = "i8" if leaf.kind == "string" else mlir_element(leaf.dtype)
                 c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
@@ -331,7 +306,8 @@ def _rebuilt_without_facts(
         if type_text.startswith("tensor<"):
             c_type = descriptor_type(type_text) + " *"
         else:
-            c_type = _SCALARS.get(type_text, type_text)
+            row = BY_MLIR.get(type_text)
+            c_type = row.c_scalar if row and row.c_scalar else type_text
         parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
     return Prototype(
         symbol,
@@ -440,9 +416,8 @@ def _extra_descriptor(name: str) -> list[str]:
     match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
     assert match is not None  # names come from descriptor_type
     element, rank = match.group(1), int(match.group(2))
-    c_element = {"c64": "rw_complex_f32", "c128": "rw_complex_f64"}.get(
-        element, _SCALARS.get(element, "uint8_t")
-    )
+    row = BY_DESCRIPTOR.get(element)
+    c_element = row.c_element if row else "uint8_t"
     lines = []
     if element in ("c64", "c128"):
         base = "float" if element == "c64" else "double"
