@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from ..element_types import BY_MLIR
+from ..load_errors import LoadError
+from .bridge import BRIDGE_CDEF, Bridge, register_handlers
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
-from .handlers import BRIDGE_CDEF, Bridge, HandlerError, register_handlers
+from .handlers import HandlerError
 
 
 def dtype_of(element: str) -> np.dtype:
@@ -111,10 +113,6 @@ def _probe_entries(path: str | Path) -> list[Entry]:
             ) from None
         raise LoadError(f"cannot load {path}: {error}") from None
     return entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
-
-
-class LoadError(Exception):
-    """A compiled module cannot be loaded (missing kernel symbols, not a module of ours)."""
 
 
 def _descriptor_type(rank: int) -> str:

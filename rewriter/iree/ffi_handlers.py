@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..compile.bridge import BRIDGE_EXPORTS, bridge_sources
-from ..compile.handlers import BRIDGE_CDEF, Bridge, HandlerError
+from ..compile.bridge import BRIDGE_CDEF, BRIDGE_EXPORTS, Bridge, bridge_sources
+from ..compile.handlers import HandlerError
 from ..compile.toolchain import link_shared_object
 from ..ffi_adapters import Extern, scalar_c_type
 from ..ffi_facts import FactsError, parse_facts

@@ -24,6 +24,7 @@ import numpy as np
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..ffi_facts import FactsError
+from ..load_errors import LoadError
 from ..typetext import closing_bracket, split_types
 from .build import BuildError, compile_module, read_vmfb
 from .ffi_handlers import FfiBridge, is_ffi_handler
@@ -38,10 +39,6 @@ from .values import (
     shape_matches,
     tensor_type,
 )
-
-
-class LoadError(Exception):
-    """The module cannot be compiled or loaded, or an import has no usable implementation."""
 
 
 class PythonImport:
