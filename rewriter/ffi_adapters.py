@@ -29,7 +29,7 @@ from .ffi_facts import (
 )
 
 if TYPE_CHECKING:
-    from jax.export import Exported
+    from .plan import CallReport
 
 _DECLARATION = re.compile(r"func\.func\s+private\s+@([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -64,6 +64,23 @@ def externs_in(text: str) -> list[Extern]:
         seen.add(match.group(1))
         found.append(Extern(match.group(1), facts))
     return found
+
+
+def externs_of_rewrite(calls: Sequence[CallReport], original: str) -> list[Extern]:
+    """The externs a rewrite declares, from its reports, then those ``original`` declares.
+
+    The same list ``externs_in`` reads back from the rewritten text: the rewrite puts its
+    declarations first, in the order of the first call of each, with that call's facts; an
+    extern whose first call has none carries no description.
+    """
+    found: dict[str, Extern | None] = {}
+    for call in calls:
+        if call.status == "rewritten" and call.symbol and call.symbol not in found:
+            facts = call.ffi_facts
+            found[call.symbol] = Extern(call.symbol, facts) if facts is not None else None
+    for extern in externs_in(original):
+        found.setdefault(extern.symbol, extern)
+    return [extern for extern in found.values() if extern is not None]
 
 
 def _dictionary_end(line: str, start: int) -> int:
@@ -219,18 +236,3 @@ def _c_string(value: str) -> str:
 
 def _comment(value: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.:@/ -]", "_", value)  # no `*`: cannot end the comment
-
-
-def emit_ffi_adapters(
-    text: str | bytes | bytearray | memoryview | Exported,
-    *,
-    targets: Sequence[str] | None = None,
-    skip: Sequence[str] | None = None,
-    filename: str = "<string>",
-) -> str:
-    """The C adapters for every extern of the rewrite of ``text`` (original or rewritten):
-    each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
-    from .api import rewrite
-
-    rewritten = rewrite(text, targets=targets, skip=skip, filename=filename).text
-    return adapters_source(externs_in(rewritten), filename)

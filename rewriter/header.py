@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .abis import DEFAULT_IREE_MODULE, Abi
-from .api import Result, analyze
 from .constants import AttributeOperand
 from .element_types import BY_DESCRIPTOR, BY_MLIR, ELEMENT_TYPES, descriptor_name, parse_tensor
 from .ffi_adapters import externs_in, scalar_c_type
@@ -26,7 +25,7 @@ from .naming import NamePool, c_identifier
 from .typetext import closing_bracket, split_types
 
 if TYPE_CHECKING:
-    from jax.export import Exported
+    from .api import Result
 
 # memref.h declares descriptors of every real element type, ranks 0 to 4.
 _DESCRIBED = {row.descriptor for row in ELEMENT_TYPES if not row.is_complex}
@@ -93,39 +92,6 @@ def attribute_c_type(attribute: AttributeOperand) -> str:
     return _scalar_c_type(attribute.source_type)
 
 
-def prototypes(
-    text: str | bytes | bytearray | memoryview | Exported,
-    *,
-    targets: Sequence[str] | None = None,
-    skip: Sequence[str] | None = None,
-    filename: str = "<string>",
-    abi: str = "c",
-    iree_module: str = DEFAULT_IREE_MODULE,
-) -> list[Prototype]:
-    """One prototype per extern, from a rewrite of ``text`` and from its existing externs.
-
-    With ``abi="iree"`` the prototypes are named after the imports (``_mlir_ciface_S`` for
-    ``@ffi.S``): the C function a kernel library provides for that import.
-    """
-    return _prototypes_of(text, targets, skip, filename, abi, iree_module)[0]
-
-
-def _prototypes_of(
-    text: str | bytes | bytearray | memoryview | Exported,
-    targets: Sequence[str] | None,
-    skip: Sequence[str] | None,
-    filename: str,
-    abi: str,
-    iree_module: str,
-) -> tuple[list[Prototype], str]:
-    """The prototypes and the module text they come from (binary inputs converted)."""
-    result = analyze(
-        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
-    )
-    protos = prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
-    return protos, result.original
-
-
 def prototypes_of(
     result: Result,
     *,
@@ -133,7 +99,12 @@ def prototypes_of(
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> list[Prototype]:
-    """``prototypes`` of a rewrite already made (the CLI's, so it is not made twice)."""
+    """One prototype per extern: those the rewrite declared, from its reports, then those
+    already declared in the input (``rewriter.api.prototypes`` makes the rewrite).
+
+    With ``abi="iree"`` the prototypes are named after the imports (``_mlir_ciface_S`` for
+    ``@ffi.S``): the C function a kernel library provides for that import.
+    """
     prefix = Abi(abi, iree_module).prefix
     text = result.original  # bytes, bytecode or an Exported were converted to text
     found: dict[str, Prototype] = {}
@@ -438,20 +409,7 @@ def header_of(
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> str:
-    """``emit_header`` of a rewrite already made."""
+    """The C header for every extern of a rewrite already made (``rewriter.emit_header``
+    makes the rewrite of a text first)."""
     protos = prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
     return render_header(protos, include_guard(protos, module_name(result.original)))
-
-
-def emit_header(
-    text: str | bytes | bytearray | memoryview | Exported,
-    *,
-    targets: Sequence[str] | None = None,
-    skip: Sequence[str] | None = None,
-    filename: str = "<string>",
-    abi: str = "c",
-    iree_module: str = DEFAULT_IREE_MODULE,
-) -> str:
-    """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
-    protos, source = _prototypes_of(text, targets, skip, filename, abi, iree_module)
-    return render_header(protos, include_guard(protos, module_name(source)))
