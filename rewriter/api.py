@@ -245,3 +245,29 @@ def emit_ffi_adapters(
     each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
     result = rewrite(text, targets=targets, skip=skip, filename=filename)
     return adapters_source(externs_of_rewrite(result.calls, result.original), filename)
+
+
+def export(
+    fn: Any,
+    *args: Any,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    platforms: Sequence[str] | None = None,
+    **jit_kwargs: Any,
+) -> Result:
+    """Export ``fn`` at ``args`` with ``jax.export`` and rewrite the module in one step.
+
+    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; ``jit_kwargs`` go to ``jax.jit`` (a
+    function that is already jitted is used as it is when there are none); ``platforms`` to
+    ``jax.export.export`` (None: jax's default backend). The custom call safety check is
+    disabled for the FFI targets the export meets. ``targets`` and ``skip`` select calls as
+    in ``rewrite``. Returns the ``Result`` of ``rewrite``, with the ``jax.export.Exported``
+    as ``result.exported``; raises ``RewriteError`` like ``rewrite``.
+    """
+    exported = jax_inputs.export_exported(fn, *args, platforms=platforms, **jit_kwargs)
+    filename = f"<jax.export of {exported.fun_name}>"
+    result = rewrite(
+        jax_inputs.exported_text(exported, filename), targets=targets, skip=skip, filename=filename
+    )
+    result.exported = exported
+    return result

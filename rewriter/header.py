@@ -14,7 +14,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .constants import AttributeOperand
@@ -25,7 +25,7 @@ from .naming import NamePool, c_identifier
 from .typetext import closing_bracket, split_types
 
 if TYPE_CHECKING:
-    from .api import Result
+    from .plan import CallReport
 
 # memref.h declares descriptors of every real element type, ranks 0 to 4.
 _DESCRIBED = {row.descriptor for row in ELEMENT_TYPES if not row.is_complex}
@@ -34,6 +34,17 @@ _C_KEYWORDS = set(
     "goto if inline int long register restrict return short signed sizeof static struct "
     "switch typedef union unsigned void volatile while result results".split()
 )
+
+
+class Rewrite(Protocol):
+    """What a header needs of a rewrite (``rewriter.api.Result`` is one): its reports and
+    the input text, whose own extern declarations are read too."""
+
+    @property
+    def calls(self) -> Sequence[CallReport]: ...
+
+    @property
+    def original(self) -> str: ...
 
 
 @dataclass
@@ -93,7 +104,7 @@ def attribute_c_type(attribute: AttributeOperand) -> str:
 
 
 def prototypes_of(
-    result: Result,
+    result: Rewrite,
     *,
     filename: str = "<string>",
     abi: str = "c",
@@ -403,7 +414,7 @@ def _extra_descriptor(name: str) -> list[str]:
 
 
 def header_of(
-    result: Result,
+    result: Rewrite,
     *,
     filename: str = "<string>",
     abi: str = "c",
