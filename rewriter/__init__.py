@@ -1,10 +1,17 @@
 """rewriter: turn XLA FFI custom calls in exported StableHLO into calls to extern C functions."""
 
-from .api import Result, analyze, decode, rewrite, validate
+from .api import (
+    Result,
+    analyze,
+    decode,
+    emit_ffi_adapters,
+    emit_header,
+    export,
+    rewrite,
+    validate,
+)
 from .diagnostics import Diagnostic, RewriteError
-from .ffi_adapters import emit_ffi_adapters
-from .header import emit_header
-from .jax_inputs import InputError, export
+from .jax_inputs import InputError
 from .plan import CallReport
 
 __all__ = [

@@ -10,6 +10,8 @@ from . import jax_inputs
 from .abis import DEFAULT_IREE_MODULE, Abi
 from .diagnostics import Diagnostic, RewriteError
 from .edits import Edit, apply_edits
+from .ffi_adapters import adapters_source, externs_of_rewrite
+from .header import Prototype, header_of, prototypes_of
 from .plan import CallReport, plan_rewrite
 from .scan import scan
 from .select import exact_pattern, patterns
@@ -197,3 +199,75 @@ def validate(
     error = first_error(read_source(text, filename))
     if error is not None:
         raise RewriteError([error])
+
+
+def prototypes(
+    text: str | bytes | bytearray | memoryview | Exported,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
+) -> list[Prototype]:
+    """One C prototype per extern, from a rewrite of ``text`` and from its existing externs
+    (``rewriter.header.prototypes_of``)."""
+    result = analyze(
+        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+    )
+    return prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
+
+
+def emit_header(
+    text: str | bytes | bytearray | memoryview | Exported,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+    abi: str = "c",
+    iree_module: str = DEFAULT_IREE_MODULE,
+) -> str:
+    """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
+    result = analyze(
+        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+    )
+    return header_of(result, filename=filename, abi=abi, iree_module=iree_module)
+
+
+def emit_ffi_adapters(
+    text: str | bytes | bytearray | memoryview | Exported,
+    *,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    filename: str = "<string>",
+) -> str:
+    """The C adapters for every extern of the rewrite of ``text`` (original or rewritten):
+    each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
+    result = rewrite(text, targets=targets, skip=skip, filename=filename)
+    return adapters_source(externs_of_rewrite(result.calls, result.original), filename)
+
+
+def export(
+    fn: Any,
+    *args: Any,
+    targets: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    platforms: Sequence[str] | None = None,
+    **jit_kwargs: Any,
+) -> Result:
+    """Export ``fn`` at ``args`` with ``jax.export`` and rewrite the module in one step.
+
+    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; ``jit_kwargs`` go to ``jax.jit`` (a
+    function that is already jitted is used as it is when there are none); ``platforms`` to
+    ``jax.export.export`` (None: jax's default backend). The custom call safety check is
+    disabled for the FFI targets the export meets. ``targets`` and ``skip`` select calls as
+    in ``rewrite``. Returns the ``Result`` of ``rewrite``, with the ``jax.export.Exported``
+    as ``result.exported``; raises ``RewriteError`` like ``rewrite``.
+    """
+    exported = jax_inputs.export_exported(fn, *args, platforms=platforms, **jit_kwargs)
+    filename = f"<jax.export of {exported.fun_name}>"
+    result = rewrite(
+        jax_inputs.exported_text(exported, filename), targets=targets, skip=skip, filename=filename
+    )
+    result.exported = exported
+    return result

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .element_types import BY_XLA
 from .ffi_facts import (
-    DTYPE_CODES,
     FACTS_ATTRIBUTE,
     AttributeFacts,
     ExternFacts,
@@ -29,26 +29,18 @@ from .ffi_facts import (
 )
 
 if TYPE_CHECKING:
-    from jax.export import Exported
+    from .plan import CallReport
 
-# The C parameter type of a scalar attribute, by its XLA dtype (abi/README.md).
-SCALAR_C_TYPES = {
-    "pred": "bool",
-    "s8": "int8_t",
-    "s16": "int16_t",
-    "s32": "int32_t",
-    "s64": "int64_t",
-    "u8": "uint8_t",
-    "u16": "uint16_t",
-    "u32": "uint32_t",
-    "u64": "uint64_t",
-    "f16": "uint16_t",  # the bits (abi/README.md)
-    "bf16": "uint16_t",
-    "f32": "float",
-    "f64": "double",
-}
 _DECLARATION = re.compile(r"func\.func\s+private\s+@([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def scalar_c_type(dtype: str) -> str:
+    """The C parameter type of a scalar attribute, by its XLA dtype (abi/README.md)."""
+    c_type = BY_XLA[dtype].c_scalar
+    if not c_type:
+        raise FactsError(f"the calling contract passes no {dtype} scalar")
+    return c_type
 
 
 @dataclass(frozen=True)
@@ -72,6 +64,23 @@ def externs_in(text: str) -> list[Extern]:
         seen.add(match.group(1))
         found.append(Extern(match.group(1), facts))
     return found
+
+
+def externs_of_rewrite(calls: Sequence[CallReport], original: str) -> list[Extern]:
+    """The externs a rewrite declares, from its reports, then those ``original`` declares.
+
+    The same list ``externs_in`` reads back from the rewritten text: the rewrite puts its
+    declarations first, in the order of the first call of each, with that call's facts; an
+    extern whose first call has none carries no description.
+    """
+    found: dict[str, Extern | None] = {}
+    for call in calls:
+        if call.status == "rewritten" and call.symbol and call.symbol not in found:
+            facts = call.ffi_facts
+            found[call.symbol] = Extern(call.symbol, facts) if facts is not None else None
+    for extern in externs_in(original):
+        found.setdefault(extern.symbol, extern)
+    return [extern for extern in found.values() if extern is not None]
 
 
 def _dictionary_end(line: str, start: int) -> int:
@@ -155,7 +164,7 @@ def _adapter(extern: Extern) -> str:
     parameters += [f"void *operand{i}" for i in range(len(facts.operands))]
     values = []
     for index, (path, leaf) in enumerate(leaf_paths(facts.attributes)):
-        c_type = SCALAR_C_TYPES[leaf.dtype] if leaf.kind == "scalar" else "void *"
+        c_type = scalar_c_type(leaf.dtype) if leaf.kind == "scalar" else "void *"
         parameters.append(
             f"{c_type}{'' if c_type.endswith('*') else ' '}attribute{index} /* {_comment(path)} */"
         )
@@ -175,7 +184,8 @@ def _adapter(extern: Extern) -> str:
 
 
 def _tensor(lines: list[str], name: str, tensor: TensorFacts, shape_operand: int) -> str:
-    dtype, size = DTYPE_CODES[tensor.dtype]
+    row = BY_XLA[tensor.dtype]
+    dtype, size = row.ffi_name, row.size
     dims = _array(
         lines, "int64_t", f"{name}_dims", ["-1" if d is None else str(d) for d in tensor.dims]
     )
@@ -196,10 +206,10 @@ def _attribute_entries(attribute: AttributeFacts, entries: list[str]) -> None:
     elif attribute.kind == "string":
         entries.append(f"{{{name}, RW_FFI_STRING, XLA_FFI_DataType_U8, 1, 0}}")
     elif attribute.kind == "array":
-        dtype = DTYPE_CODES[attribute.dtype][0]
+        dtype = BY_XLA[attribute.dtype].ffi_name
         entries.append(f"{{{name}, RW_FFI_ARRAY, {dtype}, {len(attribute.dims)}, 0}}")
     else:
-        dtype = DTYPE_CODES[attribute.dtype][0]
+        dtype = BY_XLA[attribute.dtype].ffi_name
         entries.append(f"{{{name}, RW_FFI_SCALAR, {dtype}, 0, 0}}")
 
 
@@ -226,18 +236,3 @@ def _c_string(value: str) -> str:
 
 def _comment(value: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.:@/ -]", "_", value)  # no `*`: cannot end the comment
-
-
-def emit_ffi_adapters(
-    text: str | bytes | bytearray | memoryview | Exported,
-    *,
-    targets: Sequence[str] | None = None,
-    skip: Sequence[str] | None = None,
-    filename: str = "<string>",
-) -> str:
-    """The C adapters for every extern of the rewrite of ``text`` (original or rewritten):
-    each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
-    from .api import rewrite
-
-    rewritten = rewrite(text, targets=targets, skip=skip, filename=filename).text
-    return adapters_source(externs_in(rewritten), filename)

@@ -24,42 +24,13 @@ from dataclasses import dataclass
 
 from . import model
 from .constants import AttributeOperand
+from .element_types import BY_MLIR, BY_XLA, parse_tensor
 from .layouts import dense_integers
 from .strings import encode_string
 
 FACTS_ATTRIBUTE = "rewriter.xla_ffi"
 
-# MLIR element type -> XLA primitive type name (also the FFI dtype, see DTYPE_CODES).
-_XLA_NAMES = {
-    "i1": "pred",
-    "f16": "f16",
-    "bf16": "bf16",
-    "f32": "f32",
-    "f64": "f64",
-    "complex<f32>": "c64",
-    "complex<f64>": "c128",
-}
-# XLA_FFI_DataType values and element sizes (xla/ffi/api/c_api.h).
-DTYPE_CODES = {
-    "pred": ("XLA_FFI_DataType_PRED", 1),
-    "s8": ("XLA_FFI_DataType_S8", 1),
-    "s16": ("XLA_FFI_DataType_S16", 2),
-    "s32": ("XLA_FFI_DataType_S32", 4),
-    "s64": ("XLA_FFI_DataType_S64", 8),
-    "u8": ("XLA_FFI_DataType_U8", 1),
-    "u16": ("XLA_FFI_DataType_U16", 2),
-    "u32": ("XLA_FFI_DataType_U32", 4),
-    "u64": ("XLA_FFI_DataType_U64", 8),
-    "f16": ("XLA_FFI_DataType_F16", 2),
-    "bf16": ("XLA_FFI_DataType_BF16", 2),
-    "f32": ("XLA_FFI_DataType_F32", 4),
-    "f64": ("XLA_FFI_DataType_F64", 8),
-    "c64": ("XLA_FFI_DataType_C64", 8),
-    "c128": ("XLA_FFI_DataType_C128", 16),
-}
-_INTEGER = re.compile(r"(s|u)?i(8|16|32|64)")
 _SHAPE = re.compile(r"([a-z0-9]+)\[([^\]]*)\](?:\{([0-9,]*)\})?")
-_STATIC_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)(.+)>")
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 
 
@@ -69,23 +40,18 @@ class FactsError(Exception):
 
 def xla_dtype(element: str) -> str:
     """``f32`` -> ``f32``, ``ui8`` -> ``u8``, ``i32``/``si32`` -> ``s32``, ``i1`` -> ``pred``."""
-    if element in _XLA_NAMES:
-        return _XLA_NAMES[element]
-    match = _INTEGER.fullmatch(element)
-    if match:
-        return ("u" if match.group(1) == "u" else "s") + match.group(2)
-    raise FactsError(f"element type {element} has no XLA FFI dtype")
+    row = BY_MLIR.get(element)
+    if row is None:
+        raise FactsError(f"element type {element} has no XLA FFI dtype")
+    return row.xla
 
 
 def mlir_element(dtype: str) -> str:
     """The inverse of ``xla_dtype``: ``u8`` -> ``ui8``, ``s32`` -> ``i32``, ``pred`` -> ``i1``."""
-    for element, name in _XLA_NAMES.items():
-        if name == dtype:
-            return element
-    match = re.fullmatch(r"(s|u)(8|16|32|64)", dtype)
-    if not match:
+    row = BY_XLA.get(dtype)
+    if row is None:
         raise FactsError(f"{dtype} is no XLA FFI dtype")
-    return ("ui" if match.group(1) == "u" else "i") + match.group(2)
+    return row.mlir
 
 
 @dataclass(frozen=True)
@@ -106,7 +72,7 @@ class TensorFacts:
     @classmethod
     def parse(cls, text: str) -> TensorFacts:
         match = _SHAPE.fullmatch(text)
-        if not match or match.group(1) not in DTYPE_CODES:
+        if not match or match.group(1) not in BY_XLA:
             raise FactsError(f"'{text}' is not an XLA shape such as f32[3,3]{{1,0}}")
         dims = tuple(
             None if d == "?" else int(d) for d in match.group(2).split(",") if match.group(2)
@@ -257,15 +223,15 @@ def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
         return AttributeFacts(name, "string")
     if source.startswith("array<"):
         # The operand is tensor<Nx...>: N elements of the array's own element type.
-        match = _STATIC_TENSOR.fullmatch(attribute.type)
-        count = int(match.group(1)[:-1]) if match else 0
-        return AttributeFacts(name, "array", xla_dtype(source[len("array<") : -1]), (count,))
+        operand = parse_tensor(attribute.type)
+        count = operand.dims[0] if operand and operand.dims else None
+        return AttributeFacts(name, "array", xla_dtype(source[len("array<") : -1]), (count or 0,))
     if source.startswith("tensor<"):
-        match = _STATIC_TENSOR.fullmatch(source)
-        if not match:
+        tensor = parse_tensor(source)
+        if tensor is None or not tensor.is_static:
             raise FactsError(f"attribute type {source} is not a static tensor")
-        dims = tuple(int(d) for d in match.group(1).split("x") if d)
-        return AttributeFacts(name, "array", xla_dtype(match.group(2)), dims)
+        dims = tuple(d for d in tensor.dims if d is not None)
+        return AttributeFacts(name, "array", xla_dtype(tensor.element), dims)
     return AttributeFacts(name, "scalar", xla_dtype(source))
 
 
@@ -326,7 +292,7 @@ def _attributes_from_model(dictionary: model.DictAttr) -> tuple[AttributeFacts, 
         kind = _text(value)
         if kind == "string":
             out.append(AttributeFacts(name, "string"))
-        elif kind in DTYPE_CODES:
+        elif kind in BY_XLA:
             out.append(AttributeFacts(name, "scalar", kind))
         else:
             shape = TensorFacts.parse(kind)

@@ -14,59 +14,37 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .abis import DEFAULT_IREE_MODULE, Abi
-from .api import Result, analyze
 from .constants import AttributeOperand
-from .ffi_adapters import SCALAR_C_TYPES, externs_in
+from .element_types import BY_DESCRIPTOR, BY_MLIR, ELEMENT_TYPES, descriptor_name, parse_tensor
+from .ffi_adapters import externs_in, scalar_c_type
 from .ffi_facts import FactsError, leaf_paths, mlir_element
 from .naming import NamePool, c_identifier
 from .typetext import closing_bracket, split_types
 
 if TYPE_CHECKING:
-    from jax.export import Exported
+    from .plan import CallReport
 
-_SCALARS = {
-    "f32": "float",
-    "f64": "double",
-    "f16": "uint16_t",
-    "bf16": "uint16_t",
-    "i1": "bool",
-    "i8": "int8_t",
-    "i16": "int16_t",
-    "i32": "int32_t",
-    "i64": "int64_t",
-    "si8": "int8_t",
-    "si16": "int16_t",
-    "si32": "int32_t",
-    "si64": "int64_t",
-    "ui8": "uint8_t",
-    "ui16": "uint16_t",
-    "ui32": "uint32_t",
-    "ui64": "uint64_t",
-}
-_DESCRIBED = {
-    "f32",
-    "f64",
-    "f16",
-    "bf16",
-    "i1",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "ui8",
-    "ui16",
-    "ui32",
-    "ui64",
-}
+# memref.h declares descriptors of every real element type, ranks 0 to 4.
+_DESCRIBED = {row.descriptor for row in ELEMENT_TYPES if not row.is_complex}
 _C_KEYWORDS = set(
     "auto bool break case char const continue default do double else enum extern float for "
     "goto if inline int long register restrict return short signed sizeof static struct "
     "switch typedef union unsigned void volatile while result results".split()
 )
-_TENSOR = re.compile(r"tensor<((?:(?:[0-9]+|\?)x)*)(.+)>")
+
+
+class Rewrite(Protocol):
+    """What a header needs of a rewrite (``rewriter.api.Result`` is one): its reports and
+    the input text, whose own extern declarations are read too."""
+
+    @property
+    def calls(self) -> Sequence[CallReport]: ...
+
+    @property
+    def original(self) -> str: ...
 
 
 @dataclass
@@ -88,17 +66,16 @@ class Prototype:
 
 def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
     """``tensor<10x10xf32>`` -> ``rw_memref_f32_2d``; signedness from ``unsigned_from``."""
-    match = _TENSOR.fullmatch(mlir_type.strip())
-    if not match:
+    tensor = parse_tensor(mlir_type.strip())
+    if tensor is None:
         raise ValueError(f"no C descriptor for {mlir_type}")
-    rank = match.group(1).count("x")
-    element = match.group(2)
+    element = tensor.element
     if unsigned_from:
-        original = _TENSOR.fullmatch(unsigned_from)
+        original = parse_tensor(unsigned_from)
         if original:
-            element = original.group(2)
-    element = re.sub(r"^si([0-9]+)$", r"i\1", element)
-    element = {"complex<f32>": "c64", "complex<f64>": "c128"}.get(element, element)
+            element = original.element
+    element = descriptor_name(element)
+    rank = len(tensor.dims)
     # Only identifier characters reach C code: an odd element type cannot inject anything.
     return f"rw_memref_{c_identifier(element)}_{rank}d"
 
@@ -108,6 +85,14 @@ def _unique(name: str, used: NamePool) -> str:
     return used.claim(base + "_" if base in _C_KEYWORDS else base)
 
 
+def _scalar_c_type(element: str) -> str:
+    """The C type of a scalar attribute of MLIR type ``element`` (abi/README.md)."""
+    c_type = BY_MLIR[element].c_scalar
+    if not c_type:
+        raise KeyError(element)
+    return c_type
+
+
 def attribute_c_type(attribute: AttributeOperand) -> str:
     """The C parameter type of one attribute operand (abi/README.md)."""
     if attribute.type.startswith("tensor<"):
@@ -115,50 +100,22 @@ def attribute_c_type(attribute: AttributeOperand) -> str:
         if source.startswith("array<"):
             source = f"tensor<{attribute.type[7:].split('x')[0]}x{source[6:-1]}>"
         return descriptor_type(attribute.type, source) + " *"
-    return _SCALARS[attribute.source_type]
+    return _scalar_c_type(attribute.source_type)
 
 
-def prototypes(
-    text: str | bytes | bytearray | memoryview | Exported,
+def prototypes_of(
+    result: Rewrite,
     *,
-    targets: Sequence[str] | None = None,
-    skip: Sequence[str] | None = None,
     filename: str = "<string>",
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> list[Prototype]:
-    """One prototype per extern, from a rewrite of ``text`` and from its existing externs.
+    """One prototype per extern: those the rewrite declared, from its reports, then those
+    already declared in the input (``rewriter.api.prototypes`` makes the rewrite).
 
     With ``abi="iree"`` the prototypes are named after the imports (``_mlir_ciface_S`` for
     ``@ffi.S``): the C function a kernel library provides for that import.
     """
-    return _prototypes_of(text, targets, skip, filename, abi, iree_module)[0]
-
-
-def _prototypes_of(
-    text: str | bytes | bytearray | memoryview | Exported,
-    targets: Sequence[str] | None,
-    skip: Sequence[str] | None,
-    filename: str,
-    abi: str,
-    iree_module: str,
-) -> tuple[list[Prototype], str]:
-    """The prototypes and the module text they come from (binary inputs converted)."""
-    result = analyze(
-        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
-    )
-    protos = prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
-    return protos, result.original
-
-
-def prototypes_of(
-    result: Result,
-    *,
-    filename: str = "<string>",
-    abi: str = "c",
-    iree_module: str = DEFAULT_IREE_MODULE,
-) -> list[Prototype]:
-    """``prototypes`` of a rewrite already made (the CLI's, so it is not made twice)."""
     prefix = Abi(abi, iree_module).prefix
     text = result.original  # bytes, bytecode or an Exported were converted to text
     found: dict[str, Prototype] = {}
@@ -293,7 +250,7 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
             parameter_types[len(facts.operands) :], leaves, strict=True
         ):
             if leaf.kind == "scalar":
-                c_type = SCALAR_C_TYPES[leaf.dtype]
+                c_type = scalar_c_type(leaf.dtype)
             else:
                 element = "i8" if leaf.kind == "string" else mlir_element(leaf.dtype)
                 c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
@@ -331,7 +288,8 @@ def _rebuilt_without_facts(
         if type_text.startswith("tensor<"):
             c_type = descriptor_type(type_text) + " *"
         else:
-            c_type = _SCALARS.get(type_text, type_text)
+            row = BY_MLIR.get(type_text)
+            c_type = row.c_scalar if row and row.c_scalar else type_text
         parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
     return Prototype(
         symbol,
@@ -440,9 +398,8 @@ def _extra_descriptor(name: str) -> list[str]:
     match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
     assert match is not None  # names come from descriptor_type
     element, rank = match.group(1), int(match.group(2))
-    c_element = {"c64": "rw_complex_f32", "c128": "rw_complex_f64"}.get(
-        element, _SCALARS.get(element, "uint8_t")
-    )
+    row = BY_DESCRIPTOR.get(element)
+    c_element = row.c_element if row else "uint8_t"
     lines = []
     if element in ("c64", "c128"):
         base = "float" if element == "c64" else "double"
@@ -457,26 +414,13 @@ def _extra_descriptor(name: str) -> list[str]:
 
 
 def header_of(
-    result: Result,
+    result: Rewrite,
     *,
     filename: str = "<string>",
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> str:
-    """``emit_header`` of a rewrite already made."""
+    """The C header for every extern of a rewrite already made (``rewriter.emit_header``
+    makes the rewrite of a text first)."""
     protos = prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
     return render_header(protos, include_guard(protos, module_name(result.original)))
-
-
-def emit_header(
-    text: str | bytes | bytearray | memoryview | Exported,
-    *,
-    targets: Sequence[str] | None = None,
-    skip: Sequence[str] | None = None,
-    filename: str = "<string>",
-    abi: str = "c",
-    iree_module: str = DEFAULT_IREE_MODULE,
-) -> str:
-    """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
-    protos, source = _prototypes_of(text, targets, skip, filename, abi, iree_module)
-    return render_header(protos, include_guard(protos, module_name(source)))

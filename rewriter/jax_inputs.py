@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .diagnostics import Diagnostic, RewriteError
-
-if TYPE_CHECKING:
-    from .api import Result
 
 BYTECODE_MAGIC = b"ML\xefR"
 
@@ -267,31 +264,3 @@ def export_exported(
             if not new:
                 raise
             disabled += new
-
-
-def export(
-    fn: Any,
-    *args: Any,
-    targets: Sequence[str] | None = None,
-    skip: Sequence[str] | None = None,
-    platforms: Sequence[str] | None = None,
-    **jit_kwargs: Any,
-) -> Result:
-    """Export ``fn`` at ``args`` with ``jax.export`` and rewrite the module in one step.
-
-    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; ``jit_kwargs`` go to ``jax.jit`` (a
-    function that is already jitted is used as it is when there are none); ``platforms`` to
-    ``jax.export.export`` (None: jax's default backend). The custom call safety check is
-    disabled for the FFI targets the export meets. ``targets`` and ``skip`` select calls as
-    in ``rewrite``. Returns the ``Result`` of ``rewrite``, with the ``jax.export.Exported``
-    as ``result.exported``; raises ``RewriteError`` like ``rewrite``.
-    """
-    from .api import rewrite
-
-    exported = export_exported(fn, *args, platforms=platforms, **jit_kwargs)
-    filename = f"<jax.export of {exported.fun_name}>"
-    result = rewrite(
-        exported_text(exported, filename), targets=targets, skip=skip, filename=filename
-    )
-    result.exported = exported
-    return result

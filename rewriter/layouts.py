@@ -115,63 +115,83 @@ class Wrapper:
     order: tuple[int, ...] = ()
 
     def text(self, indent: str, newline: str) -> str:
+        """The wrapper's definition: transpose the inputs the kernel sees in another layout,
+        call the extern, transpose its results back to their logical types."""
         body = indent + "  "
         arguments = [f"%arg{i}" for i in range(len(self.inputs) + len(self.attribute_types))]
+        transposes, inputs, physical_inputs = self._transposed_inputs(body, arguments)
+        call = self._extern_call(inputs + arguments[len(self.inputs) :], physical_inputs)
+        lines = [
+            f"{indent}{self._header(arguments)} {{",
+            *transposes,
+            *self._returned_results(body, call, counter=len(transposes)),
+            f"{indent}}}",
+        ]
+        return newline.join(lines)
+
+    def _header(self, arguments: list[str]) -> str:
+        """``func.func private @name(%arg0: T, ...) -> R``: the logical signature."""
+        types = [t.text for t in self.inputs] + list(self.attribute_types)
         signature = ", ".join(
-            f"{name}: {type_}"
-            for name, type_ in zip(
-                arguments, [t.text for t in self.inputs] + list(self.attribute_types), strict=True
-            )
+            f"{name}: {type_}" for name, type_ in zip(arguments, types, strict=True)
         )
         logical_results = [t.text for t in self.results]
         arrow = f" -> {results_text(logical_results)}" if logical_results else ""
-        lines = [f"{indent}func.func private @{self.name}({signature}){arrow} {{"]
-        counter = 0
-        call_arguments = []
-        physical_inputs = []
+        return f"func.func private @{self.name}({signature}){arrow}"
+
+    def _transposed_inputs(
+        self, body: str, arguments: list[str]
+    ) -> tuple[list[str], list[str], list[str]]:
+        """A transpose (``%0``, ``%1``, ...) for each operand in another layout; the values
+        the extern gets for the operands; their physical types."""
+        lines: list[str] = []
+        values, types = [], []
         for argument, type_, perm in zip(arguments, self.inputs, self.input_perms, strict=False):
-            physical_inputs.append(physical(type_, perm))
+            types.append(physical(type_, perm))
             if is_identity(perm):
-                call_arguments.append(argument)
+                values.append(argument)
                 continue
+            counter = len(lines)
             lines.append(
                 f"{body}%{counter} = stablehlo.transpose {argument}, dims = "
                 f"[{', '.join(map(str, perm))}] : ({type_.text}) -> {physical(type_, perm)}"
             )
-            call_arguments.append(f"%{counter}")
-            counter += 1
-        call_arguments += arguments[len(self.inputs) :]
+            values.append(f"%{counter}")
+        return lines, values, types
+
+    def _extern_call(self, arguments: list[str], physical_inputs: list[str]) -> str:
+        """``func.call @extern(...)`` on the physical types, in the extern's parameter order."""
+        parameters = physical_inputs + list(self.attribute_types)
+        if self.order:
+            arguments = [arguments[index] for index in self.order]
+            parameters = [parameters[index] for index in self.order]
         physical_results = [
             physical(t, p) for t, p in zip(self.results, self.result_perms, strict=True)
         ]
-        callee_parameters = physical_inputs + list(self.attribute_types)
-        if self.order:
-            call_arguments = [call_arguments[index] for index in self.order]
-            callee_parameters = [callee_parameters[index] for index in self.order]
-        callee_type = f"({', '.join(callee_parameters)}) -> {results_text(physical_results)}"
-        call = f"func.call @{self.extern}({', '.join(call_arguments)}) : {callee_type}"
+        callee_type = f"({', '.join(parameters)}) -> {results_text(physical_results)}"
+        return f"func.call @{self.extern}({', '.join(arguments)}) : {callee_type}"
+
+    def _returned_results(self, body: str, call: str, counter: int) -> list[str]:
+        """The call, a transpose back for each result in another layout, the return;
+        values are numbered on from ``counter``."""
         if not self.results:
-            lines.append(f"{body}{call}")
-            lines.append(f"{body}return")
-        else:
-            produced = f"%{counter}"
-            group = f"{produced}:{len(self.results)}" if len(self.results) > 1 else produced
-            lines.append(f"{body}{group} = {call}")
-            counter += 1
-            returned = []
-            for index, (type_, perm) in enumerate(
-                zip(self.results, self.result_perms, strict=True)
-            ):
-                value = f"{produced}#{index}" if len(self.results) > 1 else produced
-                if not is_identity(perm):
-                    lines.append(
-                        f"{body}%{counter} = stablehlo.transpose {value}, dims = "
-                        f"[{', '.join(map(str, inverse(perm)))}] : "
-                        f"({physical(type_, perm)}) -> {type_.text}"
-                    )
-                    value = f"%{counter}"
-                    counter += 1
-                returned.append(value)
-            lines.append(f"{body}return {', '.join(returned)} : {', '.join(logical_results)}")
-        lines.append(f"{indent}}}")
-        return newline.join(lines)
+            return [f"{body}{call}", f"{body}return"]
+        produced = f"%{counter}"
+        group = f"{produced}:{len(self.results)}" if len(self.results) > 1 else produced
+        lines = [f"{body}{group} = {call}"]
+        counter += 1
+        returned = []
+        for index, (type_, perm) in enumerate(zip(self.results, self.result_perms, strict=True)):
+            value = f"{produced}#{index}" if len(self.results) > 1 else produced
+            if not is_identity(perm):
+                lines.append(
+                    f"{body}%{counter} = stablehlo.transpose {value}, dims = "
+                    f"[{', '.join(map(str, inverse(perm)))}] : "
+                    f"({physical(type_, perm)}) -> {type_.text}"
+                )
+                value = f"%{counter}"
+                counter += 1
+            returned.append(value)
+        logical_results = ", ".join(t.text for t in self.results)
+        lines.append(f"{body}return {', '.join(returned)} : {logical_results}")
+        return lines

@@ -15,40 +15,19 @@ from pathlib import Path
 
 import numpy as np
 
+from ..element_types import BY_MLIR
+from ..load_errors import LoadError
+from .bridge import BRIDGE_CDEF, Bridge, register_handlers
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
-from .handlers import BRIDGE_CDEF, Bridge, HandlerError, register_handlers
-
-_DTYPES = {
-    "f16": "float16",
-    "f32": "float32",
-    "f64": "float64",
-    "i1": "bool",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "ui8": "uint8",
-    "ui16": "uint16",
-    "ui32": "uint32",
-    "ui64": "uint64",
-    "si8": "int8",
-    "si16": "int16",
-    "si32": "int32",
-    "si64": "int64",
-    "complex<f32>": "complex64",
-    "complex<f64>": "complex128",
-}
+from .handlers import HandlerError
 
 
 def dtype_of(element: str) -> np.dtype:
-    if element == "bf16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    try:
-        return np.dtype(_DTYPES[element])
-    except KeyError:
-        raise TypeError(f"no numpy type for MLIR element type {element}") from None
+    """The numpy dtype of an MLIR element type (rewriter/element_types.py)."""
+    row = BY_MLIR.get(element)
+    if row is None:
+        raise TypeError(f"no numpy type for MLIR element type {element}")
+    return row.dtype
 
 
 class CompiledModule:
@@ -134,10 +113,6 @@ def _probe_entries(path: str | Path) -> list[Entry]:
             ) from None
         raise LoadError(f"cannot load {path}: {error}") from None
     return entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
-
-
-class LoadError(Exception):
-    """A compiled module cannot be loaded (missing kernel symbols, not a module of ours)."""
 
 
 def _descriptor_type(rank: int) -> str:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..compile.bridge import BRIDGE_EXPORTS, bridge_sources
-from ..compile.handlers import BRIDGE_CDEF, Bridge, HandlerError
+from ..compile.bridge import BRIDGE_CDEF, BRIDGE_EXPORTS, Bridge, bridge_sources
+from ..compile.handlers import HandlerError
 from ..compile.toolchain import link_shared_object
-from ..ffi_adapters import SCALAR_C_TYPES, Extern
+from ..ffi_adapters import Extern, scalar_c_type
 from ..ffi_facts import FactsError, parse_facts
 from .kernels import KernelImport
 from .signatures import ImportSignature
@@ -118,6 +118,6 @@ def _declarations(signatures: Sequence[ImportSignature], externs: Mapping[str, E
             if type_.startswith("tensor<"):
                 parameters.append(f"{descriptor(type_)} *")
             else:
-                parameters.append(SCALAR_C_TYPES[leaf.dtype])
+                parameters.append(scalar_c_type(leaf.dtype))
         lines.append(f"void _mlir_ciface_{signature.name}({', '.join(parameters) or 'void'});")
     return "\n".join(lines)

@@ -24,6 +24,7 @@ import numpy as np
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..ffi_facts import FactsError
+from ..load_errors import LoadError
 from ..typetext import closing_bracket, split_types
 from .build import BuildError, compile_module, read_vmfb
 from .ffi_handlers import FfiBridge, is_ffi_handler
@@ -38,10 +39,6 @@ from .values import (
     shape_matches,
     tensor_type,
 )
-
-
-class LoadError(Exception):
-    """The module cannot be compiled or loaded, or an import has no usable implementation."""
 
 
 class PythonImport:
@@ -186,55 +183,13 @@ def load(
     import iree.runtime as rt
 
     path = Path(path)
-    try:
-        if path.suffix == ".vmfb":
-            data, signatures = path.read_bytes(), read_vmfb(path)
-        else:
-            data, signatures = compile_module(path, cpu=cpu, extra_args=compile_args)
-    except BuildError as error:
-        raise LoadError(f"{path}: {error}") from None
-    except OSError as error:
-        raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
-    served = {s.module for s in signatures}
-    if len(served) > 1:
-        raise LoadError(f"{path}: imports of several modules ({', '.join(sorted(served))})")
-    names = {s.name for s in signatures}
-    unknown = sorted(set(imports) - names)
-    missing = sorted(names - set(imports))
-    if unknown or missing:
-        problems = []
-        if missing:
-            problems.append(f"no implementation for {', '.join(missing)}")
-        if unknown:
-            problems.append(f"no import named {', '.join(unknown)}")
-        raise LoadError(f"{path}: {'; '.join(problems)} (imports: {', '.join(sorted(names))})")
-
+    data, signatures = _program(path, cpu, compile_args)
+    _check_imports(path, signatures, imports)
     config = rt.Config(driver)
     errors = _Errors()
-    keep_alive: list[object] = [config, errors]
-    modules = []
     bridge = _ffi_bridge(path, signatures, imports)
-    keep_alive.append(bridge)
-    if signatures:
-        interface = rt.PyModuleInterface(signatures[0].module, lambda _interface: None)
-        for signature in signatures:
-            implementation = imports[signature.name]
-            try:
-                if bridge is not None and is_ffi_handler(implementation):
-                    serve = bridge.serve(signature, config.device)
-                elif _is_cffi_function(implementation):
-                    serve = KernelImport(implementation, signature, config.device)
-                elif callable(implementation):
-                    serve = PythonImport(implementation, signature, config.device)
-                else:
-                    raise LoadError(
-                        f"{signature.module}.{signature.name}: {implementation!r} is not a "
-                        "Python callable, a cffi function or an XLA FFI handler"
-                    )
-            except KernelSignatureError as error:
-                raise LoadError(f"{signature.module}.{signature.name}: {error}") from None
-            interface.export(signature.name, signature.cconv, errors.guard(serve))
-        modules.append(interface.create())
+    keep_alive: list[object] = [config, errors, bridge]
+    modules = _import_modules(signatures, imports, bridge, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     try:
         context = rt.SystemContext(vm_modules=[*modules, program], config=config)
@@ -250,6 +205,78 @@ def load(
         for name in handles
     }
     return IreeModule(functions, keep_alive, handles)
+
+
+def _program(
+    path: Path, cpu: str | None, compile_args: tuple[str, ...]
+) -> tuple[bytes, list[ImportSignature]]:
+    """The ``.vmfb`` bytes and import signatures: a ``.vmfb`` read, anything else compiled."""
+    try:
+        if path.suffix == ".vmfb":
+            return path.read_bytes(), read_vmfb(path)
+        return compile_module(path, cpu=cpu, extra_args=compile_args)
+    except BuildError as error:
+        raise LoadError(f"{path}: {error}") from None
+    except OSError as error:
+        raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def _check_imports(
+    path: Path, signatures: list[ImportSignature], imports: Mapping[str, object]
+) -> None:
+    """One VM module provides every import, and ``imports`` names exactly its functions."""
+    served = {s.module for s in signatures}
+    if len(served) > 1:
+        raise LoadError(f"{path}: imports of several modules ({', '.join(sorted(served))})")
+    names = {s.name for s in signatures}
+    unknown = sorted(set(imports) - names)
+    missing = sorted(names - set(imports))
+    if unknown or missing:
+        problems = []
+        if missing:
+            problems.append(f"no implementation for {', '.join(missing)}")
+        if unknown:
+            problems.append(f"no import named {', '.join(unknown)}")
+        raise LoadError(f"{path}: {'; '.join(problems)} (imports: {', '.join(sorted(names))})")
+
+
+def _import_modules(
+    signatures: list[ImportSignature],
+    imports: Mapping[str, object],
+    bridge: FfiBridge | None,
+    device,
+    errors: _Errors,
+) -> list[object]:
+    """The VM module serving the imports (none when the program imports nothing)."""
+    import iree.runtime as rt
+
+    if not signatures:
+        return []
+    interface = rt.PyModuleInterface(signatures[0].module, lambda _interface: None)
+    for signature in signatures:
+        serve = _server(signature, imports[signature.name], bridge, device)
+        interface.export(signature.name, signature.cconv, errors.guard(serve))
+    return [interface.create()]
+
+
+def _server(
+    signature: ImportSignature, implementation: object, bridge: FfiBridge | None, device
+) -> Callable[..., object]:
+    """What serves one import, by what ``implementation`` is: an XLA FFI handler (through
+    the bridge), a C kernel (a cffi function) or a Python callable."""
+    try:
+        if bridge is not None and is_ffi_handler(implementation):
+            return bridge.serve(signature, device)
+        if _is_cffi_function(implementation):
+            return KernelImport(implementation, signature, device)
+        if callable(implementation):
+            return PythonImport(implementation, signature, device)
+    except KernelSignatureError as error:
+        raise LoadError(f"{signature.module}.{signature.name}: {error}") from None
+    raise LoadError(
+        f"{signature.module}.{signature.name}: {implementation!r} is not a "
+        "Python callable, a cffi function or an XLA FFI handler"
+    )
 
 
 def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:

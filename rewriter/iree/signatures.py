@@ -14,12 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 
+from ..element_types import BY_MLIR
+
 T = TypeVar("T")
 
 METADATA_KEY = "rewriter.iree_imports"  # the .vmfb module attribute holding the JSON
 SCHEMA = 1
-
-_CCONV = {"i64": "I", "f64": "F", "f32": "f", "i32": "i", "i16": "i", "i8": "i", "i1": "i"}
 
 
 class SignatureError(Exception):
@@ -72,10 +72,10 @@ class ImportSignature:
 def _cconv_char(type_: str) -> str:
     if type_.startswith("tensor<"):
         return "r"
-    try:
-        return _CCONV[type_]
-    except KeyError:
-        raise SignatureError(f"an IREE import cannot take or return {type_}") from None
+    row = BY_MLIR.get(type_)
+    if row is None or not row.iree_cconv:
+        raise SignatureError(f"an IREE import cannot take or return {type_}")
+    return row.iree_cconv
 
 
 def _check(signature: ImportSignature) -> ImportSignature:

@@ -9,22 +9,18 @@ int, i32 and i64 as ints, f32 and f64 as floats.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from ..compile.loader import dtype_of  # one table of element types for both paths
-
-_TENSOR = re.compile(r"tensor<((?:(?:[0-9]+|\?)x)*)(.+)>")
+from ..compile.loader import dtype_of
+from ..element_types import parse_tensor
 
 
 def tensor_type(text: str) -> tuple[tuple[int | None, ...], str]:
     """``tensor<?x8xf32>`` -> ``((None, 8), "f32")``."""
-    match = _TENSOR.fullmatch(text)
-    if not match:
+    tensor = parse_tensor(text)
+    if tensor is None:
         raise TypeError(f"not a ranked tensor type: {text}")
-    dims = tuple(None if d == "?" else int(d) for d in match.group(1).split("x")[:-1])
-    return dims, match.group(2)
+    return tensor.dims, tensor.element
 
 
 def shape_matches(shape: tuple[int, ...], dims: tuple[int | None, ...]) -> bool:
