@@ -237,24 +237,34 @@ def _range(start: int, length: int) -> str:
     return f"{start + 1},{length}"
 
 
-def _hunks(blocks: Iterable[_Block], context: int) -> Iterator[list[_Block]]:
-    """Blocks grouped into hunks: those whose context would touch share one."""
+def _hunks(
+    blocks: Iterable[_Block], context: int, max_lines: int | None = None
+) -> Iterator[list[_Block]]:
+    """Blocks grouped into hunks: those whose context would touch share one. A hunk that
+    grows past ``max_lines`` lines ends there (a diff of its start: the view shows no more,
+    and an export whose calls are a few lines apart is one hunk from top to bottom)."""
     hunk: list[_Block] = []
+    size = 0  # the hunk's lines so far: its header, context before and between, changes
     for block in blocks:
-        if hunk and block.first - hunk[-1].last > 2 * context:
-            yield hunk
-            hunk = []
+        touches = hunk and block.first - hunk[-1].last <= 2 * context
+        if hunk and not (touches and (max_lines is None or size <= max_lines)):
+            yield hunk  # (once past max_lines, its context after comes after the cut)
+            hunk, size = [], 0
+        before = block.first - hunk[-1].last if hunk else 1 + min(context, block.first)
+        size += before + block.last - block.first + len(block.new)
         hunk.append(block)
     if hunk:
         yield hunk
 
 
-def _diff(original: str, edits: Sequence[Edit], context: int) -> Iterator[list[str]]:
+def _diff(
+    original: str, edits: Sequence[Edit], context: int, max_lines: int | None = None
+) -> Iterator[list[str]]:
     """The unified diff of the edits, hunk by hunk, as lines without line ends; made as
     far as it is read."""
     lines = _Lines(original)
     delta = 0  # new line number minus old line number before the current hunk
-    for hunk in _hunks(_blocks(lines, edits), context):
+    for hunk in _hunks(_blocks(lines, edits), context, max_lines):
         start = max(0, hunk[0].first - context)
         stop = lines.count_up_to(hunk[-1].last + context)
         body: list[str] = []
@@ -334,7 +344,7 @@ def diff_section(
     if not result.changed:
         return "<p>No change: the output is the input, byte for byte.</p>"
     if result.edits:
-        hunks: Iterable[list[str]] = _diff(result.original, result.edits, context)
+        hunks: Iterable[list[str]] = _diff(result.original, result.edits, context, max_lines)
     else:  # a Result built by hand: diff the texts
         hunks = _split_hunks(_fallback_diff(result.original, result.text, context))
     shown, hunk_count, cut = _capped(hunks, max_lines, max_chars)

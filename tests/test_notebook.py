@@ -250,16 +250,19 @@ def test_diff_is_difflib_unified_diff_on_every_sample() -> None:
         assert lines == list(expected)[2:], path
 
 
+@pytest.mark.parametrize("filler", [10, 1])
 def test_a_cut_diff_is_the_start_of_the_whole_diff_and_reads_only_that(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, filler: int
 ) -> None:
     """The view makes the diff only as far as it shows it: its lines are the whole diff's
-    first lines, and the module's lines past them are never looked for."""
-    text = _big_module(calls=2000, filler=10)
-    assert text.count("\n") > 22_000
+    first lines, and the module's lines past them are never looked for. With calls a line
+    apart the whole diff is one hunk: the view shows a hunk of its start (the same lines
+    under a header that counts only them)."""
+    text = _big_module(calls=2000, filler=filler)
+    assert text.count("\n") > 2000 * (filler + 1)
     result = rewriter.rewrite(text)
     whole, hunk_count = diff_lines(result.original, result.edits)
-    assert hunk_count == 2001 and len(whole) > 10 * MAX_DIFF_LINES
+    assert hunk_count == (2001 if filler == 10 else 1) and len(whole) > 10 * MAX_DIFF_LINES
     made: list[rewriter_html._Lines] = []
     original_init = rewriter_html._Lines.__init__
 
@@ -271,7 +274,11 @@ def test_a_cut_diff_is_the_start_of_the_whole_diff_and_reads_only_that(
     html = result._repr_html_()
     pre = html[html.index("<pre", html.index("<b>Rewrite</b>")) :]
     shown = unescape(re.sub(r"<[^>]*>", "", pre[: pre.index("</pre>")])).split("\n")
-    assert shown[2 : 2 + MAX_DIFF_LINES] == whole[:MAX_DIFF_LINES]
+    if filler == 10:
+        assert shown[2 : 2 + MAX_DIFF_LINES] == whole[:MAX_DIFF_LINES]
+    else:  # one hunk: its header counts what is shown, its lines are the whole diff's
+        assert whole[0].startswith("@@ -1,") and shown[2].startswith("@@ -1,")
+        assert shown[3 : 2 + MAX_DIFF_LINES] == whole[1:MAX_DIFF_LINES]
     assert len(made) == 1 and len(made[0].starts) < 2 * MAX_DIFF_LINES
 
 
