@@ -84,8 +84,9 @@ def plan_rewrite(
 ) -> Plan:
     """Decide about every custom call the scan found and collect the edits.
 
-    Two passes: first every call is parsed and judged, so that naming (rule 5) knows all
-    targets before it hands out names; then the edits are made in file order. ``abi``
+    Two passes: first every call is parsed, judged and written but for its callee, so that
+    naming (rule 5) knows all targets before it hands out names; then the callees are
+    named and the edits made in file order. ``abi``
     says how externs are named, ordered and declared. Statements of one shape are parsed
     and judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
     """
@@ -104,7 +105,12 @@ def plan_rewrite(
         return skip_reason(call, targets, skip, target)
 
     shapes = CallShapes(source, scan, judge, select, reuse=reuse_shapes)
-    selected: list[PlacedCall | None] = []
+    first_break = source.text.find("\n")  # new lines end like the file's first line
+    newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
+    values = ValueNamer(scan.values)
+    # Each selected call and its replacement, written around its callee: a call's own
+    # texts (its holes) are freed as soon as it is placed, 70k calls of them do not fit.
+    selected: list[tuple[PlacedCall, str, str] | None] = []
     for site in scan.calls:
         try:
             placed, errors = shapes.place(site)
@@ -114,18 +120,18 @@ def plan_rewrite(
         plan.errors.extend(errors)
         plan.reports.append(placed.report)
         if placed.report.status == "rewritten":
-            selected.append(placed)
+            form = _replacement_of(placed, newline)
+            before, after = form.around_callee(placed.holes, values)
+            placed.holes = ()
+            selected.append((placed, before, after))
 
-    targets_called = [placed.target for placed in selected if placed is not None]
-    first_break = source.text.find("\n")  # new lines end like the file's first line
-    newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
-    externs = _Externs(SymbolNamer(scan.symbols, targets_called, abi.prefix), abi, newline)
-    values = ValueNamer(scan.values)
+    targets_called = [entry[0].target for entry in selected if entry is not None]
+    externs = _Externs(SymbolNamer(scan.symbols, targets_called, abi.prefix), abi)
     for index, entry in enumerate(selected):
         assert entry is not None
-        selected[index] = None  # each call's own texts are freed once its edit is made
-        placed = entry
-        form, renamed, differs = externs.decide(placed)
+        selected[index] = None  # each call's replacement is freed once its edit is made
+        placed, before, after = entry
+        renamed, differs = externs.decide(placed)
         report = placed.report
         if renamed:
             message = (
@@ -145,44 +151,62 @@ def plan_rewrite(
                 Diagnostic.at(source, placed.target_start, message, severity="warning")
             )
         callee = report.wrapper or report.symbol
-        plan.edits.append(Edit(placed.start, placed.end, form.text(placed, callee, values)))
+        plan.edits.append(Edit(placed.start, placed.end, before + callee + after))
     for module_index, decls in externs.declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
     return plan
 
 
+def _replacement_of(placed: PlacedCall, newline: str) -> ReplacementForm:
+    """The replacement pattern of a selected call (once per shape). A call whose operands or
+    results need a layout wrapper calls it with the arguments in contract order; the wrapper
+    reorders for the extern itself."""
+    call, report = placed.call, placed.report
+    memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
+    wrapped = not _once(memo, "identity", _keeps_layouts, report)
+    order = () if wrapped else report.parameter_order
+    return _once(
+        memo,
+        ("replacement", order),
+        replacement_form,
+        call,
+        report.attributes,
+        newline,
+        order,
+        placed.fields,
+    )
+
+
 class _Externs:
     """The externs and layout wrappers of one file, and which one each call goes to.
 
-    A shape's calls of one target in one module go to the same extern and wrapper with the
-    same replacement pattern: decided for the first, remembered for the others."""
+    A shape's calls of one target in one module go to the same extern and wrapper: decided
+    for the first, remembered for the others."""
 
-    def __init__(self, symbols: SymbolNamer, abi: Abi, newline: str):
+    def __init__(self, symbols: SymbolNamer, abi: Abi):
         self.symbols = symbols
         self.abi = abi
-        self.newline = newline
         # module -> {symbol: declaration line or layout wrapper}
         self.declarations: dict[int, dict[str, str | Wrapper]] = {}
         self.wrappers: dict[tuple[object, ...], str] = {}
         self.first_facts: dict[tuple[int, str], ExternFacts | None] = {}
-        self.decided: dict[tuple[int, str, int], tuple[str, str | None, ReplacementForm, bool]]
-        self.decided = {}
+        self.decided: dict[tuple[int, str, int], tuple[str, str | None, bool]] = {}
 
-    def decide(self, placed: PlacedCall) -> tuple[ReplacementForm, str | None, bool]:
-        """Set the call's ``symbol`` and ``wrapper``; its replacement pattern, why its extern
-        is not named after its target (the first time only), and whether it differs from
-        the first call of its extern in what an FFI handler sees."""
+    def decide(self, placed: PlacedCall) -> tuple[str | None, bool]:
+        """Set the call's ``symbol`` and ``wrapper``; say why its extern is not named after
+        its target (the first time only), and whether it differs from the first call of
+        its extern in what an FFI handler sees."""
         report = placed.report
         key = (id(placed.shape), placed.target, placed.module)
         if placed.shape is not None and key in self.decided:
-            report.symbol, report.wrapper, form, differs = self.decided[key]
-            return form, None, differs
-        form, renamed, differs = self._first(placed)
+            report.symbol, report.wrapper, differs = self.decided[key]
+            return None, differs
+        renamed, differs = self._first(placed)
         if placed.shape is not None:
-            self.decided[key] = (report.symbol, report.wrapper, form, differs)
-        return form, renamed, differs
+            self.decided[key] = (report.symbol, report.wrapper, differs)
+        return renamed, differs
 
-    def _first(self, placed: PlacedCall) -> tuple[ReplacementForm, str | None, bool]:
+    def _first(self, placed: PlacedCall) -> tuple[str | None, bool]:
         call, report, abi = placed.call, placed.report, self.abi
         # What the shape alone decides is worked out once per shape.
         memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
@@ -218,19 +242,7 @@ class _Externs:
                     report.parameter_order,
                 )
             report.wrapper = self.wrappers[key]
-        # The wrapper takes the contract order and reorders for the extern itself.
-        order = () if report.wrapper else report.parameter_order
-        form = _once(
-            memo,
-            ("replacement", order),
-            replacement_form,
-            call,
-            report.attributes,
-            self.newline,
-            order,
-            placed.fields,
-        )
-        return form, renamed, differs
+        return renamed, differs
 
 
 def _once(memo: dict[object, Any], key: object, compute: Callable[..., Any], *args: Any) -> Any:
@@ -351,16 +363,22 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
 
 @dataclass(frozen=True)
 class ReplacementForm:
-    """The text that replaces a call, as a ``str.format`` pattern: everything a statement
-    shape fixes is written in, what each call has of its own is a field (``h[k]``: the
-    statement's hole k, ``callee``, ``n[k]``: the fresh names of the constants, in
-    ``hints`` order)."""
+    """The text that replaces a call, as ``str.format`` patterns before and after the name
+    of its callee: everything a statement shape fixes is written in, what each call has of
+    its own is a field (``h[k]``: the statement's hole k, ``n[k]``: the fresh names of the
+    constants, in ``hints`` order)."""
 
-    pattern: str
+    before_callee: str  # the pattern up to the callee's name
+    after_callee: str  # and after it
     hints: tuple[str, ...]  # what each fresh name is named after, in the order asked
 
-    def text(self, placed: PlacedCall, callee: str, values: ValueNamer) -> str:
-        return self.pattern.format(h=placed.holes, callee=callee, n=values.fresh_all(self.hints))
+    def around_callee(self, holes: tuple[str, ...], values: ValueNamer) -> tuple[str, str]:
+        """The replacement of a call with these holes, before and after its callee's name
+        (which is handed out once every call has been seen)."""
+        names = values.fresh_all(self.hints)
+        return self.before_callee.format(h=holes, n=names), self.after_callee.format(
+            h=holes, n=names
+        )
 
 
 def replacement_form(
@@ -396,8 +414,10 @@ def replacement_form(
     types = escape_format(", ".join(reorder(_operand_types(call, attributes), order)))
     results = escape_format(call.results_text)
     binding = f"{fields.text(call.results)} = " if call.results else ""
-    lines.append(f"{binding}func.call @{{callee}}({arguments}) : ({types}) -> {results}{location}")
-    return ReplacementForm(escape_format(newline + call.indent).join(lines), tuple(hints))
+    lines.append(f"{binding}func.call @")
+    pattern_before = escape_format(newline + call.indent).join(lines)
+    pattern_after = f"({arguments}) : ({types}) -> {results}{location}"
+    return ReplacementForm(pattern_before, pattern_after, tuple(hints))
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:

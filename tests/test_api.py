@@ -182,3 +182,38 @@ def test_a_truncated_file_still_names_the_brace_left_open():
     module_brace = text.index("{\n", text.index("module @"))
     assert (error.line, error.column) == position(text, module_brace)
     assert error.message == "'{' is never closed: the input ends first (truncated file?)"
+
+
+@pytest.mark.parametrize("running", [True, False])
+def test_the_cyclic_collector_is_paused_while_planning_and_restored(
+    monkeypatch: pytest.MonkeyPatch, running: bool
+) -> None:
+    """analyze pauses Python's cyclic collector while it plans (speed on call-dense
+    exports) and leaves it as it found it, also when planning raises."""
+    import gc
+
+    import rewriter.api as api
+
+    seen: list[bool] = []
+    plan_rewrite = api.plan_rewrite
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return plan_rewrite(*args, **kwargs)
+
+    monkeypatch.setattr(api, "plan_rewrite", recording)
+    was = gc.isenabled()
+    (gc.enable if running else gc.disable)()
+    try:
+        rewriter.analyze(RMS)
+        assert seen == [False] and gc.isenabled() == running
+
+        def failing(*args, **kwargs):
+            raise RuntimeError("planning failed")
+
+        monkeypatch.setattr(api, "plan_rewrite", failing)
+        with pytest.raises(RuntimeError):
+            rewriter.analyze(RMS)
+        assert gc.isenabled() == running
+    finally:
+        (gc.enable if was else gc.disable)()
