@@ -3,7 +3,7 @@
 ``python benchmarks/make_call_dense.py`` first (``--large`` adds the 70k-call export),
 then ``python benchmarks/call_dense.py [CORPUS_DIR] [--modes] [--repeats N]``.
 
-For every file: the median CPU time of N runs (default 3) of ``rewriter.rewrite`` and of jaxlib's
+For every file: the least CPU time of N runs (default 5) of ``rewriter.rewrite`` and of jaxlib's
 ``ir.Module.parse`` + ``get_asm(enable_debug_info=True)`` in this process, their ratio
 (jaxlib's time over ours: above 1.0 the rewrite is faster), and the rewrite's peak Python
 memory (tracemalloc) against the limit 3 x input + 100 MB, and the time of the notebook
@@ -22,7 +22,6 @@ import gc
 import io
 import os
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -47,16 +46,18 @@ MODES = {
 }
 
 
-def median_seconds(action: Callable[[], object], repeats: int) -> float:
-    """The median CPU time of ``action``: on a shared machine the wall clock measures the
-    other jobs too, the CPU time (of this process, all its threads) what the action costs."""
+def least_seconds(action: Callable[[], object], repeats: int) -> float:
+    """The least CPU time of ``repeats`` runs of ``action``: on a shared machine the wall
+    clock measures the other jobs too, the CPU time (of this process, all its threads) what
+    the action costs, and the least of several runs the one the other jobs disturbed least
+    (as ``timeit`` advises)."""
     times = []
     for _ in range(repeats):
         gc.collect()
         started = time.process_time()
         action()
         times.append(time.process_time() - started)
-    return statistics.median(times)
+    return min(times)
 
 
 def jaxlib_parse_and_print(text: str) -> Callable[[], None]:
@@ -99,7 +100,7 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("corpus", nargs="?", default=str(ROOT / "benchmarks/corpus/calls"))
     options.add_argument("--modes", action="store_true", help="also time the CLI's modes")
-    options.add_argument("--repeats", type=int, default=3)
+    options.add_argument("--repeats", type=int, default=5)
     arguments = options.parse_args()
     files = sorted(Path(arguments.corpus).glob("*.mlir"), key=order)
     rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
@@ -115,11 +116,11 @@ def main() -> None:
             megabytes = len(text.encode()) / 1e6
             calls = len(re.findall(r"stablehlo\.custom_call", text))
             repeats = 1 if megabytes > 20 else arguments.repeats
-            ours = median_seconds(lambda text=text: rewriter.rewrite(text), repeats)
-            theirs = median_seconds(jaxlib_parse_and_print(text), repeats)
+            ours = least_seconds(lambda text=text: rewriter.rewrite(text), repeats)
+            theirs = least_seconds(jaxlib_parse_and_print(text), repeats)
             peak = peak_megabytes(lambda text=text: rewriter.rewrite(text))
             result = rewriter.rewrite(text)
-            html = median_seconds(result._repr_html_, repeats)
+            html = least_seconds(result._repr_html_, repeats)
             del result
             times[order(path)] = ours
             row = (
@@ -129,10 +130,10 @@ def main() -> None:
             if arguments.modes:
                 out = str(Path(scratch) / path.stem)
                 plain_command = [str(path), "-o", out + ".plain.mlir"]
-                plain = median_seconds(lambda c=plain_command: run_cli(c), repeats)
+                plain = least_seconds(lambda c=plain_command: run_cli(c), repeats)
                 for flags in MODES.values():
                     command = [str(path), *(flag.format(out=out) for flag in flags)]
-                    row += f" {median_seconds(lambda c=command: run_cli(c), repeats) / plain:7.2f}x"
+                    row += f" {least_seconds(lambda c=command: run_cli(c), repeats) / plain:7.2f}x"
             print(row, flush=True)
     print("growth for 4x the calls (linear: at most 4.4x):")
     for (shape, count), seconds in sorted(times.items()):
