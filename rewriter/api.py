@@ -12,7 +12,7 @@ from .diagnostics import Diagnostic, RewriteError
 from .edits import Edit, apply_edits
 from .ffi_adapters import adapters_source, externs_of_rewrite
 from .header import Prototype, header_of, prototypes_of
-from .plan import CallReport, plan_rewrite
+from .plan import CallReport, plan_rewrite, show_call_reports_with
 from .scan import scan
 from .select import exact_pattern, patterns
 from .source import Source
@@ -51,8 +51,7 @@ def _call_report_html(report: CallReport) -> str:
     return render_call(report)
 
 
-# Jupyter's view of one call (a one-row table); set here so that plan.py stays display-free.
-CallReport._repr_html_ = _call_report_html  # type: ignore[attr-defined]
+show_call_reports_with(_call_report_html)
 
 
 def decode(data: bytes, filename: str = "<string>") -> Source:

@@ -64,6 +64,23 @@ class CallReport:
     # the identity, except for IREE imports (rewriter/abis.py).
     parameter_order: tuple[int, ...] = ()
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view of one call, a one-row table. Planning draws nothing: the view
+        lives with the other writers of text and ``rewriter.api`` hands it in
+        (``show_call_reports_with``), so this module imports no display code."""
+        if _call_report_view is None:
+            raise RuntimeError("no view of call reports: import rewriter.api first")
+        return _call_report_view(self)
+
+
+_call_report_view: Callable[[CallReport], str] | None = None
+
+
+def show_call_reports_with(view: Callable[[CallReport], str]) -> None:
+    """Set how notebooks draw a CallReport (the caller owns the HTML)."""
+    global _call_report_view
+    _call_report_view = view
+
 
 @dataclass
 class Plan:
