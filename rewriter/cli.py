@@ -7,8 +7,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import json_text
-from .abis import DEFAULT_IREE_MODULE, Abi
+from .emit import json_text
+from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 
 EXAMPLES = """\
 examples:
@@ -195,9 +195,9 @@ def _same_file(a: str, b: str) -> bool:
 
 def _run(args: argparse.Namespace, files: list[str]) -> int:
     from .api import analyze, decode, skip_notes, validate
-    from .diagnostics import Diagnostic, RewriteError
-    from .files import OutputRefused, encoded_chunks, read_input, write_output
-    from .jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
+    from .inputs.files import OutputRefused, encoded_chunks, read_input, write_output
+    from .inputs.jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
+    from .syntax.diagnostics import Diagnostic, RewriteError
 
     color = _use_color(sys.stderr)
     status = 0
@@ -357,7 +357,7 @@ def _json_diagnostic(diagnostic) -> dict:
 
 def _json_file(name: str, reports, errors, warnings) -> dict:
     """One file of ``--list --format json``; the schema is documented in README.md."""
-    from .header import attribute_c_type
+    from .emit.header import attribute_c_type
 
     calls = []
     # The attributes of calls of one shape differ in their values only, which this leaves out.
@@ -399,14 +399,14 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
 
 
 def _write_header(args: argparse.Namespace, result, name: str) -> bool:
-    from .header import header_of
+    from .emit.header import header_of
 
     header = header_of(result, filename=name, abi=args.abi, iree_module=args.iree_module)
     return _write_text(args.emit_header, header)
 
 
 def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool:
-    from .ffi_adapters import adapters_source, externs_in
+    from .emit.ffi_adapters import adapters_source, externs_in
 
     return _write_text(args.emit_ffi_adapters, adapters_source(externs_in(rewritten), name))
 
@@ -414,7 +414,7 @@ def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool
 def _write_text(path: str, text: str) -> bool:
     """Write a generated file (see ``files.write_output``); False (after saying why) when
     that fails."""
-    from .files import OutputRefused, write_output
+    from .inputs.files import OutputRefused, write_output
 
     try:
         write_output(path, text.encode("utf-8"))

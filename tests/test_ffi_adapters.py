@@ -9,8 +9,8 @@ import pytest
 from jax_corpus import corpus
 
 import rewriter
-from rewriter.diagnostics import RewriteError
-from rewriter.ffi_adapters import adapters_source, externs_in, externs_of_rewrite
+from rewriter.emit.ffi_adapters import adapters_source, externs_in, externs_of_rewrite
+from rewriter.syntax.diagnostics import RewriteError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SAMPLE_FILES = sorted(SAMPLES.glob("*/*.mlir"))
