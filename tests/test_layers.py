@@ -5,6 +5,7 @@ still a dependency) and under TYPE_CHECKING."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,21 +79,26 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-# Each layer: the modules it holds (a name, or a package and everything under it) and the
-# layers it may import. A module imports freely inside its own layer.
-LAYERS: dict[str, tuple[set[str], set[str]]] = {
-    "syntax": ({"rewriter.syntax"}, set()),
-    "inputs": ({"rewriter.inputs"}, {"syntax"}),
-    "plan": ({"rewriter.plan"}, {"syntax"}),
-    "emit": ({"rewriter.emit"}, {"syntax", "plan"}),
-    "front doors": (
-        {"rewriter", "rewriter.__main__", "rewriter.api", "rewriter.cli"},
-        {"syntax", "inputs", "plan", "emit"},
-    ),
-    "C headers": ({"rewriter.abi"}, set()),
-    "compile": ({"rewriter.compile"}, {"syntax", "plan", "emit", "C headers"}),
-    "iree": ({"rewriter.iree"}, {"syntax", "plan", "emit", "C headers", "compile"}),
-}
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def declared_layers(text: str) -> dict[str, tuple[set[str], set[str]]]:
+    """The table under "## Layers": each layer, the modules it holds (a name, or a package
+    and everything under it) and the layers it may import."""
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    layers = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or cells[0] in ("Layer", "---"):
+            continue
+        layer, modules, _, may_import = cells
+        members = set(re.findall(r"`(rewriter[\w.]*)`", modules))
+        below = set() if may_import == "nothing" else {n.strip() for n in may_import.split(",")}
+        layers[layer] = (members, below)
+    return layers
+
+
+LAYERS = declared_layers(ARCHITECTURE.read_text(encoding="utf-8"))
 
 
 def layer_of(module: str, layers: dict[str, tuple[set[str], set[str]]]) -> str | None:
@@ -118,6 +124,13 @@ def upward_imports(
             if theirs != own and theirs not in allowed:
                 found.append(f"{module} ({own}) imports {target} ({theirs})")
     return found
+
+
+def test_the_table_names_the_layers_each_layer_may_import():
+    assert {"syntax", "plan", "emit", "front doors", "compile", "iree"} <= set(LAYERS)
+    assert LAYERS["syntax"] == ({"rewriter.syntax"}, set())
+    for _, below in LAYERS.values():
+        assert below <= set(LAYERS)
 
 
 def test_every_module_has_a_layer():
