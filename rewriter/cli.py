@@ -6,9 +6,13 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .emit import json_text
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
+
+if TYPE_CHECKING:
+    from .api import Result
 
 EXAMPLES = """\
 examples:
@@ -269,7 +273,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         if args.emit_header or args.emit_ffi_adapters:
             if args.emit_header and not _write_header(args, result, name):
                 return 1
-            if args.emit_ffi_adapters and not _write_adapters(args, result.text, name):
+            if args.emit_ffi_adapters and not _write_adapters(args, result, name):
                 return 1
             if not args.output:
                 continue
@@ -405,10 +409,12 @@ def _write_header(args: argparse.Namespace, result, name: str) -> bool:
     return _write_text(args.emit_header, header)
 
 
-def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool:
-    from .emit.ffi_adapters import adapters_source, externs_in
+def _write_adapters(args: argparse.Namespace, result: Result, name: str) -> bool:
+    """The adapters of the externs the rewrite reports (the same ones its text declares)."""
+    from .emit.ffi_adapters import adapters_source, externs_of_rewrite
 
-    return _write_text(args.emit_ffi_adapters, adapters_source(externs_in(rewritten), name))
+    externs = externs_of_rewrite(result.calls, result.original)
+    return _write_text(args.emit_ffi_adapters, adapters_source(externs, name))
 
 
 def _write_text(path: str, text: str) -> bool:

@@ -17,7 +17,7 @@ SAMPLE_FILES = sorted(SAMPLES.glob("*/*.mlir"))
 
 
 def _from_text(text: str, filename: str) -> str:
-    """The adapters as read back from the rewritten text (``--emit-ffi-adapters`` does so)."""
+    """The adapters as read back from the rewritten text, as ``externs_in`` reads them."""
     return adapters_source(externs_in(rewriter.rewrite(text, filename=filename).text), filename)
 
 
