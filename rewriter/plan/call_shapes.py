@@ -155,7 +155,7 @@ class CallShape:
     holes were; offsets in ``call`` count from the statement's start."""
 
     call: model.CustomCall
-    report: Any  # plan.CallReport, judged as selected
+    report: Any  # planner.CallReport, judged as selected
     source: Source  # the text the shape was parsed from
     # The call's start, end and target in a statement: ``delta``, plus the end of the
     # statement's hole ``group - 1`` (the matcher's group ``group``) when ``group`` > 0.
@@ -204,7 +204,7 @@ class PlacedCall:
     target: str
     holes: tuple[str, ...]  # the statement's hole texts; () for a call parsed on its own
     module: int
-    report: Any  # plan.CallReport
+    report: Any  # planner.CallReport
 
     @property
     def fields(self) -> CallShape | Literal:

@@ -71,7 +71,7 @@ _HOLES = re.compile(
     + rf"|=[ \t]*(?:{_hole('float')}{_FLOAT_TYPE}"
     + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
     + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
-    # The constants a rewrite writes, for the validation of its output (rewriter/validation)
+    # The constants a rewrite writes, for the validation of its output (syntax/validation.py)
     + rf"|arith\.constant[ \t]+(?:{_hole('constant')}{_FLOAT_TYPE}"
     + rf"|{_hole('constant_bool')}(?![\w$.]))"
 )
