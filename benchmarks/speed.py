@@ -225,8 +225,8 @@ def prepare_jax(case: Case, work: Path, options: Options):
 
 
 def prepare_iree(case: Case, work: Path, options: Options, driver: str = "local-task"):
-    from rewriter.ffi_facts import parse_facts
     from rewriter.iree import compile_module, load
+    from rewriter.plan.ffi_facts import parse_facts
 
     text = rewriter.export(case.function, *case.inputs).original
     source = work / "program.iree.mlir"

@@ -1,18 +1,44 @@
-"""rewriter: turn XLA FFI custom calls in exported StableHLO into calls to extern C functions."""
+"""rewriter: turn XLA FFI custom calls in exported StableHLO into calls to extern C functions.
 
-from .api import (
-    Result,
-    analyze,
-    decode,
-    emit_ffi_adapters,
-    emit_header,
-    export,
-    rewrite,
-    validate,
-)
-from .diagnostics import Diagnostic, RewriteError
-from .jax_inputs import InputError
-from .plan import CallReport
+The names below load on first use (module ``__getattr__``), so ``python -m rewriter`` parses
+its arguments before it imports lark or the planner.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import (
+        Result,
+        analyze,
+        decode,
+        emit_ffi_adapters,
+        emit_header,
+        export,
+        rewrite,
+        validate,
+    )
+    from .inputs.jax_inputs import InputError
+    from .plan.planner import CallReport
+    from .syntax.diagnostics import Diagnostic, RewriteError
+
+# Each public name and the module that defines it.
+_HOMES = {
+    "CallReport": ".plan.planner",
+    "Diagnostic": ".syntax.diagnostics",
+    "InputError": ".inputs.jax_inputs",
+    "Result": ".api",
+    "RewriteError": ".syntax.diagnostics",
+    "analyze": ".api",
+    "decode": ".api",
+    "emit_ffi_adapters": ".api",
+    "emit_header": ".api",
+    "export": ".api",
+    "rewrite": ".api",
+    "validate": ".api",
+}
 
 __all__ = [
     "CallReport",
@@ -29,3 +55,15 @@ __all__ = [
     "validate",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'rewriter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

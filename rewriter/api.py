@@ -8,16 +8,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from . import jax_inputs
-from .abis import DEFAULT_IREE_MODULE, Abi
-from .diagnostics import Diagnostic, RewriteError
-from .edits import Edit, apply_edits
-from .ffi_adapters import adapters_source, externs_of_rewrite
-from .header import Prototype, header_of, prototypes_of
-from .plan import CallReport, plan_rewrite
-from .scan import scan
-from .select import exact_pattern, patterns
-from .source import Source
+from .emit.ffi_adapters import adapters_source, externs_of_rewrite
+from .emit.header import Prototype, header_of, prototypes_of
+from .inputs import jax_inputs
+from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
+from .plan.edits import Edit, apply_edits
+from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
+from .plan.select import exact_pattern, patterns
+from .syntax.diagnostics import Diagnostic, RewriteError
+from .syntax.scan import scan
+from .syntax.source import Source
 
 if TYPE_CHECKING:
     from jax.export import Exported
@@ -42,19 +42,18 @@ class Result:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the calls as a table, the diagnostics, the rewrite as a diff."""
-        from .html import render_result
+        from .emit.notebook import render_result
 
         return render_result(self)
 
 
 def _call_report_html(report: CallReport) -> str:
-    from .html import render_call
+    from .emit.notebook import render_call
 
     return render_call(report)
 
 
-# Jupyter's view of one call (a one-row table); set here so that plan.py stays display-free.
-CallReport._repr_html_ = _call_report_html  # type: ignore[attr-defined]
+show_call_reports_with(_call_report_html)
 
 
 def decode(data: bytes, filename: str = "<string>") -> Source:
@@ -77,7 +76,7 @@ def read_source(
     ``text`` is MLIR text (str, or UTF-8 bytes), MLIR bytecode (bytes starting with
     ``ML\\xefR``: plain, or a StableHLO portable artifact), the bytes of
     ``jax.export.Exported.serialize()``, or a ``jax.export.Exported``; only the last three
-    import jax (``rewriter.jax_inputs``). Raises ``RewriteError``: an ``InputError`` when a
+    import jax (``rewriter.inputs.jax_inputs``). Raises ``RewriteError``: an ``InputError`` when a
     binary input cannot be converted.
     """
     if isinstance(text, str):
@@ -111,7 +110,7 @@ def rewrite(
     ``jax.export.Exported`` (see ``read_source``). ``targets`` and ``skip`` are glob patterns
     on call target names: a string is one pattern, an iterable of strings several.
     ``abi="iree"`` declares the externs as imports of the IREE runtime module
-    ``iree_module`` instead of C functions (``rewriter/abis.py``). Raises
+    ``iree_module`` instead of C functions (``rewriter/plan/calling_conventions.py``). Raises
     ``RewriteError`` (with line, column and message) when the input cannot be rewritten,
     ``ValueError`` for an unknown ``abi`` or a module name that is not an identifier.
     """
@@ -193,7 +192,7 @@ def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list
     scanned = diagnostics[0]
     if not ("is never closed" in scanned.message or scanned.message.startswith("unbalanced")):
         return diagnostics
-    from .validation import first_error
+    from .syntax.validation import first_error
 
     parsed = first_error(source)
     if parsed is None or parsed.source_line is None or parsed == scanned:
@@ -212,7 +211,7 @@ def validate(
 
     ``text`` is anything ``rewrite`` takes (see ``read_source``).
     """
-    from .validation import first_error
+    from .syntax.validation import first_error
 
     error = first_error(read_source(text, filename))
     if error is not None:
@@ -229,7 +228,7 @@ def prototypes(
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> list[Prototype]:
     """One C prototype per extern, from a rewrite of ``text`` and from its existing externs
-    (``rewriter.header.prototypes_of``)."""
+    (``rewriter.emit.header.prototypes_of``)."""
     result = analyze(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )

@@ -6,9 +6,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from . import json_text
-from .abis import DEFAULT_IREE_MODULE, Abi
+from .emit import json_text
+from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
+
+if TYPE_CHECKING:
+    from .api import Result
+    from .syntax.diagnostics import Diagnostic
 
 EXAMPLES = """\
 examples:
@@ -193,19 +199,30 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+@dataclass
+class _Tally:
+    """What the files of one run came to: the exit status and what the summary says."""
+
+    status: int = 0
+    changed: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # --list: calls by status
+    listing: list[dict] = field(default_factory=list)  # --list --format json
+    failed: int = 0  # files that could not be read or used at all
+
+    def refuse(self, name: str, diagnostics: Sequence[Diagnostic]) -> None:
+        """A file that could not be used: listed with its diagnostics, counted as failed."""
+        self.listing.append(_json_file(name, [], diagnostics, []))
+        self.failed += 1
+        self.status = 1
+
+
 def _run(args: argparse.Namespace, files: list[str]) -> int:
-    from .api import analyze, decode, skip_notes, validate
-    from .diagnostics import Diagnostic, RewriteError
-    from .files import OutputRefused, encoded_chunks, read_input, write_output
-    from .jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
+    from .api import decode
+    from .inputs.files import read_input
+    from .syntax.diagnostics import Diagnostic, RewriteError
 
     color = _use_color(sys.stderr)
-    status = 0
-    changed: list[str] = []
-    counts: dict[str, int] = {}
-    listing: list[dict] = []  # --list --format json
-    failed = 0  # files that could not be read or used at all
-    data: bytes | str  # the file's bytes, then its text
+    tally = _Tally()
     for path in files:
         name = "<stdin>" if path == "-" else path
         try:
@@ -213,134 +230,170 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         except OSError as error:
             message = f"cannot read: {error.strerror or error}"
             print(f"{name}: error: {message}", file=sys.stderr)
-            listing.append(_json_file(name, [], [Diagnostic(name, 1, 1, message)], []))
-            failed += 1
-            status = 1
+            tally.refuse(name, [Diagnostic(name, 1, 1, message)])
             continue
-        # MLIR bytecode and serialized jax.export.Exported files become text through jax;
-        # text files are passed on as they are (and never import jax).
-        kind = input_kind(data)
-        if kind != "text":
-            if args.in_place:
-                print(
-                    f"{name}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
-                    "text; write the rewrite with -o instead",
-                    file=sys.stderr,
-                )
-                status = 1
-                continue
-            try:
-                data = binary_text(data, kind, name)
-            except InputError as error:
-                print(str(error), file=sys.stderr)
-                listing.append(_json_file(name, [], error.diagnostics, []))
-                failed += 1
-                status = 1
-                continue
+        text = _text_input(args, data, name, tally)
+        del data  # a binary input's bytes are not kept while its text is rewritten
+        if text is None:
+            continue
         try:
-            if isinstance(data, bytes):
-                data = decode(data, name).text  # rebinding frees the bytes: memory stays ~3x
-            options = {
-                "targets": args.target,
-                "skip": args.skip,
-                "filename": name,
-                "abi": args.abi,
-                "iree_module": args.iree_module,
-            }
-            if args.list or args.check:
-                result = analyze(data, **options)
-            else:
-                if args.validate:  # the input, so that diagnostics point into the user's file
-                    validate(data, filename=name)
-                result = analyze(data, **options)
-                if result.errors:  # with a note per target: how to rewrite the others
-                    raise RewriteError(result.errors + skip_notes(result, _skip_option))
-                if args.validate:  # and what we wrote: an error here would be ours
-                    validate(result.text, filename=f"{name} (rewritten)")
+            if isinstance(text, bytes):
+                text = decode(text, name).text  # rebinding frees the bytes: memory stays ~3x
+            result = _analyze(args, text, name)
         except RewriteError as error:
             for diagnostic in error.diagnostics:
                 print(diagnostic.format(color), file=sys.stderr)
-            listing.append(_json_file(name, [], error.diagnostics, []))
-            failed += 1
-            status = 1
+            tally.refuse(name, error.diagnostics)
             continue
         for warning in result.warnings:
             print(warning.format(color), file=sys.stderr)
         if args.emit_header or args.emit_ffi_adapters:
             if args.emit_header and not _write_header(args, result, name):
                 return 1
-            if args.emit_ffi_adapters and not _write_adapters(args, result.text, name):
+            if args.emit_ffi_adapters and not _write_adapters(args, result, name):
                 return 1
             if not args.output:
                 continue
         if args.list:
-            for report in result.calls:
-                if args.format == "text":
-                    print(_list_line(report))
-                counts[report.status] = counts.get(report.status, 0) + 1
-            listing.append(_json_file(name, result.calls, result.errors, result.warnings))
-            status = 1 if result.errors else status
+            _list_calls(args, name, result, tally)
             continue
-        if args.check:
-            # Read-only: say what would happen to every call that would change or cannot.
-            for diagnostic in result.errors:
-                print(diagnostic.format(color), file=sys.stderr)
-            for report in result.calls:
-                if report.status == "rewritten":
-                    print(
-                        f"{name}:{report.line}: @{report.target}: would be rewritten as "
-                        f"@{report.symbol}"
-                    )
-                elif report.status == "error":
-                    print(
-                        f"{name}:{report.line}: @{report.target}: cannot be rewritten: "
-                        f"{report.reason}"
-                    )
-            status = 1 if result.errors else status
-        output = result.text
         if result.changed:
-            changed.append(name)
+            tally.changed.append(name)
         if args.check:
+            _check_calls(name, result, color)
+            tally.status = 1 if result.errors else tally.status
             continue
-        try:
-            if args.in_place:
-                if result.changed:
-                    write_output(path, output)
-            elif args.output:
-                write_output(args.output, output)
-            else:
-                for chunk in encoded_chunks(output):
-                    sys.stdout.buffer.write(chunk)
-                sys.stdout.flush()
-        except OutputRefused as error:
-            target = args.output or name
-            verb = "rewritten" if args.in_place else "written"
-            print(f"{target}: error: {error}; not {verb}", file=sys.stderr)
-            status = 1
-        except OSError as error:
-            target = args.output or path
-            print(f"{target}: error: cannot write: {error.strerror or error}", file=sys.stderr)
-            status = 1
-    if args.check and changed:
-        for name in changed:
+        if not _write_result(args, path, name, result):
+            tally.status = 1
+    _summarize(args, files, tally)
+    return tally.status
+
+
+def _text_input(
+    args: argparse.Namespace, data: bytes, name: str, tally: _Tally
+) -> bytes | str | None:
+    """The input as the rewrite takes it: MLIR bytecode and serialized jax.export.Exported
+    files become text through jax; text files are passed on as they are (and never import
+    jax). None when the file cannot be used (said on stderr)."""
+    from .inputs.jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
+
+    kind = input_kind(data)
+    if kind == "text":
+        return data
+    if args.in_place:
+        print(
+            f"{name}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
+            "text; write the rewrite with -o instead",
+            file=sys.stderr,
+        )
+        tally.status = 1
+        return None
+    try:
+        return binary_text(data, kind, name)
+    except InputError as error:
+        print(str(error), file=sys.stderr)
+        tally.refuse(name, error.diagnostics)
+        return None
+
+
+def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
+    """The rewrite of one file as the options ask; raises RewriteError. Without --list or
+    --check, errors stop the file (with a note per target: how to rewrite the others)."""
+    from .api import analyze, skip_notes, validate
+    from .syntax.diagnostics import RewriteError
+
+    options = {
+        "targets": args.target,
+        "skip": args.skip,
+        "filename": name,
+        "abi": args.abi,
+        "iree_module": args.iree_module,
+    }
+    if args.list or args.check:
+        return analyze(text, **options)
+    if args.validate:  # the input, so that diagnostics point into the user's file
+        validate(text, filename=name)
+    result = analyze(text, **options)
+    if result.errors:
+        raise RewriteError(result.errors + skip_notes(result, _skip_option))
+    if args.validate:  # and what we wrote: an error here would be ours
+        validate(result.text, filename=f"{name} (rewritten)")
+    return result
+
+
+def _list_calls(args: argparse.Namespace, name: str, result: Result, tally: _Tally) -> None:
+    """--list: a line per call (text) or the file's entry (json), counted for the summary."""
+    for report in result.calls:
+        if args.format == "text":
+            print(_list_line(report))
+        tally.counts[report.status] = tally.counts.get(report.status, 0) + 1
+    tally.listing.append(_json_file(name, result.calls, result.errors, result.warnings))
+    tally.status = 1 if result.errors else tally.status
+
+
+def _check_calls(name: str, result: Result, color: bool) -> None:
+    """--check is read-only: say what would happen to every call that would change or
+    cannot."""
+    for diagnostic in result.errors:
+        print(diagnostic.format(color), file=sys.stderr)
+    for report in result.calls:
+        if report.status == "rewritten":
+            print(f"{name}:{report.line}: @{report.target}: would be rewritten as @{report.symbol}")
+        elif report.status == "error":
+            print(f"{name}:{report.line}: @{report.target}: cannot be rewritten: {report.reason}")
+
+
+def _write_result(args: argparse.Namespace, path: str, name: str, result: Result) -> bool:
+    """The rewrite to the file (--in-place), to -o, or to stdout; False when refused or
+    failed (said on stderr)."""
+    from .inputs.files import OutputRefused, encoded_chunks, write_output
+
+    output = result.text
+    try:
+        if args.in_place:
+            if result.changed:
+                write_output(path, output)
+        elif args.output:
+            write_output(args.output, output)
+        else:
+            for chunk in encoded_chunks(output):
+                sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+    except OutputRefused as error:
+        target = args.output or name
+        verb = "rewritten" if args.in_place else "written"
+        print(f"{target}: error: {error}; not {verb}", file=sys.stderr)
+        return False
+    except OSError as error:
+        target = args.output or path
+        print(f"{target}: error: cannot write: {error.strerror or error}", file=sys.stderr)
+        return False
+    return True
+
+
+def _summarize(args: argparse.Namespace, files: list[str], tally: _Tally) -> None:
+    """What --check would change (and its exit status), the JSON listing, and the line
+    that sums up a run of several files (or any --list)."""
+    if args.check and tally.changed:
+        for name in tally.changed:
             print(f"{name}: would rewrite", file=sys.stderr)
-        status = 1
+        tally.status = 1
     if args.list and args.format == "json":
-        document = {"schema": JSON_SCHEMA_VERSION, "files": listing}
+        document = {"schema": JSON_SCHEMA_VERSION, "files": tally.listing}
         print(json_text.dumps(document))
     if args.list:
-        total = sum(counts.values())
-        parts = ", ".join(f"{n} {status_}" for status_, n in sorted(counts.items()))
+        total = sum(tally.counts.values())
+        parts = ", ".join(f"{n} {status_}" for status_, n in sorted(tally.counts.items()))
         summary = f"{_plural(total, 'custom call')} in {_plural(len(files), 'file')}"
         summary += f": {parts}" if parts else ""
-        if failed:
-            summary += f"; {_plural(failed, 'file')} could not be read"
+        if tally.failed:
+            summary += f"; {_plural(tally.failed, 'file')} could not be read"
         print(summary, file=sys.stderr)
     elif len(files) > 1:
         verb = "would be rewritten" if args.check else "rewritten"
-        summary = f"{len(changed)} of {len(files)} files {verb}"
-        print(summary + (", with errors" if status and not args.check else ""), file=sys.stderr)
-    return status
+        summary = f"{len(tally.changed)} of {len(files)} files {verb}"
+        with_errors = ", with errors" if tally.status and not args.check else ""
+        print(summary + with_errors, file=sys.stderr)
 
 
 JSON_SCHEMA_VERSION = 1
@@ -357,7 +410,7 @@ def _json_diagnostic(diagnostic) -> dict:
 
 def _json_file(name: str, reports, errors, warnings) -> dict:
     """One file of ``--list --format json``; the schema is documented in README.md."""
-    from .header import attribute_c_type
+    from .emit.header import attribute_c_type
 
     calls = []
     # The attributes of calls of one shape differ in their values only, which this leaves out.
@@ -399,22 +452,24 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
 
 
 def _write_header(args: argparse.Namespace, result, name: str) -> bool:
-    from .header import header_of
+    from .emit.header import header_of
 
     header = header_of(result, filename=name, abi=args.abi, iree_module=args.iree_module)
     return _write_text(args.emit_header, header)
 
 
-def _write_adapters(args: argparse.Namespace, rewritten: str, name: str) -> bool:
-    from .ffi_adapters import adapters_source, externs_in
+def _write_adapters(args: argparse.Namespace, result: Result, name: str) -> bool:
+    """The adapters of the externs the rewrite reports (the same ones its text declares)."""
+    from .emit.ffi_adapters import adapters_source, externs_of_rewrite
 
-    return _write_text(args.emit_ffi_adapters, adapters_source(externs_in(rewritten), name))
+    externs = externs_of_rewrite(result.calls, result.original)
+    return _write_text(args.emit_ffi_adapters, adapters_source(externs, name))
 
 
 def _write_text(path: str, text: str) -> bool:
     """Write a generated file (see ``files.write_output``); False (after saying why) when
     that fails."""
-    from .files import OutputRefused, write_output
+    from .inputs.files import OutputRefused, write_output
 
     try:
         write_output(path, text.encode("utf-8"))

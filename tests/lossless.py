@@ -22,7 +22,7 @@ _ADDED = re.compile(
     r"|%[\w$.\-]+ = arith\.bitcast %[\w$.\-]+ : b?f16 to i16.*"
     r"|(?:%[\w$.\-]+(?::\d+)? = )?func\.call @(?:[A-Za-z_][A-Za-z0-9_]*\.)?"
     r"[A-Za-z_][A-Za-z0-9_]*\(.*\) : \(.*"
-    # the private wrapper that applies non-default layouts (rewriter/layouts.py)
+    # the private wrapper that applies non-default layouts (rewriter/plan/layouts.py)
     r"|func\.func private @[A-Za-z_][A-Za-z0-9_]*_layout(?:_[0-9]+)?\(.*\)(?: -> .*)? \{"
     r"|%[0-9]+ = stablehlo\.transpose %[\w#]+, dims = \[[0-9, ]*\] : \(.*\) -> .*"
     r"|return(?: .*)?"

@@ -1,4 +1,4 @@
-"""Statement shapes (rewriter/call_shapes.py): reusing a shape's parse gives exactly what
+"""Statement shapes (rewriter/plan/call_shapes.py): reusing a shape's parse gives exactly what
 parsing every statement with lark gives.
 
 The exports in tests/data/call_dense/ were made by
@@ -17,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rewriter import model
 from rewriter.api import read_source
-from rewriter.edits import apply_edits
-from rewriter.holes import shape_matcher, shape_of
-from rewriter.naming import NamePool
-from rewriter.plan import plan_rewrite
-from rewriter.scan import scan
-from rewriter.syntax import parser
-from rewriter.tree import custom_call_from_tree
+from rewriter.plan.edits import apply_edits
+from rewriter.plan.naming import NamePool
+from rewriter.plan.planner import plan_rewrite
+from rewriter.syntax import model
+from rewriter.syntax.grammar import parser
+from rewriter.syntax.holes import shape_matcher, shape_of
+from rewriter.syntax.scan import scan
+from rewriter.syntax.tree import custom_call_from_tree
 
 DATA = Path(__file__).parent / "data" / "call_dense"
 EXPORTS = {path.stem: path.read_text() for path in sorted(DATA.glob("*.mlir"))}
@@ -51,7 +51,7 @@ def assert_same_rewrite(text: str, **options) -> None:
 def outcome_by_matchers(text: str, **options) -> object:
     """``outcome`` with every shape's statements found by its matcher from the second on
     (by default only shapes with dozens of statements get one)."""
-    import rewriter.holes as holes
+    import rewriter.syntax.holes as holes
 
     default = holes.MATCHER_AFTER
     holes.MATCHER_AFTER = 1
@@ -74,7 +74,7 @@ def test_every_export_rewrites_as_when_every_statement_is_parsed(name):
 
 
 def _iree_abi():
-    from rewriter.abis import Abi
+    from rewriter.plan.calling_conventions import Abi
 
     return Abi("iree", "ffi")
 
@@ -210,7 +210,8 @@ def _matcher_agrees_with_shape_of(made_from: str, line: str) -> bool:
 @SETTINGS
 @given(st.one_of(hole_mutations(), text_mutations()))
 def test_a_matcher_takes_only_statements_of_its_shape(text):
-    """The claim of ``rewriter/holes.py``: a shape's matcher finds holes where shape_of does."""
+    """The claim of ``rewriter/syntax/holes.py``: a shape's matcher finds holes where shape_of
+    does."""
     lines = [line for line in text.split("\n") if "custom_call" in line][:12]
     for made_from in lines:
         assert _matcher_agrees_with_shape_of(made_from, made_from)
@@ -257,7 +258,7 @@ def test_name_pool_hands_out_what_a_search_from_one_would(existing, bases):
 
 def test_shapes_are_reused():
     """The point of it all: a call-dense export parses a handful of shapes, not every call."""
-    import rewriter.call_shapes as call_shapes
+    import rewriter.plan.call_shapes as call_shapes
 
     parsed = []
     original = call_shapes.custom_call_from_tree

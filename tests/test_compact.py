@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jax_corpus import corpus
 
-from rewriter.compact import _SQUEEZE, _spans_by_find, compact
+from rewriter.syntax.compact import _SQUEEZE, _spans_by_find, compact
 
 pytestmark = pytest.mark.jax
 

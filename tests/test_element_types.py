@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mlir_tools import require_tool
 
-from rewriter.element_types import (
+from rewriter.syntax.element_types import (
     BY_DESCRIPTOR,
     BY_MLIR,
     BY_XLA,

@@ -9,15 +9,15 @@ import pytest
 from jax_corpus import corpus
 
 import rewriter
-from rewriter.diagnostics import RewriteError
-from rewriter.ffi_adapters import adapters_source, externs_in, externs_of_rewrite
+from rewriter.emit.ffi_adapters import adapters_source, externs_in, externs_of_rewrite
+from rewriter.syntax.diagnostics import RewriteError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SAMPLE_FILES = sorted(SAMPLES.glob("*/*.mlir"))
 
 
 def _from_text(text: str, filename: str) -> str:
-    """The adapters as read back from the rewritten text (``--emit-ffi-adapters`` does so)."""
+    """The adapters as read back from the rewritten text, as ``externs_in`` reads them."""
     return adapters_source(externs_in(rewriter.rewrite(text, filename=filename).text), filename)
 
 

@@ -33,7 +33,7 @@ from kernel_library import (
 import rewriter
 from rewriter.abi import bridge_dir
 from rewriter.compile import HandlerError, LoadError, compile_module, load
-from rewriter.ffi_adapters import externs_in
+from rewriter.emit.ffi_adapters import externs_in
 
 pytestmark = [
     pytest.mark.toolchain,

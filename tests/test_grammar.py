@@ -9,7 +9,7 @@ from jax_corpus import corpus
 from lark import Token, Tree
 
 import rewriter
-from rewriter.syntax import parser
+from rewriter.syntax.grammar import parser
 
 pytestmark = pytest.mark.jax
 

@@ -299,7 +299,7 @@ def test_two_headers_in_one_c_file_both_declare_their_functions(tmp_path: Path):
 def test_include_guard_is_the_module_name_and_a_hash_of_the_prototypes():
     import rewriter
     from rewriter.api import prototypes
-    from rewriter.header import include_guard
+    from rewriter.emit.header import include_guard
 
     text = (SAMPLES / "rms_norm" / "rms_norm.mlir").read_text()
     header = rewriter.emit_header(text)

@@ -12,7 +12,7 @@ from jax._src.interpreters import mlir
 from jax._src.lib.mlir import ir
 
 import rewriter
-from rewriter.integers import digits_always_taken, range_error
+from rewriter.syntax.integers import digits_always_taken, range_error
 
 ROOT = Path(__file__).resolve().parent.parent
 RMS = (ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text()

@@ -21,7 +21,7 @@ from lossless import check_lossless
 from mlir_tools import iree_tool, jaxlib_verify
 
 import rewriter
-from rewriter.abis import import_order
+from rewriter.plan.calling_conventions import import_order
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax, pytest.mark.slow]
 

@@ -28,8 +28,8 @@ from kernel_library import (
 
 import rewriter
 from rewriter.compile import HandlerError, jaxlib_handlers
-from rewriter.ffi_facts import parse_facts
 from rewriter.iree import LoadError, compile_module, load, read_vmfb
+from rewriter.plan.ffi_facts import parse_facts
 
 pytestmark = [
     pytest.mark.toolchain,

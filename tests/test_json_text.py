@@ -1,4 +1,4 @@
-"""rewriter.json_text writes what ``json.dumps(value, indent=2)`` writes, byte for byte."""
+"""rewriter.emit.json_text writes what ``json.dumps(value, indent=2)`` writes, byte for byte."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rewriter
-from rewriter import json_text
 from rewriter.cli import _json_file
+from rewriter.emit import json_text
 
 DATA = Path(__file__).parent / "data" / "call_dense"
 

@@ -8,7 +8,7 @@ import pytest
 def test_compile_and_iree_share_one_load_error():
     import rewriter.compile
     import rewriter.iree
-    from rewriter.load_errors import LoadError
+    from rewriter.compile.load_errors import LoadError
 
     assert rewriter.compile.LoadError is LoadError
     assert rewriter.iree.LoadError is LoadError

@@ -26,15 +26,15 @@ from jaxlib.mlir import ir
 from nbclient import NotebookClient
 
 import rewriter
-import rewriter.html as rewriter_html
-from rewriter.html import (
+import rewriter.emit.notebook as rewriter_html
+from rewriter.emit.notebook import (
     MAX_DIFF_CHARS,
     MAX_DIFF_LINES,
     MAX_LINE_CHARS,
     MAX_TABLE_ROWS,
     diff_lines,
 )
-from rewriter.jax_inputs import input_kind, refused_targets
+from rewriter.inputs.jax_inputs import input_kind, refused_targets
 
 pytestmark = pytest.mark.jax
 

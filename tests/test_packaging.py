@@ -100,7 +100,7 @@ def test_installed_wheel_rewrites_from_any_directory(wheel: Path, tmp_path: Path
         [
             str(python),
             "-c",
-            "import rewriter.syntax as s, importlib.resources as r; "
+            "import rewriter.syntax.grammar as s, importlib.resources as r; "
             "print(r.files('rewriter.grammar') / s.GRAMMAR_FILE)",
         ],
         cwd=elsewhere,

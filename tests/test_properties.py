@@ -257,13 +257,13 @@ def test_output_bytes_do_not_depend_on_hash_seed(tmp_path_factory, text: str):
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_encoded_strings_decode_to_their_bytes(value):
-    """rewriter.strings: what the rewrite writes (target names, attribute names in
+    """rewriter.syntax.strings: what the rewrite writes (target names, attribute names in
     rewriter.xla_ffi and rewriter.attribute_types) reads back as the same bytes, and jaxlib's
     parser agrees."""
     from jax._src.interpreters import mlir
     from jax._src.lib.mlir import ir
 
-    from rewriter.strings import decode_string, encode_string
+    from rewriter.syntax.strings import decode_string, encode_string
 
     literal = encode_string(value)
     assert decode_string(literal) == value.encode("utf-8")

@@ -16,8 +16,8 @@ import pytest
 
 import rewriter
 from fuzz.rewrite import mutate, seeds
-from rewriter.source import Source
-from rewriter.syntax import parser
+from rewriter.syntax.grammar import parser
+from rewriter.syntax.source import Source
 
 pytestmark = pytest.mark.jax
 
@@ -154,7 +154,7 @@ def test_mutated_exports_get_the_diagnostic_of_a_whole_module_parse():
 @pytest.fixture(params=["shape_of", "matchers"])
 def line_shapes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Line shapes found by shape_of, or by a shape's matcher from its second line on."""
-    import rewriter.holes as holes
+    import rewriter.syntax.holes as holes
 
     if request.param == "matchers":
         monkeypatch.setattr(holes, "MATCHER_AFTER", 1)
@@ -164,7 +164,7 @@ def line_shapes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 def test_call_dense_exports_with_other_holes_get_the_diagnostic_of_a_whole_module_parse():
     """Custom call lines are remembered by their shape (names, aliases, targets and scalar
     values blanked): other values, and breaks in and around them, are still found."""
-    from rewriter.holes import shape_of
+    from rewriter.syntax.holes import shape_of
 
     rng = random.Random(13)
     folder = Path(__file__).parent / "data" / "call_dense"

@@ -1,6 +1,6 @@
 """``--ffi-bridge``: the XLA FFI host compiled into a module, and its API once loaded.
 
-The adapters (``rewriter.ffi_adapters``) define ``_mlir_ciface_S`` for each extern that
+The adapters (``rewriter.emit.ffi_adapters``) define ``_mlir_ciface_S`` for each extern that
 carries a ``rewriter.xla_ffi`` description; ``abi/xla_ffi_bridge.c`` turns their arguments
 into XLA FFI call frames. Both need the XLA FFI C API header from ``jax.ffi.include_dir()``.
 Once the module is loaded, ``Bridge`` drives that host: handlers are registered with it
@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..abi import bridge_dir
-from ..ffi_adapters import Extern, adapters_source, externs_in
-from ..ffi_facts import FactsError
-from ..load_errors import LoadError
+from ..emit.ffi_adapters import Extern, adapters_source, externs_in
+from ..plan.ffi_facts import FactsError
 from .handlers import handler_address, jaxlib_handlers
+from .load_errors import LoadError
 from .toolchain import ToolchainError
 
 # What a host calls (xla_ffi_bridge.h); everything else of the bridge stays local.

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..element_types import BY_MLIR
-from ..load_errors import LoadError
+from ..syntax.element_types import BY_MLIR
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
 from .handlers import HandlerError
+from .load_errors import LoadError
 
 
 def dtype_of(element: str) -> np.dtype:
-    """The numpy dtype of an MLIR element type (rewriter/element_types.py)."""
+    """The numpy dtype of an MLIR element type (rewriter/syntax/element_types.py)."""
     row = BY_MLIR.get(element)
     if row is None:
         raise TypeError(f"no numpy type for MLIR element type {element}")

@@ -1,6 +1,6 @@
 """Serve IREE imports with XLA FFI handlers, through the bridge of ``abi/xla_ffi_bridge.c``.
 
-The imports' ``rewriter.xla_ffi`` descriptions give the FFI adapters (rewriter.ffi_adapters):
+The imports' ``rewriter.xla_ffi`` descriptions give the FFI adapters (rewriter.emit.ffi_adapters):
 ``_mlir_ciface_S`` functions of the C contract that build an XLA FFI call frame and call
 the handler registered for the target. They are compiled with the bridge into a small
 shared library (as ``--ffi-bridge`` does), registered with the given handlers, and then
@@ -16,8 +16,8 @@ from pathlib import Path
 from ..compile.bridge import BRIDGE_CDEF, BRIDGE_EXPORTS, Bridge, bridge_sources
 from ..compile.handlers import HandlerError
 from ..compile.toolchain import link_shared_object
-from ..ffi_adapters import Extern, scalar_c_type
-from ..ffi_facts import FactsError, parse_facts
+from ..emit.ffi_adapters import Extern, scalar_c_type
+from ..plan.ffi_facts import FactsError, parse_facts
 from .kernels import KernelImport
 from .signatures import ImportSignature
 from .values import dtype_of, tensor_type

@@ -4,8 +4,8 @@ IREE turns every extern ``@ffi.S`` into an import of the VM module ``ffi``, whic
 registered in the same context before the program. ``load`` builds that module with
 ``iree.runtime.PyModuleInterface``: one exported function per import, with the import's
 calling convention, each calling the implementation given for it. The VM hands the
-arguments over in import order (rewriter/abis.py); the implementation gets them back in
-contract order (operands, then attributes in dictionary order).
+arguments over in import order (rewriter/plan/calling_conventions.py); the implementation
+gets them back in contract order (operands, then attributes in dictionary order).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
-from ..ffi_facts import FactsError
-from ..load_errors import LoadError
-from ..typetext import closing_bracket, split_types
+from ..plan.ffi_facts import FactsError
+from ..syntax.typetext import closing_bracket, split_types
 from .build import BuildError, compile_module, read_vmfb
 from .ffi_handlers import FfiBridge, is_ffi_handler
 from .kernels import KernelImport, KernelSignatureError

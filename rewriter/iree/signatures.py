@@ -1,7 +1,8 @@
 """What the runtime needs to know about each import of a module rewritten with ``--abi iree``.
 
 The rewrite declares each extern as ``func.func private @ffi.S(...) attributes
-{rewriter.attribute_types = [...], rewriter.order = array<i64: ...>}`` (rewriter/abis.py).
+{rewriter.attribute_types = [...], rewriter.order = array<i64: ...>}``
+(rewriter/plan/calling_conventions.py).
 Those attributes are read here from the module text, with IREE's own MLIR parser. IREE
 drops attributes of imports when it compiles, so ``build.compile_module`` stores the same
 signatures as JSON in a module attribute of the ``.vmfb``, where ``read_vmfb`` finds them.
@@ -14,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 
-from ..element_types import BY_MLIR
+from ..syntax.element_types import BY_MLIR
 
 T = TypeVar("T")
 
@@ -36,7 +37,7 @@ class ImportSignature:
     results: tuple[str, ...]  # MLIR types
     order: tuple[int, ...]  # for each parameter, its index in the contract order
     attribute_types: tuple[str, ...]  # each FFI attribute's own type, in contract order
-    # The rewriter.xla_ffi dictionary (rewriter/ffi_facts.py) as text, "" when the extern
+    # The rewriter.xla_ffi dictionary (rewriter/plan/ffi_facts.py) as text, "" when the extern
     # has none: what serving the import with an XLA FFI handler needs.
     ffi_facts: str = ""
 

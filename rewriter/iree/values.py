@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compile.loader import dtype_of
-from ..element_types import parse_tensor
+from ..syntax.element_types import parse_tensor
 
 
 def tensor_type(text: str) -> tuple[tuple[int | None, ...], str]:

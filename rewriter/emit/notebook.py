@@ -18,7 +18,7 @@ from html import escape
 from operator import attrgetter
 from typing import Any
 
-from .edits import Edit
+from ..plan.edits import Edit
 
 # Limits: exports can be megabytes, with kilobyte-long lines and thousands of calls.
 MAX_TABLE_ROWS = 200

@@ -9,16 +9,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import model
-from .abis import C_ABI, Abi
-from .call_shapes import CallShape, CallShapes, CallSyntaxError, Literal, PlacedCall, escape_format
-from .constants import (
+from ..syntax import model
+from ..syntax.diagnostics import Diagnostic
+from ..syntax.scan import Scan
+from ..syntax.source import Source
+from .attribute_operands import (
     AttributeOperand,
     UnsupportedAttribute,
     attribute_operands,
     is_legacy_call,
 )
-from .diagnostics import Diagnostic
+from .call_shapes import CallShape, CallShapes, CallSyntaxError, Literal, PlacedCall, escape_format
+from .calling_conventions import C_ABI, Abi
 from .edits import Edit
 from .ffi_facts import ExternFacts, FactsError, facts_of_call
 from .layouts import (
@@ -31,9 +33,7 @@ from .layouts import (
     results_text,
 )
 from .naming import SymbolNamer, ValueNamer
-from .scan import Scan
 from .select import skip_reason
-from .source import Source
 
 
 @dataclass(slots=True)
@@ -61,8 +61,25 @@ class CallReport:
     # are no FFI calls (a legacy string backend_config) or have types FFI cannot name.
     ffi_facts: ExternFacts | None = None
     # For each extern parameter, its index in contract order (operands, then attributes):
-    # the identity, except for IREE imports (rewriter/abis.py).
+    # the identity, except for IREE imports (rewriter/plan/calling_conventions.py).
     parameter_order: tuple[int, ...] = ()
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view of one call, a one-row table. Planning draws nothing: the view
+        lives with the other writers of text and ``rewriter.api`` hands it in
+        (``show_call_reports_with``), so this module imports no display code."""
+        if _call_report_view is None:
+            raise RuntimeError("no view of call reports: import rewriter.api first")
+        return _call_report_view(self)
+
+
+_call_report_view: Callable[[CallReport], str] | None = None
+
+
+def show_call_reports_with(view: Callable[[CallReport], str]) -> None:
+    """Set how notebooks draw a CallReport (the caller owns the HTML)."""
+    global _call_report_view
+    _call_report_view = view
 
 
 @dataclass

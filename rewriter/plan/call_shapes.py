@@ -7,7 +7,7 @@ milliseconds; so a statement's *shape* (its text with those parts, its holes, bl
 keys what lark and the judge made of the first statement of that shape, and later
 statements of the shape only fill in their own holes.
 
-Holes (found by ``rewriter/holes.py``, outside strings and comments), each blanked to a
+Holes (found by ``rewriter/syntax/holes.py``, outside strings and comments), each blanked to a
 member of its class:
 
 - ``name``: the body of ``%name`` (the longest run of ``[A-Za-z0-9_$.-]``);
@@ -25,7 +25,7 @@ Why a shape's outcome is each of its statements' own outcome:
    fixed), so statements of one shape have holes at the same places, of the same
    classes, and agree everywhere else.
 2. The lexer gives every member of a class the same token type: a name body is taken
-   whole by VALUE_USE, VALUE_ID or LS_RESULTS (``rewriter/validation.py`` argues it); an
+   whole by VALUE_USE, VALUE_ID or LS_RESULTS (``rewriter/syntax/validation.py`` argues it); an
    alias is one HASH_ID, a target one SYMBOL (the only terminals starting with ``#`` and
    ``@``); a FLOAT-form literal is one FLOAT token and an INT-form one an INT token (HEX
    needs an ``x``; FLOAT is tried before INT and PUNCT); ``true``/``false`` are BOOL,
@@ -38,7 +38,7 @@ Why a shape's outcome is each of its statements' own outcome:
    a float found nowhere else) show where hole text ends up: the result binding, the
    operands, the location, the target and the constants of attributes. Integer and
    boolean holes are followed by their spans to the attribute they hold; an integer that
-   its type does not take (``rewriter/integers.py``, the judge's one look at a value) is
+   its type does not take (``rewriter/syntax/integers.py``, the judge's one look at a value) is
    not filled in but parsed for real. A shape whose judged outcome holds a sentinel
    anywhere else, that fails to parse or is judged an error is not reused: its
    statements are parsed one by one, for real, so every diagnostic is their own.
@@ -59,14 +59,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
-from . import model
-from .calls import CallSyntaxError, parse_call
-from .constants import ffi_attributes
-from .holes import BLANK, Hole, ShapeFinder
-from .scan import CallSite, Scan
-from .source import Source
-from .syntax import parser
-from .tree import custom_call_from_tree
+from ..syntax import model
+from ..syntax.calls import CallSyntaxError, parse_call
+from ..syntax.grammar import parser
+from ..syntax.holes import BLANK, Hole, ShapeFinder
+from ..syntax.scan import CallSite, Scan
+from ..syntax.source import Source
+from ..syntax.tree import custom_call_from_tree
+from .attribute_operands import ffi_attributes
 
 _SENTINEL_MARK = "$rw"
 _SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
@@ -155,7 +155,7 @@ class CallShape:
     holes were; offsets in ``call`` count from the statement's start."""
 
     call: model.CustomCall
-    report: Any  # plan.CallReport, judged as selected
+    report: Any  # planner.CallReport, judged as selected
     source: Source  # the text the shape was parsed from
     # The call's start, end and target in a statement: ``delta``, plus the end of the
     # statement's hole ``group - 1`` (the matcher's group ``group``) when ``group`` > 0.
@@ -204,7 +204,7 @@ class PlacedCall:
     target: str
     holes: tuple[str, ...]  # the statement's hole texts; () for a call parsed on its own
     module: int
-    report: Any  # plan.CallReport
+    report: Any  # planner.CallReport
 
     @property
     def fields(self) -> CallShape | Literal:

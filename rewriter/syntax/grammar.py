@@ -23,7 +23,7 @@ def grammar_text() -> str:
     try:
         return (resources.files("rewriter.grammar") / GRAMMAR_FILE).read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError):
-        checkout = Path(__file__).resolve().parent.parent / "grammar" / GRAMMAR_FILE
+        checkout = Path(__file__).resolve().parents[2] / "grammar" / GRAMMAR_FILE
         return checkout.read_text(encoding="utf-8")
 
 

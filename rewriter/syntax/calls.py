@@ -7,9 +7,9 @@ import re
 from . import model
 from .compact import STRING
 from .diagnostics import Diagnostic
+from .grammar import parser
 from .scan import CallSite, Scan
 from .source import Source
-from .syntax import parser
 from .tree import custom_call_from_tree
 
 # Strings and comments are matched whole so that brackets inside them do not count.

@@ -22,11 +22,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import model
-from .constants import AttributeOperand
-from .element_types import BY_MLIR, BY_XLA, parse_tensor
+from ..syntax import model
+from ..syntax.element_types import BY_MLIR, BY_XLA, parse_tensor
+from ..syntax.strings import encode_string
+from .attribute_operands import AttributeOperand
 from .layouts import dense_integers
-from .strings import encode_string
 
 FACTS_ATTRIBUTE = "rewriter.xla_ffi"
 
@@ -240,8 +240,8 @@ def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
 
 def parse_facts(text: str) -> ExternFacts:
     """The facts from the dictionary text of a ``rewriter.xla_ffi`` attribute."""
-    from .syntax import parser
-    from .tree import ToModel
+    from ..syntax.grammar import parser
+    from ..syntax.tree import ToModel
 
     try:
         tree = parser().parse(text, start="dictionary")

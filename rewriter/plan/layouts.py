@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import model
+from ..syntax import model
 
 
 class LayoutError(Exception):

@@ -16,16 +16,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from .abis import DEFAULT_IREE_MODULE, Abi
-from .constants import AttributeOperand
-from .element_types import BY_DESCRIPTOR, BY_MLIR, ELEMENT_TYPES, descriptor_name, parse_tensor
+from ..plan.attribute_operands import AttributeOperand
+from ..plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
+from ..plan.ffi_facts import FactsError, leaf_paths, mlir_element
+from ..plan.naming import NamePool, c_identifier
+from ..syntax.element_types import (
+    BY_DESCRIPTOR,
+    BY_MLIR,
+    ELEMENT_TYPES,
+    descriptor_name,
+    parse_tensor,
+)
+from ..syntax.typetext import closing_bracket, split_types
 from .ffi_adapters import externs_in, scalar_c_type
-from .ffi_facts import FactsError, leaf_paths, mlir_element
-from .naming import NamePool, c_identifier
-from .typetext import closing_bracket, split_types
 
 if TYPE_CHECKING:
-    from .plan import CallReport
+    from ..plan.planner import CallReport
 
 # memref.h declares descriptors of every real element type, ranks 0 to 4.
 _DESCRIBED = {row.descriptor for row in ELEMENT_TYPES if not row.is_complex}

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
-from . import model
+from ..syntax import model
 
 COMPILER_TARGETS: dict[str, tuple[str, ...]] = {
     "a sharding annotation": (

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .diagnostics import Diagnostic, RewriteError
+from ..syntax.diagnostics import Diagnostic, RewriteError
 
 BYTECODE_MAGIC = b"ML\xefR"
 
@@ -220,7 +220,7 @@ def refused_targets(message: str) -> list[str]:
     """The custom call targets named in jax's "no compatibility guarantees" error."""
     if _REFUSAL not in message:
         return []
-    from .strings import decode_string
+    from ..syntax.strings import decode_string
 
     found: list[str] = []
     for match in _PRETTY_TARGET.finditer(message):

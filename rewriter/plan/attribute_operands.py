@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from . import model
-from .integers import range_error
+from ..syntax import model
+from ..syntax.integers import range_error
 
 _INT_TYPE = re.compile(r"(?:[su]?i)([0-9]+)")
 _FLOAT_TYPES = ("f16", "bf16", "f32", "f64")

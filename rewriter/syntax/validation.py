@@ -25,7 +25,7 @@ Why a remembered outcome is the outcome the line itself would have:
    token by its value. So two lines of one shape lex to the same token types at the same
    places, up to the lengths of the names. A custom call statement's shape blanks more:
    location aliases, its target and scalar attribute values too, each of which lexes to
-   one token of one type whatever its text (``rewriter/call_shapes.py``, point 2).
+   one token of one type whatever its text (``rewriter/plan/call_shapes.py``, point 2).
 
 Only successful outcomes are remembered: a line that fails was parsed for real and
 reports its own place. Lines go in file order, so the first error is the one a
@@ -52,10 +52,10 @@ from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
 from .diagnostics import Diagnostic
+from .grammar import parser
 from .holes import ShapeFinder
 from .integers import integer_type_width, range_error
 from .source import Source
-from .syntax import parser
 
 START = "module_file"
 # Longer lines (a blob of weights) are unique: parsed at once, never hashed or remembered.
@@ -101,7 +101,7 @@ class _IntegerLiterals:
     """Integer literals checked against their type as the tokens of a line go by:
     ``300 : i8`` (as an attribute or in any op's tokens), an untyped ``{n = 5}`` (i64) and
     the elements of ``array<i8: 1, 300>``. The first literal MLIR would reject is kept
-    (``rewriter/integers.py``)."""
+    (``rewriter/syntax/integers.py``)."""
 
     def __init__(self) -> None:
         self.first: tuple[int, str] | None = None

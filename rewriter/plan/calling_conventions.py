@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .strings import encode_string
+from ..syntax.strings import encode_string
 
 DEFAULT_IREE_MODULE = "ffi"
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -88,7 +88,7 @@ class Abi:
         contract order (``ui8``, ``bf16``, ``string``, ...: what the signless operand types
         no longer say), and ``rewriter.order`` gives, for each parameter of the import, its
         index in the contract. ``ffi_facts`` is the ``rewriter.xla_ffi = {...}`` entry
-        (rewriter/ffi_facts.py), for both ABIs.
+        (rewriter/plan/ffi_facts.py), for both ABIs.
         """
         facts = f", {ffi_facts}" if ffi_facts else ""
         if self.kind == "c":

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .element_types import BY_XLA
-from .ffi_facts import (
+from ..plan.ffi_facts import (
     FACTS_ATTRIBUTE,
     AttributeFacts,
     ExternFacts,
@@ -27,9 +26,10 @@ from .ffi_facts import (
     leaf_paths,
     parse_facts,
 )
+from ..syntax.element_types import BY_XLA
 
 if TYPE_CHECKING:
-    from .plan import CallReport
+    from ..plan.planner import CallReport
 
 _DECLARATION = re.compile(r"func\.func\s+private\s+@([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

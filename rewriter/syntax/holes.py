@@ -71,7 +71,7 @@ _HOLES = re.compile(
     + rf"|=[ \t]*(?:{_hole('float')}{_FLOAT_TYPE}"
     + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
     + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
-    # The constants a rewrite writes, for the validation of its output (rewriter/validation)
+    # The constants a rewrite writes, for the validation of its output (syntax/validation.py)
     + rf"|arith\.constant[ \t]+(?:{_hole('constant')}{_FLOAT_TYPE}"
     + rf"|{_hole('constant_bool')}(?![\w$.]))"
 )
@@ -145,7 +145,7 @@ class KnownShape:
 
     def integers_taken(self, texts: Sequence[str]) -> bool:
         """Whether each integer hole of a statement (its ``texts``) is a value its type
-        takes (``rewriter/integers.py``): the one value that decides more than its text."""
+        takes (``rewriter/syntax/integers.py``): the one value that decides more than its text."""
         for hole, type_, digits in self.int_holes:
             text = texts[hole]
             if not (len(text) <= digits and text.isdigit()) and range_error(text, type_):

@@ -1,0 +1,1 @@
+"""Deciding the rewrite: which calls, which externs, which operands, as edits."""

@@ -1,0 +1,287 @@
+"""The planning modules called directly, each on a small input whose expected outcome is
+derived by hand in the test's docstring (the end-to-end tests compare whole exports)."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import pytest
+
+from rewriter.plan.call_shapes import CallShapes
+from rewriter.plan.edits import apply_edits
+from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier
+from rewriter.plan.planner import CallReport, plan_rewrite
+from rewriter.plan.select import compiler_meaning, exact_pattern, patterns, skip_reason
+from rewriter.syntax.holes import MATCHER_AFTER, ShapeFinder, shape_of
+from rewriter.syntax.scan import scan
+from rewriter.syntax.source import Source
+
+CALL = (
+    "%{result} = stablehlo.custom_call @{target}(%{operand}) {{api_version = 4 : i32, "
+    "backend_config = {{factor = {factor} : f32}}}} : (tensor<4xf32>) -> tensor<4xf32>"
+)
+FIRST = CALL.format(result="0", target="scale", operand="arg0", factor="2.0")
+SECOND = CALL.format(result="1", target="scale", operand="0", factor="3.0")
+MODULE = f"""module @m {{
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {{
+    {FIRST}
+    {SECOND}
+    return %1 : tensor<4xf32>
+  }}
+}}
+"""
+
+
+def _source() -> Source:
+    return Source(MODULE, "m.mlir")
+
+
+# ---------------------------------------------------------------- holes.ShapeFinder
+
+
+def test_a_statement_s_holes_are_the_parts_other_statements_change():
+    """In ``%0 = stablehlo.custom_call @scale(%arg0) {api_version = 4 : i32, ...}`` the holes
+    are, left to right: the result name ``0`` (after ``%``, offset 1), the target ``scale``
+    (after ``custom_call @``, offset 28), the operand ``arg0`` (offset 35), the integer
+    ``4`` (an ``=`` before it and ``: i32`` after it, offset 56) and the float ``2.0`` (``=``
+    before, ``: f32`` after, offset 92). The shape blanks each: names and targets to ``_``,
+    integers to ``0``, floats to ``0.0``. Types and attribute names are not holes."""
+    shape, holes = shape_of(FIRST)
+    assert holes == [(1, 2, "name"), (28, 33, "target"), (35, 39, "name"), (56, 57, "int"),
+                     (92, 95, "float")]  # fmt: skip
+    assert shape == CALL.format(result="_", target="_", operand="_", factor="0.0").replace(
+        "api_version = 4", "api_version = 0"
+    )
+
+
+def test_statements_of_one_shape_share_it_and_keep_their_own_holes():
+    """SECOND differs from FIRST only in its result, operand and factor: one KnownShape,
+    found twice, each statement with its own hole texts; where hole k ends is read from the
+    statement (``1`` ends at 2, ``scale`` at 33, as in FIRST)."""
+    finder = ShapeFinder()
+    first, first_texts, _ = finder.find(FIRST)
+    second, second_texts, end_of = finder.find(SECOND)
+    assert second is first and first.found == 2 and first.made_from == FIRST
+    assert first_texts == ("0", "scale", "arg0", "4", "2.0")
+    assert second_texts == ("1", "scale", "0", "4", "3.0")
+    assert [end_of(k + 1) for k in range(2)] == [2, 33]
+    other, _, _ = finder.find(FIRST.replace("tensor<4xf32>", "tensor<8xf32>"))
+    assert other is not first and len(finder.shapes) == 2
+
+
+def test_a_shape_seen_often_is_found_by_its_matcher():
+    """After MATCHER_AFTER statements that ``shape_of`` read, the shape has a matcher; the
+    next statement of the shape is found by it, so ``found`` (statements read by
+    ``shape_of``) stays at MATCHER_AFTER, and the matcher's groups are the hole texts."""
+    finder = ShapeFinder()
+    for index in range(MATCHER_AFTER):
+        known, _, _ = finder.find(CALL.format(result=index, target="k", operand="a", factor="1.0"))
+    assert known.found == MATCHER_AFTER and known.matcher is not None
+    statement = CALL.format(result="x9", target="other.k", operand="y", factor="-5.5e3")
+    again, texts, end_of = finder.find(statement)
+    assert again is known and known.found == MATCHER_AFTER
+    assert texts == ("x9", "other.k", "y", "4", "-5.5e3")
+    assert end_of(2) == statement.index("(")
+
+
+# ---------------------------------------------------------------- naming
+
+
+def test_a_name_pool_hands_out_the_first_free_suffix():
+    """Taken: x and x_1. The first claim of x skips both and gives x_2; the next goes on
+    from there (x_3); an untaken base is handed out as it is, then with _1."""
+    pool = NamePool({"x", "x_1"})
+    assert [pool.claim(b) for b in ("x", "x", "y", "y")] == ["x_2", "x_3", "y", "y_1"]
+    assert pool.claim_all(["x", "z"], "%") == ["%x_4", "%z"]
+
+
+@pytest.mark.parametrize(
+    ("target", "identifier"),
+    [("lapack.potrf", "lapack_potrf"), ("3d-conv", "_3d_conv"), ("", "_"), ("ok_1", "ok_1")],
+)
+def test_c_identifier_replaces_what_c_does_not_take(target, identifier):
+    """Rule 5: characters outside [A-Za-z0-9_] become ``_``; a leading digit gets a ``_``
+    in front; the empty target becomes ``_``."""
+    assert c_identifier(target) == identifier
+
+
+def test_symbol_names_follow_rule_5_in_call_order():
+    """Existing symbol: main. Targets: scale, my.kernel, main.
+    - my.kernel is no C identifier: my_kernel, and the reason says so;
+    - scale with its first signature keeps its name; a second signature takes scale_1;
+      the first signature again gets scale back, with no second explanation;
+    - main is taken by the module's own function: main_1."""
+    namer = SymbolNamer({"main"}, ["scale", "my.kernel", "main"])
+    assert namer.name("my.kernel", "a") == ("my_kernel", "'my.kernel' is not a valid C identifier")
+    assert namer.name("scale", "a") == ("scale", None)
+    assert namer.name("scale", "b") == (
+        "scale_1",
+        "'scale' is called with several signatures; each gets its own extern",
+    )
+    assert namer.name("scale", "a") == ("scale", None)
+    assert namer.name("main", "a") == (
+        "main_1",
+        "a symbol named 'main' already exists in the module",
+    )
+
+
+def test_a_valid_target_keeps_its_name_whatever_the_call_order():
+    """Targets a.b and a_b: a_b is reserved for its own calls before any name is handed
+    out, so a.b, called first, cannot take a_b and gets a_b_1."""
+    namer = SymbolNamer(set(), ["a.b", "a_b"])
+    assert namer.name("a.b", "s") == (
+        "a_b_1",
+        "'a.b' is not a valid C identifier, and @a_b is taken",
+    )
+    assert namer.name("a_b", "s") == ("a_b", None)
+
+
+def test_with_a_prefix_only_the_prefixed_name_must_be_free():
+    """--abi iree names externs ffi.S: a function named scale does not clash with ffi.scale."""
+    namer = SymbolNamer({"scale"}, ["scale"], prefix="ffi.")
+    assert namer.name("scale", "s") == ("ffi.scale", None)
+
+
+def test_value_names_come_from_the_attribute_path():
+    """SSA name bases: dots become ``_``, characters SSA names do not take become ``_``,
+    a leading digit gets a ``_``. factor is taken in the file, so the first is factor_1."""
+    namer = ValueNamer({"factor"})
+    assert namer.fresh("factor") == "%factor_1"
+    assert namer.fresh("backend.eps") == "%backend_eps"
+    assert namer.fresh("0x") == "%_0x"
+    assert namer.fresh_all(("factor", "factor")) == ["%factor_2", "%factor_3"]
+
+
+# ---------------------------------------------------------------- select
+
+
+def test_patterns_read_a_string_as_one_pattern():
+    assert patterns("rms_*", "targets") == ("rms_*",)
+    assert patterns(["a", "b"], "targets") == ("a", "b")
+    assert patterns(None, "skip") is None
+    with pytest.raises(TypeError, match="skip takes glob patterns"):
+        patterns([1], "skip")  # type: ignore[list-item]
+
+
+def test_an_exact_pattern_matches_its_target_alone():
+    """``*``, ``?`` and ``[`` are put in brackets, so each matches only itself."""
+    assert exact_pattern("a*b?[c]") == "a[*]b[?][[]c]"
+    assert fnmatchcase("a*b?[c]", exact_pattern("a*b?[c]"))
+    assert not fnmatchcase("axbyc]", exact_pattern("a*b?[c]"))
+
+
+def test_compiler_targets_are_not_user_kernels():
+    assert compiler_meaning("Sharding") == "a sharding annotation"
+    assert compiler_meaning("xla.sdy.manual") == "a sharding annotation"
+    assert compiler_meaning("scale") is None
+
+
+def test_skip_reasons_in_the_order_rule_6_asks_them():
+    """A compiler target is left alone whatever --target says; then --target, then --skip."""
+    call = _placed_calls(reuse=False)[0].call  # parsed on its own: its own target
+    assert skip_reason(call, None, None) is None
+    assert skip_reason(call, ["rms_*"], None) == "not matched by --target"
+    assert skip_reason(call, ["sc*"], ["scale"]) == "matched by --skip"
+    assert skip_reason(call, ["*"], None, target="Sharding") == (
+        "target carries compiler meaning (a sharding annotation)"
+    )
+
+
+# ---------------------------------------------------------------- call_shapes.CallShapes
+
+
+def _placed_calls(
+    judged: list[str] | None = None,
+    selected: list[str] | None = None,
+    *,
+    reuse: bool = True,
+    text: str = MODULE,
+):
+    source = Source(text, "m.mlir")
+    found = scan(source)
+
+    def judge(text, call, reason):
+        if judged is not None:
+            judged.append(call.target)
+        return CallReport(
+            text.filename, 0, 0, call.target, (), (), (), None, reason, "left alone"
+        ), []
+
+    def select(call, target):
+        if selected is not None:
+            selected.append(target)
+        return None
+
+    shapes = CallShapes(source, found, judge, select, reuse=reuse)
+    return [shapes.place(site)[0] for site in found.calls]
+
+
+def test_a_shape_is_parsed_and_judged_once_and_selected_once_per_target():
+    """FIRST, SECOND and a third call of ``shift`` share a shape: the judge sees one call,
+    the shape's, which holds a placeholder in each hole (the target too, so no judgement
+    can depend on it); selection, which does, is asked once for each target of the shape;
+    each placed call keeps its own target, holes and position."""
+    third = CALL.format(result="2", target="shift", operand="1", factor="4.0")
+    text = MODULE.replace(f"{SECOND}\n", f"{SECOND}\n    {third}\n")
+    judged: list[str] = []
+    selected: list[str] = []
+    first, second, shifted = _placed_calls(judged, selected, text=text)
+    assert judged == [first.call.target] and first.call.target not in ("scale", "shift")
+    assert selected == ["scale", "shift"]
+    assert first.shape is not None and second.shape is shifted.shape is first.shape
+    assert first.holes == ("0", "scale", "arg0", "4", "2.0")
+    assert second.holes == ("1", "scale", "0", "4", "3.0")
+    assert shifted.holes == ("2", "shift", "1", "4", "4.0")
+    assert [c.start for c in (first, second, shifted)] == [
+        text.index(s) for s in (FIRST, SECOND, third)
+    ]
+    assert [c.target for c in (first, second, shifted)] == ["scale", "scale", "shift"]
+
+
+# ---------------------------------------------------------------- planner.plan_rewrite
+
+
+def test_plan_rewrite_of_two_calls_of_one_kernel():
+    """By hand, from the contract: both calls are user kernels of one signature, so one
+    extern @scale (rule 5: the target, a C identifier naming no symbol), declared once at
+    the top of the module with its operand read-only and the FFI facts of the call. The
+    f32 attribute factor becomes an ``arith.constant`` operand after the tensors (rules
+    2-3); api_version is dropped. Constants are named after the attribute, the second
+    with the first free suffix."""
+    plan = plan_rewrite(_source(), scan(_source()))
+    assert plan.errors == [] and plan.warnings == []
+    assert [(r.status, r.symbol, r.line, r.column) for r in plan.reports] == [
+        ("rewritten", "scale", 3, 5),
+        ("rewritten", "scale", 4, 5),
+    ]
+    assert [a.value for r in plan.reports for a in r.attributes] == ["2.0", "3.0"]
+    declaration = (
+        '  func.func private @scale(tensor<4xf32> {bufferization.access = "read"}, f32)'
+        " -> tensor<4xf32> attributes {llvm.emit_c_interface, rewriter.xla_ffi = "
+        '{attributes = {factor = "f32"}, operands = ["f32[4]{0}"], results = ["f32[4]{0}"],'
+        ' target = "scale"}}\n'
+    )
+    assert apply_edits(MODULE, plan.edits) == (
+        "module @m {\n"
+        + declaration
+        + """  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %factor = arith.constant 2.0 : f32
+    %0 = func.call @scale(%arg0, %factor) : (tensor<4xf32>, f32) -> tensor<4xf32>
+    %factor_1 = arith.constant 3.0 : f32
+    %1 = func.call @scale(%0, %factor_1) : (tensor<4xf32>, f32) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+"""
+    )
+
+
+def test_plan_rewrite_leaves_calls_that_are_not_selected():
+    """--target other matches neither call: both are reported left alone and nothing is
+    edited."""
+    plan = plan_rewrite(_source(), scan(_source()), targets=["other"])
+    assert plan.edits == []
+    assert [(r.status, r.reason) for r in plan.reports] == [
+        ("left alone", "not matched by --target"),
+        ("left alone", "not matched by --target"),
+    ]
