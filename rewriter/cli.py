@@ -434,8 +434,8 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
                 "line": report.line,
                 "column": report.column,
                 "target": report.target,
-                "operand_types": list(report.operand_types),
-                "result_types": list(report.result_types),
+                "operand_types": report.operand_types,  # a shape's calls share them
+                "result_types": report.result_types,
                 "attributes": [attribute_entry(a) for a in report.attributes],
                 "status": report.status,
                 "symbol": report.symbol,

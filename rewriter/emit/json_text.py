@@ -20,54 +20,87 @@ _INDENT = "  "
 def dumps(value: Any) -> str:
     """``json.dumps(value, indent=2)`` for dicts with string keys, lists, tuples, strings,
     integers, floats, booleans and None."""
-    return _encode(value, "\n", {})
+    return _Writer().encode(value, "\n")
 
 
-def _encode(value: Any, newline: str, remembered: dict[tuple[Any, ...], str]) -> str:
-    """``value`` written at the indentation ``newline`` holds (a line break and spaces)."""
-    if isinstance(value, str):
-        return encode_basestring_ascii(value)
-    if isinstance(value, dict):
+class _Writer:
+    """One document's writer: what it has written of lists and dicts of strings, and of
+    keys, it writes again by looking it up."""
+
+    def __init__(self) -> None:
+        self.remembered: dict[tuple[Any, ...], str] = {}
+        self.keys: dict[str, str] = {}
+        # The same object met again at the same indentation (a shape's calls share their
+        # types and attributes; nothing changes while a document is written): kept with
+        # its text, so that its id stays its own.
+        self.seen: dict[tuple[int, str], tuple[Any, str]] = {}
+
+    def encode(self, value: Any, newline: str) -> str:
+        """``value`` written at the indentation ``newline`` holds (a break and spaces)."""
+        kind = type(value)
+        if kind is str:
+            return encode_basestring_ascii(value)
+        if kind is int:
+            return int.__repr__(value)
+        if value is None:
+            return "null"
+        if kind is dict or (kind is not bool and isinstance(value, dict)):
+            return self._dict(value, newline)
+        if kind is list or kind is tuple or isinstance(value, (list, tuple)):
+            return self._list(value, newline)
+        if value is True:
+            return "true"
+        if value is False:
+            return "false"
+        if isinstance(value, str):
+            return encode_basestring_ascii(value)
+        if isinstance(value, int):
+            return int.__repr__(value)
+        return json.dumps(value)  # floats (and NaN, Infinity) as json writes them
+
+    def _dict(self, value: dict[Any, Any], newline: str) -> str:
         if not value:
             return "{}"
-        inner = newline + _INDENT
+        seen = self.seen.get((id(value), newline))
+        if seen is not None:
+            return seen[1]
         if all(type(item) is str for item in value.values()):
             key = (newline, *value.items())
-            text = remembered.get(key)
+            text = self.remembered.get(key)
             if text is None:
-                text = remembered[key] = _encode_dict(value, inner, remembered)
+                text = self.remembered[key] = self._members(value, newline)
+            self.seen[id(value), newline] = (value, text)
             return text
-        return _encode_dict(value, inner, remembered)
-    if isinstance(value, (list, tuple)):
+        return self._members(value, newline)
+
+    def _members(self, value: dict[Any, Any], newline: str) -> str:
+        inner = newline + _INDENT
+        keys, encode = self.keys, self.encode
+        parts = []
+        for key, item in value.items():
+            name = keys.get(key)
+            if name is None:
+                name = keys[key] = encode_basestring_ascii(_key(key)) + ": "
+            parts.append(name + encode(item, inner))
+        return "{" + inner + ("," + inner).join(parts) + newline + "}"
+
+    def _list(self, value: list[Any] | tuple[Any, ...], newline: str) -> str:
         if not value:
             return "[]"
+        seen = self.seen.get((id(value), newline))
+        if seen is not None:
+            return seen[1]
         inner = newline + _INDENT
         if all(type(item) is str for item in value):
             key = (newline, *value)
-            text = remembered.get(key)
+            text = self.remembered.get(key)
             if text is None:
                 items = ("," + inner).join(map(encode_basestring_ascii, value))
-                text = remembered[key] = "[" + inner + items + newline + "]"
+                text = self.remembered[key] = "[" + inner + items + newline + "]"
+            self.seen[id(value), newline] = (value, text)
             return text
-        items = ("," + inner).join(_encode(item, inner, remembered) for item in value)
+        items = ("," + inner).join([self.encode(item, inner) for item in value])
         return "[" + inner + items + newline + "]"
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is int:
-        return int.__repr__(value)
-    return json.dumps(value)  # floats (and NaN, Infinity) as json writes them
-
-
-def _encode_dict(value: dict[Any, Any], inner: str, remembered: dict[tuple[Any, ...], str]) -> str:
-    members = (
-        f"{encode_basestring_ascii(_key(key))}: {_encode(item, inner, remembered)}"
-        for key, item in value.items()
-    )
-    return "{" + inner + ("," + inner).join(members) + inner[: -len(_INDENT)] + "}"
 
 
 def _key(key: object) -> str:
