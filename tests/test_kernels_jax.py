@@ -82,7 +82,8 @@ def strided_copy(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Descriptors:
-    """Builds memref descriptors on numpy arrays and keeps the arrays alive."""
+    """Builds memref descriptors on numpy arrays and keeps the arrays alive (as long as
+    it is alive itself: a descriptor of a strided copy points into memory this holds)."""
 
     def __init__(self, ffi, strided: bool):
         self.ffi, self.strided, self.keep = ffi, strided, []
@@ -135,7 +136,8 @@ def test_rms_norm(kernels, strided):
     np.testing.assert_allclose(via_jax, reference, rtol=1e-6)
 
     result = kernels.ffi.new("rw_memref_f32_2d *")
-    x_desc = Descriptors(kernels.ffi, strided)(x)
+    descriptors = Descriptors(kernels.ffi, strided)  # alive until the call: it keeps x's copy
+    x_desc = descriptors(x)
     kernels.lib._mlir_ciface_rms_norm(result, x_desc, np.float32(1e-5))
     assert same_bits(take(kernels, result, np.float32), via_jax)
 
@@ -153,7 +155,8 @@ def test_sum_and_max(kernels, strided):
     assert argmax.dtype == np.int32 and argmax.tolist() == x.argmax(axis=-1).tolist()
 
     results = kernels.ffi.new("sum_and_max_results *")
-    x_desc = Descriptors(kernels.ffi, strided)(x)
+    descriptors = Descriptors(kernels.ffi, strided)  # alive until the call: it keeps x's copy
+    x_desc = descriptors(x)
     kernels.lib._mlir_ciface_sum_and_max(results, x_desc, np.float32(0.5))
     assert same_bits(take(kernels, results.result0, np.float32), sums)
     assert same_bits(take(kernels, results.result1, np.int32), argmax)
@@ -249,7 +252,8 @@ def test_count_calls(kernels):
     assert lib.count_calls_value() == 3 * 3 - 5
 
     lib.count_calls_reset()
-    x_desc = Descriptors(kernels.ffi, strided=True)(x)
+    descriptors = Descriptors(kernels.ffi, strided=True)  # alive: it keeps x's strided copy
+    x_desc = descriptors(x)
     lib._mlir_ciface_count_calls(x_desc, 3)
     lib._mlir_ciface_count_calls(x_desc, 4)
     assert lib.count_calls_value() == 7
