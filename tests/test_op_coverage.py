@@ -292,7 +292,15 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 # f64 libm functions (and f32 atan2, which rewriter.iree computes with f64's): IREE links
 # them as a system library, with the system's linker.
-SYSTEM_LINKED = {"float64_functions", "float32_arctan2", "float64_arctan2", "complex128_functions"}
+# Cases whose IREE module links libm as a system library (f64 functions; f32 atan2, which
+# the IREE path computes in f64: complex64's arg and log take it too): they need `ld`.
+SYSTEM_LINKED = {
+    "float64_functions",
+    "float32_arctan2",
+    "float64_arctan2",
+    "complex64_functions",
+    "complex128_functions",
+}
 
 
 def _native_tools(name: str, path: str) -> tuple[str, ...]:
