@@ -19,7 +19,15 @@ from .attribute_operands import (
     attribute_operands,
     is_legacy_call,
 )
-from .call_shapes import CallShape, CallShapes, CallSyntaxError, Literal, PlacedCall, escape_format
+from .call_shapes import (
+    LITERAL,
+    CallShape,
+    CallShapes,
+    CallSyntaxError,
+    Literal,
+    PlacedCall,
+    escape_format,
+)
 from .calling_conventions import C_ABI, Abi
 from .edits import Edit
 from .ffi_facts import ExternFacts, FactsError, facts_of_call
@@ -408,7 +416,7 @@ def replacement_form(
     """The replacement of a call of this shape: one constant (and a bitcast for f16/bf16)
     per attribute, then the ``func.call`` with the arguments in ``order``. ``fields``
     writes the call's own texts (``call_shapes``: holes of a shape as fields)."""
-    fields = fields or Literal()
+    fields = fields or LITERAL
     location = f" {fields.text(call.location)}" if call.location else ""
     lines: list[str] = []
     names: list[str] = []
