@@ -22,6 +22,7 @@ from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool
 from rewriter.plan.planner import plan_rewrite
 from rewriter.syntax import model
+from rewriter.syntax.dimensions import size_runs
 from rewriter.syntax.grammar import parser
 from rewriter.syntax.holes import shape_matcher, shape_of
 from rewriter.syntax.scan import scan
@@ -127,6 +128,29 @@ def test_other_hole_values_rewrite_as_when_parsed(text):
 @given(hole_mutations(), st.sampled_from([None, ["kernel_*"], ["o*"]]))
 def test_selection_is_asked_for_every_target(text, targets):
     assert_same_rewrite(text, targets=targets, skip=["*_3"])
+
+
+@st.composite
+def size_mutations(draw):
+    """An export with the sizes of some call lines' types changed (one kernel, more
+    signatures), each changed line repeated so that its new signature recurs."""
+    lines, chosen = _export_lines(draw, 6)
+    for index in sorted(chosen, reverse=True):
+        line = lines[index]
+        runs = size_runs(line)
+        if not runs:
+            continue
+        start, end = draw(st.sampled_from(runs))
+        size = draw(st.sampled_from(["0", "1", "3", "16", "00", "7000003", "123456789012"]))
+        lines[index] = line[:start] + size + line[end:]
+        lines.insert(index + 1, lines[index])
+    return "\n".join(lines)
+
+
+@SETTINGS
+@given(size_mutations())
+def test_other_sizes_rewrite_as_when_parsed(text):
+    assert_same_rewrite(text)
 
 
 @st.composite
@@ -274,3 +298,23 @@ def test_shapes_are_reused():
         call_shapes.custom_call_from_tree = original
     calls = len(re.findall("stablehlo.custom_call", EXPORTS["many_targets_48"]))
     assert calls == 48 and len(parsed) == 1
+
+
+def test_signatures_share_one_parse(monkeypatch):
+    """One kernel on 24 shapes: 24 statement shapes, each judged on its own, parsed once
+    between them (rewriter/syntax/dimensions.py)."""
+    import rewriter.plan.call_shapes as call_shapes
+
+    parsed: list[str] = []
+    original = call_shapes._parse_statement
+
+    def counting(text):
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(call_shapes, "_parse_statement", counting)
+    text = EXPORTS["signatures_48"]
+    _, reports, _, _ = outcome(text, True)
+    signatures = {(report.operand_types, report.result_types) for report in reports}
+    assert len(reports) == 48 and len(signatures) == 24
+    assert len(parsed) == 1

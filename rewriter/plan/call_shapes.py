@@ -61,6 +61,7 @@ from typing import Any
 
 from ..syntax import model
 from ..syntax.calls import CallSyntaxError, parse_call
+from ..syntax.dimensions import SizedModels
 from ..syntax.grammar import parser
 from ..syntax.holes import BLANK, Hole, ShapeFinder
 from ..syntax.scan import CallSite, Scan
@@ -231,6 +232,7 @@ class CallShapes:
         self.select = select
         self.reuse = reuse  # False: every statement parsed on its own (the reference)
         self.finder = ShapeFinder()
+        self.models = SizedModels(_parse_statement, _statement_model)
         self.shapes: dict[str, CallShape | None] = {}  # None: a shape not to reuse
 
     def place(self, site: CallSite) -> tuple[PlacedCall, list[Any]]:
@@ -367,8 +369,7 @@ class CallShapes:
         try:
             import lark
 
-            tree = parser().parse(canonical, start="custom_call_stmt")
-            call = custom_call_from_tree(tree, canonical, 0)
+            call = self.models.parse(canonical)
         except (lark.exceptions.LarkError, RecursionError):
             return None  # parsed for real, statement by statement, with its own diagnostic
         source = Source(canonical, self.source.filename)
@@ -396,6 +397,14 @@ class CallShapes:
             {},
         )
         return None if _leaks(shape) else shape
+
+
+def _parse_statement(text: str) -> Any:
+    return parser().parse(text, start="custom_call_stmt")
+
+
+def _statement_model(tree: Any, text: str) -> model.CustomCall:
+    return custom_call_from_tree(tree, text, 0)
 
 
 def _offset(starts: list[int], ends: list[int], offset: int) -> Offset | None:

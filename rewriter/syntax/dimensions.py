@@ -1,0 +1,189 @@
+"""Custom call models apart from dimension sizes: one lark parse for the statements that
+differ only in the sizes written in their types.
+
+A kernel called on many shapes (one target, dozens of signatures) gives statements that
+agree but for the digits in ``tensor<4x1xf32>``, ``tensor<4x2xf32>``, ... Their holes
+(``holes.py``) are the same, their shapes are not: each signature is judged on its own, as it
+must be (sizes decide the extern's signature). What they share is lark's work, which is most
+of what a new shape costs. So a statement is parsed with a sentinel in place of each size
+(``sized_apart``), once for all statements equal to it but for sizes, and its model is the
+sentinel parse's model with the sizes written back (``resized``).
+
+Why that is the model lark would make of the statement itself:
+
+1. Sizes are taken where the lexer takes a ``DIMS`` token: the digit runs of a dimension
+   list ``(?:(?:[0-9]+|\\?|\\*)x)+`` right after ``tensor<``, ``memref<`` or ``vector<``, outside
+   strings and comments, each run a whole component (between ``<`` or ``x`` and ``x``). The
+   sentinel parse checks that each of its sentinels did lie in a ``DIMS`` token of its tree;
+   if not, the statement is parsed as itself.
+2. Then the two texts lex alike, token by token: up to a ``DIMS`` token they are equal, so
+   the contextual lexer is in one state in both; there a digit can only start ``DIMS``
+   (after ``tensor<`` no other terminal starts with a digit), whose pattern takes the same
+   components from a run of other digits; after it the texts are equal again. Token types
+   are equal, so the parser builds one tree; tokens differ only in the values of ``DIMS``.
+3. The model (``tree.py``) copies text between token boundaries, splits a ``DIMS`` value at
+   its ``x``, decodes strings and compares values nowhere but in ``*`` (a dimension list of
+   an unranked type, never a digit run). So each of its strings is the other's with each
+   sentinel in place of its size, and each offset moves by the lengths the sizes before
+   it changed. A statement with a backslash is parsed as itself: decoding an escape could
+   make a sentinel's digits in a string that does not hold them. Each sentinel occurs once
+   in its text, so it marks its own size and nothing else.
+
+``tests/test_call_shapes.py`` compares these models with lark's on mutated exports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, fields, is_dataclass
+
+from lark import Token, Tree
+
+from . import model
+from .compact import STRING
+
+_DIMENSION_LIST = re.compile(
+    STRING + r"|//[^\n]*|(?<![\w$.\-])(?:tensor|memref|vector)<((?:(?:[0-9]+|\?|\*)x)+)"
+)
+_SIZE = re.compile(r"[0-9]+")
+
+Run = tuple[int, int]  # a size's start and end in its text
+
+
+def size_runs(text: str) -> list[Run]:
+    """Where ``text`` writes dimension sizes (point 1 of the module docstring)."""
+    runs: list[Run] = []
+    for match in _DIMENSION_LIST.finditer(text):
+        if match.group(1) is not None:
+            base = match.start(1)
+            runs.extend(
+                (base + size.start(), base + size.end()) for size in _SIZE.finditer(match.group(1))
+            )
+    return runs
+
+
+def _sentinel(index: int) -> str:
+    return f"7{index:05d}3"
+
+
+def sized_apart(text: str, runs: list[Run]) -> tuple[str, list[Run]] | None:
+    """``text`` with a sentinel for each size, and the sentinels' runs; None when sizes
+    cannot be told apart this way (no sizes, a backslash, a sentinel found elsewhere)."""
+    if not runs or "\\" in text:
+        return None
+    parts: list[str] = []
+    sentinel_runs: list[Run] = []
+    position = length = 0
+    for index, (start, end) in enumerate(runs):
+        parts.append(text[position:start])
+        length += start - position
+        sentinel = _sentinel(index)
+        parts.append(sentinel)
+        sentinel_runs.append((length, length + len(sentinel)))
+        length += len(sentinel)
+        position = end
+    parts.append(text[position:])
+    apart = "".join(parts)
+    for index, (start, _) in enumerate(sentinel_runs):
+        sentinel = _sentinel(index)
+        if apart.find(sentinel) != start or apart.find(sentinel, start + 1) != -1:
+            return None
+    return apart, sentinel_runs
+
+
+def in_dims_tokens(tree: Tree, runs: list[Run]) -> bool:
+    """Whether each run lies in a ``DIMS`` token of ``tree`` (point 1)."""
+    tokens = [
+        (token.start_pos or 0, token.end_pos or 0)
+        for token in tree.scan_values(lambda value: isinstance(value, Token))
+        if token.type == "DIMS"
+    ]
+    return all(any(start <= a and b <= end for start, end in tokens) for a, b in runs)
+
+
+@dataclass
+class _Resizer:
+    """Writes a statement's sizes into the model of its sentinel parse (point 3)."""
+
+    sentinel_runs: list[Run]
+    sizes: dict[str, str]  # sentinel -> the statement's size
+    pattern: re.Pattern[str]
+
+    def offset(self, offset: int) -> int:
+        moved = offset
+        for (start, end), size in zip(self.sentinel_runs, self.sizes.values(), strict=True):
+            if end <= offset:
+                moved += len(size) - (end - start)
+            elif start < offset:
+                raise ValueError("an offset inside a size")  # no token boundary is there
+        return moved
+
+    def value(self, value: object) -> object:
+        if isinstance(value, str):
+            return self.pattern.sub(lambda match: self.sizes[match.group()], value)
+        if isinstance(value, model.Span):
+            return model.Span(self.offset(value.start), self.offset(value.end))
+        if isinstance(value, tuple):
+            return tuple([self.value(item) for item in value])
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        if is_dataclass(value) and not isinstance(value, type):
+            kind = type(value)
+            return kind(*[self.value(getattr(value, field.name)) for field in fields(value)])
+        return value  # bytes, numbers, booleans, None: no size is written in them
+
+
+def resized(call: model.CustomCall, sentinel_runs: list[Run], sizes: list[str]) -> model.CustomCall:
+    """The model of the sentinel parse ``call`` with ``sizes`` written back (point 3)."""
+    sentinels = [_sentinel(index) for index in range(len(sizes))]
+    resizer = _Resizer(
+        sentinel_runs,
+        dict(zip(sentinels, sizes, strict=True)),
+        re.compile("|".join(sentinels)),
+    )
+    result = resizer.value(call)
+    assert isinstance(result, model.CustomCall)
+    return result
+
+
+class SizedModels:
+    """Custom call models by statement text, lark's parse shared between the statements
+    that differ only in sizes. ``parse(text)`` is lark's model of a text; it raises on
+    text that does not parse."""
+
+    def __init__(
+        self,
+        parse_tree: Callable[[str], Tree],
+        to_model: Callable[[Tree, str], model.CustomCall],
+    ):
+        self.parse_tree = parse_tree
+        self.to_model = to_model
+        self._apart: dict[str, model.CustomCall | None] = {}  # None: parse each on its own
+
+    def parse(self, text: str) -> model.CustomCall:
+        runs = size_runs(text)
+        apart = sized_apart(text, runs)
+        if apart is None:
+            return self.to_model(self.parse_tree(text), text)
+        apart_text, sentinel_runs = apart
+        if apart_text not in self._apart:
+            self._apart[apart_text] = self._parse_apart(apart_text, sentinel_runs)
+        call = self._apart[apart_text]
+        if call is not None:
+            try:
+                return resized(call, sentinel_runs, [text[start:end] for start, end in runs])
+            except ValueError:
+                pass  # an offset inside a size (no token boundary is there): parse it
+        return self.to_model(self.parse_tree(text), text)
+
+    def _parse_apart(self, text: str, sentinel_runs: list[Run]) -> model.CustomCall | None:
+        import lark
+
+        try:
+            tree = self.parse_tree(text)
+        except lark.exceptions.LarkError:
+            return None  # the statement itself is parsed, for its own outcome
+        if not in_dims_tokens(tree, sentinel_runs):
+            return None
+        return self.to_model(tree, text)
