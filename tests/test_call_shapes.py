@@ -24,7 +24,7 @@ from rewriter.plan.planner import plan_rewrite
 from rewriter.syntax import model
 from rewriter.syntax.dimensions import size_runs
 from rewriter.syntax.grammar import parser
-from rewriter.syntax.holes import shape_matcher, shape_of
+from rewriter.syntax.holes import KnownShape, shape_matcher, shape_of
 from rewriter.syntax.scan import scan
 from rewriter.syntax.tree import custom_call_from_tree
 
@@ -218,11 +218,15 @@ def test_a_shape_is_its_own_shape(text, data):
 
 def _matcher_agrees_with_shape_of(made_from: str, line: str) -> bool:
     """Whether the matcher of ``made_from``'s shape takes ``line`` (when it does, ``line``
-    must have that shape, with its holes at the matcher's groups)."""
+    must have that shape, with its holes at the matcher's groups); the shape's walk takes
+    what the matcher takes, with the same hole texts and ends."""
     key, holes = shape_of(made_from)
     match = shape_matcher(made_from, holes).fullmatch(line)
+    walked = KnownShape(key, made_from, holes, ()).walk(line)
     if match is None:
+        assert walked is None
         return False
+    assert walked == (match.groups(), [0, *(match.end(g) for g in range(1, len(holes) + 1))])
     line_key, line_holes = shape_of(line)
     assert line_key == key
     spans = [match.span(group) for group in range(1, len(holes) + 1)]

@@ -70,9 +70,10 @@ def test_statements_of_one_shape_share_it_and_keep_their_own_holes():
 
 
 def test_a_shape_seen_often_is_found_by_its_matcher():
-    """After MATCHER_AFTER statements that ``shape_of`` read, the shape has a matcher; the
-    next statement of the shape is found by it, so ``found`` (statements read by
-    ``shape_of``) stays at MATCHER_AFTER, and the matcher's groups are the hole texts."""
+    """After MATCHER_AFTER statements read without a matcher (by ``shape_of``, then by the
+    shape's walk), the shape has a matcher; the next statement of the shape is found by it,
+    so ``found`` (statements read without the matcher) stays at MATCHER_AFTER, and the
+    matcher's groups are the hole texts."""
     finder = ShapeFinder()
     for index in range(MATCHER_AFTER):
         known, _, _ = finder.find(CALL.format(result=index, target="k", operand="a", factor="1.0"))

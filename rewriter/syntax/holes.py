@@ -29,7 +29,16 @@ of its kind's pattern. ``shape_of``'s scan takes the same steps on both:
   read past a hole, a string with no closing quote on its line, fails in P too: holes
   hold no quote, backslash or newline.
 
-``tests/test_call_shapes.py`` checks the claim on mutated call-dense exports.
+A shape seen fewer times than a matcher is worth compiling is *walked* instead
+(``KnownShape.walk``): each literal piece compared with ``startswith``, each hole taken by
+its kind's pattern alone, at the place the piece before it ends. A walk takes what the
+matcher takes, with the same groups: a hole's pattern, where the matcher could let a hole
+end sooner, would leave a character its pattern can continue with (a name character, a
+digit, ``.``, ``e``), and the literal text after the hole starts with one it cannot take
+(the first point above); so the matcher's only choice for each hole is the longest one,
+which is what a greedy match of the pattern alone gives.
+
+``tests/test_call_shapes.py`` checks the claims on mutated call-dense exports.
 """
 
 from __future__ import annotations
@@ -56,6 +65,9 @@ HOLE_PATTERNS = {
     "constant_bool": "true|false",
 }
 _FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
+
+
+_HOLE_MATCHERS = {kind: re.compile(pattern) for kind, pattern in HOLE_PATTERNS.items()}
 
 
 def _hole(kind: str) -> str:
@@ -134,14 +146,49 @@ _MATCHERS_PER_GUESS = 8  # matchers tried for one guess before shape_of decides
 class KnownShape:
     """A shape seen in a file: the statement it was first seen in, and its matcher once it
     has been seen often (compiling one costs about what 64 runs of shape_of do, so a shape
-    costs at most twice what the best choice would have)."""
+    costs at most twice what the best choice would have); until then it is walked."""
 
     key: str
     made_from: str
     holes: list[Hole]
     int_holes: tuple[tuple[int, str, int], ...]  # (hole, its type, digits always taken)
-    found: int = 0  # statements shape_of found of this shape
+    found: int = 0  # statements found of this shape without the matcher
     matcher: re.Pattern[str] | None = None
+
+    def __post_init__(self) -> None:
+        literals: list[str] = []
+        position = 0
+        for start, end, _ in self.holes:
+            literals.append(self.made_from[position:start])
+            position = end
+        literals.append(self.made_from[position:])
+        self._first = literals[0]
+        self._steps = [
+            (_HOLE_MATCHERS[kind], literal)
+            for (_, _, kind), literal in zip(self.holes, literals[1:], strict=True)
+        ]
+
+    def walk(self, piece: str) -> tuple[tuple[str, ...], list[int]] | None:
+        """The hole texts of ``piece`` and where hole k ends (``ends[k + 1]``), if ``piece``
+        has this shape (see the module docstring); else None."""
+        if not piece.startswith(self._first):
+            return None
+        position = len(self._first)
+        texts: list[str] = []
+        ends = [0]
+        for pattern, literal in self._steps:
+            match = pattern.match(piece, position)
+            if match is None:
+                return None
+            end = match.end()
+            if not piece.startswith(literal, end):
+                return None
+            texts.append(match.group())
+            ends.append(end)
+            position = end + len(literal)
+        if position != len(piece):
+            return None
+        return tuple(texts), ends
 
     def integers_taken(self, texts: Sequence[str]) -> bool:
         """Whether each integer hole of a statement (its ``texts``) is a value its type
@@ -154,8 +201,8 @@ class KnownShape:
 
 
 class ShapeFinder:
-    """The shapes of one file's statements, by a known shape's matcher when one takes the
-    statement (see the module docstring), else by ``shape_of``."""
+    """The shapes of one file's statements, by a known shape's matcher or walk when one
+    takes the statement (see the module docstring), else by ``shape_of``."""
 
     def __init__(self) -> None:
         self.shapes: dict[str, KnownShape] = {}
@@ -164,25 +211,36 @@ class ShapeFinder:
     def find(self, piece: str) -> tuple[KnownShape, tuple[str, ...], Callable[[int], int]]:
         """The shape of ``piece``, its hole texts, and where hole k ends (``end_of(k + 1)``)."""
         guess = matcher_key(piece)
-        for known in self._by_guess.get(guess, ()):
-            assert known.matcher is not None
-            match = known.matcher.fullmatch(piece)
-            if match is not None:
-                return known, match.groups(), match.end
+        tried = self._by_guess.get(guess)
+        if tried is None:
+            tried = self._by_guess[guess] = []
+        for known in tried:
+            if known.matcher is not None:
+                match = known.matcher.fullmatch(piece)
+                if match is not None:
+                    return known, match.groups(), match.end
+            else:
+                walked = known.walk(piece)
+                if walked is not None:
+                    self._found(known)
+                    texts, ends = walked
+                    return known, texts, ends.__getitem__
         key, holes = shape_of(piece)
         if key in self.shapes:
             known = self.shapes[key]
         else:
             known = self.shapes[key] = KnownShape(key, piece, holes, _int_holes(piece, holes))
-        known.found += 1
-        if known.found >= MATCHER_AFTER:
-            if known.matcher is None:
-                known.matcher = shape_matcher(known.made_from, known.holes)
-            tried = self._by_guess.setdefault(guess, [])
-            if len(tried) < _MATCHERS_PER_GUESS and all(shape is not known for shape in tried):
-                tried.append(known)
+        self._found(known)
+        if len(tried) < _MATCHERS_PER_GUESS and all(shape is not known for shape in tried):
+            tried.append(known)
         texts = tuple([piece[start:end] for start, end, _ in holes])
         return known, texts, lambda group: holes[group - 1][1]
+
+    @staticmethod
+    def _found(known: KnownShape) -> None:
+        known.found += 1
+        if known.found >= MATCHER_AFTER and known.matcher is None:
+            known.matcher = shape_matcher(known.made_from, known.holes)
 
 
 def _int_holes(piece: str, holes: list[Hole]) -> tuple[tuple[int, str, int], ...]:
