@@ -120,6 +120,8 @@ class _Resizer:
         return moved
 
     def value(self, value: object) -> object:
+        if isinstance(value, model.Attr) and value.span.end <= self.sentinel_runs[0][0]:
+            return value  # all of it before the first size: its text, spans and parts
         if isinstance(value, str):
             return self.pattern.sub(lambda match: self.sizes[match.group()], value)
         if isinstance(value, model.Span):
