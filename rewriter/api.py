@@ -161,8 +161,12 @@ def analyze(
         raise RewriteError(_bracket_error_placed(source, found.diagnostics))
     with _cyclic_collector_paused():
         plan = plan_rewrite(source, found, targets, skip, conventions)
-    output = apply_edits(source.text, plan.edits) if plan.edits else source.text
-    return Result(output, source.text, plan.reports, plan.warnings, plan.edits, plan.errors)
+    original = source.text
+    # The output is as large as the edits and the rest of the text together, and both are
+    # alive while it is joined: what only planning needed goes first.
+    del found, source
+    output = apply_edits(original, plan.edits) if plan.edits else original
+    return Result(output, original, plan.reports, plan.warnings, plan.edits, plan.errors)
 
 
 @contextmanager

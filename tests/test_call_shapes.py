@@ -274,14 +274,41 @@ def _first_free(base: str, taken: set[str]) -> str:
     return name
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
-    st.sets(st.sampled_from(["a", "a_1", "a_2", "a_1_1", "b", "b_3", "a_10"])),
-    st.lists(st.sampled_from(["a", "b", "a_1", "c"]), max_size=30),
+    st.sets(st.sampled_from(["a", "a_1", "a_2", "a_1_1", "b", "b_3", "a_10", "a_0", "a_01", "_1"])),
+    st.lists(
+        st.sampled_from(["a", "b", "a_1", "c", "a_0", "a_01", "a_", "_", "a_1_1", "+a", "a_1_"]),
+        max_size=30,
+    ),
 )
 def test_name_pool_hands_out_what_a_search_from_one_would(existing, bases):
-    pool, taken = NamePool(existing), set(existing)
+    """The pool keeps only the names taken from outside (never copying or changing them)
+    and tells the names it handed out by its suffix counters: it must hand out what a
+    search over the set of every name taken so far would."""
+    outside = set(existing)
+    pool, taken = NamePool(outside), set(existing)
     assert [pool.claim(base) for base in bases] == [_first_free(base, taken) for base in bases]
+    assert outside == existing
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["claim", "add"]), st.sampled_from(["x", "x_1", "x_2", "y", "x_1_1"])
+        ),
+        max_size=25,
+    )
+)
+def test_name_pool_takes_added_names_into_account(steps):
+    pool, taken = NamePool(), set()
+    for action, name in steps:
+        if action == "add":
+            pool.add(name)
+            taken.add(name)
+        else:
+            assert pool.claim(name) == _first_free(name, taken)
 
 
 def test_shapes_are_reused():

@@ -16,40 +16,60 @@ class NamePool:
     Taken names only ever grow, so every candidate a search has passed stays taken, and
     the next search for the same base starts where the last one stopped: handing out n
     names costs O(n) in all (plus the names already in the file), not O(n^2).
+
+    The names handed out are not kept (a file's hundreds of thousands of constants would
+    hold more memory than its text): they are exactly the candidates the searches passed,
+    which each base's next suffix tells (``_passed``). Only the names taken from outside
+    (``taken``, read and never copied, and ``add``) are kept.
     """
 
-    def __init__(self, taken: Iterable[str] = ()):
-        self.taken = set(taken)
+    def __init__(self, taken: set[str] | frozenset[str] | Iterable[str] = ()):
+        self._outside = taken if isinstance(taken, (set, frozenset)) else set(taken)
+        self._added: set[str] = set()
         self._next_suffix: dict[str, int] = {}
 
     def claim(self, base: str) -> str:
         """The first of ``base``, ``base_1``, ... not taken yet; now taken."""
-        counter = self._next_suffix.get(base, 0)
-        name = f"{base}_{counter}" if counter else base
-        while name in self.taken:
-            counter += 1
-            name = f"{base}_{counter}"
-        self._next_suffix[base] = counter + 1
-        self.taken.add(name)
-        return name
+        return self.claim_all([base])[0]
 
     def claim_all(self, bases: list[str], prefix: str = "") -> list[str]:
         """``prefix + claim(base)`` for each base in turn: the names of one statement."""
-        taken, next_suffix, names = self.taken, self._next_suffix, []
+        outside, added, next_suffix, names = self._outside, self._added, self._next_suffix, []
         for base in bases:
             counter = next_suffix.get(base, 0)
             name = f"{base}_{counter}" if counter else base
-            while name in taken:
+            while name in outside or name in added or self._passed(name, counter):
                 counter += 1
                 name = f"{base}_{counter}"
             next_suffix[base] = counter + 1
-            taken.add(name)
             names.append(prefix + name)
         return names
 
     def add(self, name: str) -> None:
         """Mark ``name`` taken without handing it out."""
-        self.taken.add(name)
+        self._added.add(name)
+
+    def _passed(self, name: str, counter: int) -> bool:
+        """Whether a search has passed ``name``, candidate ``counter`` of its base.
+
+        A search for base b passes b (counter 0), b_1, b_2, ... up to its next suffix.
+        ``name`` is counter 0 of base ``name``, and, when its last ``_`` is followed by a
+        number written as the searches write them (no leading zero), counter k of the
+        base before it; with ``counter`` > 0 that base is the caller's own, whose search
+        has not reached ``counter`` yet.
+        """
+        if self._next_suffix.get(name, 0):
+            return True
+        if counter:
+            return False
+        base, underscore, suffix = name.rpartition("_")
+        return (
+            bool(underscore)
+            and suffix.isascii()
+            and suffix.isdigit()
+            and suffix[0] != "0"
+            and int(suffix) < self._next_suffix.get(base, 0)
+        )
 
 
 def c_identifier(target: str) -> str:
