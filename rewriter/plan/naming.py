@@ -37,8 +37,14 @@ class NamePool:
         outside, added, next_suffix, names = self._outside, self._added, self._next_suffix, []
         for base in bases:
             counter = next_suffix.get(base, 0)
-            name = f"{base}_{counter}" if counter else base
-            while name in outside or name in added or self._passed(name, counter):
+            if counter == 0:
+                name = base
+                if name in outside or name in added or self._passed(name):
+                    counter, name = 1, f"{base}_1"
+            else:
+                name = f"{base}_{counter}"
+            # base_k (k > 0) is passed only as counter 0 of the base of that name (_passed)
+            while name in outside or name in added or name in next_suffix:
                 counter += 1
                 name = f"{base}_{counter}"
             next_suffix[base] = counter + 1
@@ -49,19 +55,17 @@ class NamePool:
         """Mark ``name`` taken without handing it out."""
         self._added.add(name)
 
-    def _passed(self, name: str, counter: int) -> bool:
-        """Whether a search has passed ``name``, candidate ``counter`` of its base.
+    def _passed(self, name: str) -> bool:
+        """Whether a search has passed ``name``.
 
-        A search for base b passes b (counter 0), b_1, b_2, ... up to its next suffix.
-        ``name`` is counter 0 of base ``name``, and, when its last ``_`` is followed by a
-        number written as the searches write them (no leading zero), counter k of the
-        base before it; with ``counter`` > 0 that base is the caller's own, whose search
-        has not reached ``counter`` yet.
+        A search for base b passes b (counter 0), b_1, b_2, ... up to its next suffix, so
+        ``name`` was passed as counter 0 of base ``name``, or, when its last ``_`` is
+        followed by a number written as the searches write them (no leading zero), as
+        counter k of the base before it; no other base writes it. (For ``base_k`` that
+        base is the caller's own, whose search has not reached k: only the first holds.)
         """
-        if self._next_suffix.get(name, 0):
+        if name in self._next_suffix:
             return True
-        if counter:
-            return False
         base, underscore, suffix = name.rpartition("_")
         return (
             bool(underscore)
