@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..syntax import model
 from ..syntax.integers import range_error
+from .mlir_text import dense_list, dense_string, tensor_type
 
 _INT_TYPE = re.compile(r"(?:[su]?i)([0-9]+)")
 _FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
@@ -149,16 +150,14 @@ def _number(path: str, attr: model.NumberAttr) -> AttributeOperand:
 
 
 def _string_operand(path: str, value: bytes) -> AttributeOperand:
-    type_ = f"tensor<{len(value)}xi8>"
-    literal = f'dense<"0x{value.hex().upper()}">' if value else "dense<>"
-    return AttributeOperand(path, "string", type_, literal, type_)
+    type_ = tensor_type([len(value)], "i8")
+    return AttributeOperand(path, "string", type_, dense_string(value), type_)
 
 
 def signless_tensor(type_: model.Type) -> str:
     """``tensor<2x3xui8>`` -> ``tensor<2x3xi8>``."""
     element = _INT_TYPE.sub(lambda m: f"i{m.group(1)}", type_.element)
-    dims = "".join(f"{d}x" for d in type_.dims)
-    return f"tensor<{dims}{element}>"
+    return tensor_type(type_.dims, element)
 
 
 def _dense(path: str, attr: model.DenseAttr) -> AttributeOperand:
@@ -196,9 +195,8 @@ def _array(path: str, attr: model.ArrayAttr) -> AttributeOperand:
                 _array_element(attr, index), f"attribute '{path}' element {index}: {problem}"
             )
     signless = _INT_TYPE.sub(lambda m: f"i{m.group(1)}", element)
-    type_ = f"tensor<{len(attr.elements)}x{signless}>"
-    value = f"dense<[{', '.join(attr.elements)}]>" if attr.elements else "dense<>"
-    return AttributeOperand(path, f"array<{element}>", type_, value, type_)
+    type_ = tensor_type([len(attr.elements)], signless)
+    return AttributeOperand(path, f"array<{element}>", type_, dense_list(attr.elements), type_)
 
 
 _ELEMENT = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)")

@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..syntax.strings import encode_string
+from .ffi_facts import FACTS_ATTRIBUTE
+from .mlir_text import function_attributes, i64_array, string_list
 
 DEFAULT_IREE_MODULE = "ffi"
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -87,17 +88,20 @@ class Abi:
         For IREE, ``rewriter.attribute_types`` lists each FFI attribute's own type in
         contract order (``ui8``, ``bf16``, ``string``, ...: what the signless operand types
         no longer say), and ``rewriter.order`` gives, for each parameter of the import, its
-        index in the contract. ``ffi_facts`` is the ``rewriter.xla_ffi = {...}`` entry
-        (rewriter/plan/ffi_facts.py), for both ABIs.
+        index in the contract. ``ffi_facts`` is the value of the ``rewriter.xla_ffi``
+        entry (rewriter/plan/ffi_facts.py), for both ABIs.
         """
-        facts = f", {ffi_facts}" if ffi_facts else ""
+        facts: list[tuple[str, str | None]] = []
+        if ffi_facts:
+            facts.append((FACTS_ATTRIBUTE, ffi_facts))
         if self.kind == "c":
-            return f"attributes {{llvm.emit_c_interface{facts}}}"
-        types = ", ".join(encode_string(t) for t in attribute_types)
-        indices = ", ".join(map(str, order))
-        return (
-            f"attributes {{rewriter.attribute_types = [{types}], "
-            f"rewriter.order = array<i64{': ' + indices if indices else ''}>{facts}}}"
+            return function_attributes([("llvm.emit_c_interface", None), *facts])
+        return function_attributes(
+            [
+                ("rewriter.attribute_types", string_list(attribute_types)),
+                ("rewriter.order", i64_array(order)),
+                *facts,
+            ]
         )
 
 

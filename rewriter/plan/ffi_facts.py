@@ -24,14 +24,13 @@ from dataclasses import dataclass
 
 from ..syntax import model
 from ..syntax.element_types import BY_MLIR, BY_XLA, parse_tensor
-from ..syntax.strings import encode_string
 from .attribute_operands import AttributeOperand
 from .layouts import dense_integers
+from .mlir_text import dictionary, integer_list, string_list, string_literal
 
 FACTS_ATTRIBUTE = "rewriter.xla_ffi"
 
 _SHAPE = re.compile(r"([a-z0-9]+)\[([^\]]*)\](?:\{([0-9,]*)\})?")
-_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 
 
 class FactsError(Exception):
@@ -100,7 +99,7 @@ class AttributeFacts:
 
     def value_text(self) -> str:
         if self.kind == "dict":
-            return _dictionary((e.name, e.value_text()) for e in self.entries)
+            return dictionary((e.name, e.value_text()) for e in self.entries)
         if self.kind == "array":
             return f'"{self.dtype}[{",".join(map(str, self.dims))}]"'
         if self.kind == "string":
@@ -121,32 +120,20 @@ class ExternFacts:
     attributes: tuple[AttributeFacts, ...]
     shape_operands: tuple[int, ...] = ()  # operands that give result shapes (XLA drops them)
 
-    def attribute_text(self) -> str:
-        """The ``rewriter.xla_ffi = {...}`` entry of the extern's attribute dictionary."""
+    def attribute_value(self) -> str:
+        """The value of the ``rewriter.xla_ffi`` entry of the extern's attribute dictionary."""
         entries = [
-            ("attributes", _dictionary((a.name, a.value_text()) for a in self.attributes)),
-            ("operands", _list(t.text() for t in self.operands)),
-            ("results", _list(t.text() for t in self.results)),
+            ("attributes", dictionary((a.name, a.value_text()) for a in self.attributes)),
+            ("operands", string_list(t.text() for t in self.operands)),
+            ("results", string_list(t.text() for t in self.results)),
         ]
         if self.shape_operands:
-            entries.append(("shape_operands", "[" + ", ".join(map(str, self.shape_operands)) + "]"))
-        entries.append(("target", encode_string(self.target)))
-        return f"{FACTS_ATTRIBUTE} = {_dictionary(entries)}"
+            entries.append(("shape_operands", integer_list(self.shape_operands)))
+        entries.append(("target", string_literal(self.target)))
+        return dictionary(entries)
 
     def leaves(self) -> list[AttributeFacts]:
         return [leaf for attribute in self.attributes for leaf in attribute.leaves()]
-
-
-def _key(name: str) -> str:
-    return name if _BARE_KEY.fullmatch(name) else encode_string(name)
-
-
-def _dictionary(entries) -> str:
-    return "{" + ", ".join(f"{_key(name)} = {value}" for name, value in entries) + "}"
-
-
-def _list(items) -> str:
-    return "[" + ", ".join(encode_string(item) for item in items) + "]"
 
 
 # ---------------------------------------------------------------- from a call

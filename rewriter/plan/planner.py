@@ -38,7 +38,15 @@ from .layouts import (
     is_identity,
     permutations,
     physical,
-    results_text,
+)
+from .mlir_text import (
+    arith_bitcast,
+    arith_constant,
+    dictionary,
+    func_call_around_callee,
+    function_type,
+    private_function,
+    string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
 from .select import skip_reason
@@ -378,12 +386,11 @@ def reorder(items: Sequence[str], order: Sequence[int]) -> list[str]:
 
 def _extern_type(report: CallReport) -> str:
     """The extern's function type: the kernel's view of the operands, then attributes."""
-    results = results_text(report.extern_result_types)
-    return f"({', '.join(_extern_parameters(report))}) -> {results}"
+    return function_type(_extern_parameters(report), report.extern_result_types)
 
 
 def _logical_type(call: model.CustomCall, report: CallReport) -> str:
-    return f"({', '.join(_operand_types(call, report.attributes))}) -> {call.results_text}"
+    return function_type(_operand_types(call, report.attributes), call.results_text)
 
 
 @dataclass(frozen=True)
@@ -424,39 +431,39 @@ def replacement_form(
     for index, attribute in enumerate(attributes):
         name = f"{{n[{len(hints)}]}}"
         hints.append(attribute.path)
-        typed = f" : {escape_format(attribute.constant_type)}" if attribute.constant_type else ""
         value = fields.value(index, attribute.value)
-        lines.append(f"{name} = arith.constant {value}{typed}{location}")
+        constant_type = escape_format(attribute.constant_type)
+        lines.append(arith_constant(name, value, constant_type) + location)
         if attribute.constant_type and attribute.constant_type != attribute.type:
             bits = f"{{n[{len(hints)}]}}"
             hints.append(attribute.path + "_bits")
-            cast = escape_format(f"{attribute.constant_type} to {attribute.type}")
-            lines.append(f"{bits} = arith.bitcast {name} : {cast}{location}")
+            cast = arith_bitcast(bits, name, constant_type, escape_format(attribute.type))
+            lines.append(cast + location)
             name = bits
         names.append(name)
     operands = [fields.text(operand) for operand in call.operands]
-    arguments = ", ".join(reorder([*operands, *names], order))
-    types = escape_format(", ".join(reorder(_operand_types(call, attributes), order)))
-    results = escape_format(call.results_text)
+    arguments = reorder([*operands, *names], order)
+    types = [escape_format(t) for t in reorder(_operand_types(call, attributes), order)]
+    callee_type = function_type(types, escape_format(call.results_text))
+    before_callee, after_callee = func_call_around_callee(arguments, callee_type)
     binding = f"{fields.text(call.results)} = " if call.results else ""
-    lines.append(f"{binding}func.call @")
+    lines.append(f"{binding}{before_callee}")
     pattern_before = escape_format(newline + call.indent).join(lines)
-    pattern_after = f"({arguments}) : ({types}) -> {results}{location}"
-    return ReplacementForm(pattern_before, pattern_after, tuple(hints))
+    return ReplacementForm(pattern_before, after_callee + location, tuple(hints))
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
+    # Input descriptors are the caller's own buffers, read only (abi/README.md).
+    read_only = dictionary([("bufferization.access", string_literal("read"))])
     parameters = [
-        f'{text} {{bufferization.access = "read"}}' if text.startswith("tensor<") else text
+        f"{text} {read_only}" if text.startswith("tensor<") else text
         for text in _extern_parameters(report)
     ]
-    results_part = results_text(report.extern_result_types)
-    results = "" if results_part == "()" else f" -> {results_part}"
-    facts = report.ffi_facts.attribute_text() if report.ffi_facts else None
+    facts = report.ffi_facts.attribute_value() if report.ffi_facts else None
     attributes = abi.declaration_attributes(
         report.parameter_order, [a.source_type for a in report.attributes], facts
     )
-    return f"func.func private @{symbol}({', '.join(parameters)}){results} {attributes}"
+    return private_function(symbol, parameters, report.extern_result_types, attributes)
 
 
 def _declaration_edit(
