@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..plan.attribute_operands import AttributeOperand
 from ..plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
-from ..plan.ffi_facts import FactsError, leaf_paths, mlir_element
+from ..plan.ffi_facts import AttributeKind, FactsError, leaf_paths, mlir_element
 from ..plan.naming import NamePool, c_identifier
+from ..plan.status import Status
 from ..syntax.element_types import (
     BY_DESCRIPTOR,
     BY_MLIR,
@@ -127,7 +128,7 @@ def prototypes_of(
     found: dict[str, Prototype] = {}
     for call in result.calls:
         symbol = (call.symbol or "")[len(prefix) :]
-        if call.status != "rewritten" or symbol in found:
+        if call.status != Status.REWRITTEN or symbol in found:
             continue
         used = NamePool()
         parameters = [
@@ -255,10 +256,10 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
         for type_text, (path, leaf) in zip(
             parameter_types[len(facts.operands) :], leaves, strict=True
         ):
-            if leaf.kind == "scalar":
+            if leaf.kind == AttributeKind.SCALAR:
                 c_type = scalar_c_type(leaf.dtype)
             else:
-                element = "i8" if leaf.kind == "string" else mlir_element(leaf.dtype)
+                element = "i8" if leaf.kind == AttributeKind.STRING else mlir_element(leaf.dtype)
                 c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
             parameters.append(Parameter(_unique(path, used), c_type))
         result_types = [

@@ -164,7 +164,7 @@ def _dense(path: str, attr: model.DenseAttr) -> AttributeOperand:
     type_ = attr.type
     ok = (
         attr.keyword != "sparse"
-        and type_.kind == "tensor"
+        and type_.kind == model.TypeKind.TENSOR
         and type_.ranked
         and "?" not in type_.dims
         and _DENSE_ELEMENT.fullmatch(type_.element)

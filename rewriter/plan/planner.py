@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..syntax import model
-from ..syntax.diagnostics import Diagnostic
+from ..syntax.diagnostics import Diagnostic, Severity
 from ..syntax.scan import Scan
 from ..syntax.source import Source
 from .attribute_operands import (
@@ -50,6 +50,7 @@ from .mlir_text import (
 )
 from .naming import SymbolNamer, ValueNamer
 from .select import skip_reason
+from .status import Status
 
 
 @dataclass(slots=True)
@@ -65,7 +66,7 @@ class CallReport:
     attributes: tuple[AttributeOperand, ...]
     symbol: str | None  # the extern's name when rewritten
     reason: str | None  # why it was left alone, or the error that stops it
-    status: str  # "rewritten", "left alone" or "error"
+    status: Status
     # Per operand and result: logical dims from major to minor as the kernel sees them
     # (the identity unless operand_layouts/result_layouts say otherwise).
     operand_perms: tuple[Permutation, ...] = ()
@@ -130,7 +131,7 @@ def plan_rewrite(
     ) -> tuple[CallReport, list[Diagnostic]]:
         errors: list[Diagnostic] = []
         report = _judge(text, call, reason, errors)
-        if report.status == "rewritten":
+        if report.status == Status.REWRITTEN:
             report.parameter_order = abi.order(_contract_parameters(report))
         return report, errors
 
@@ -152,7 +153,7 @@ def plan_rewrite(
             continue
         plan.errors.extend(errors)
         plan.reports.append(placed.report)
-        if placed.report.status == "rewritten":
+        if placed.report.status == Status.REWRITTEN:
             form = _replacement_of(placed, newline)
             before, after = form.around_callee(placed.holes, values)
             placed.holes = ()
@@ -172,7 +173,7 @@ def plan_rewrite(
                 f"({abi.describe(report.symbol)}): {renamed}"
             )
             plan.warnings.append(
-                Diagnostic.at(source, placed.target_start, message, severity="warning")
+                Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
             )
         if differs:
             message = (
@@ -181,7 +182,7 @@ def plan_rewrite(
                 "signedness, layouts or shapes); FFI adapters follow the first call"
             )
             plan.warnings.append(
-                Diagnostic.at(source, placed.target_start, message, severity="warning")
+                Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
             )
         callee = report.wrapper or report.symbol
         plan.edits.append(Edit(placed.start, placed.end, before + callee + after))
@@ -309,7 +310,7 @@ def _judge(
         (),
         None,
         reason,
-        "left alone",
+        Status.LEFT_ALONE,
     )
     if report.reason:
         return report
@@ -325,10 +326,10 @@ def _judge(
             problem = (call.span.start, f"custom call @{call.target} nests too deeply to rewrite")
     if problem is not None:
         offset, message = problem
-        report.status, report.reason = "error", message
+        report.status, report.reason = Status.ERROR, message
         errors.append(Diagnostic.at(source, offset, message))
     else:
-        report.status = "rewritten"
+        report.status = Status.REWRITTEN
         report.extern_operand_types = tuple(
             physical(t, p) for t, p in zip(call.input_types, report.operand_perms, strict=True)
         )
@@ -351,13 +352,13 @@ def _ffi_facts(call: model.CustomCall, report: CallReport) -> ExternFacts | None
 def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
     """Rule 7: constructs a selected call may have that the contract cannot express yet."""
     for type_ in (*call.input_types, *call.result_types):
-        if type_.kind in ("tuple", "token"):
-            what = "tuple" if type_.kind == "tuple" else "token"
+        if type_.kind in (model.TypeKind.TUPLE, model.TypeKind.TOKEN):
+            what = str(type_.kind)
             return call.span.start, (
                 f"custom call @{call.target} has a {what} type ({type_.text}); "
                 f"{what} operands and results are not supported yet"
             )
-        if type_.kind != "tensor":
+        if type_.kind != model.TypeKind.TENSOR:
             return call.span.start, (
                 f"custom call @{call.target} has an operand or result of type {type_.text}; "
                 "only tensors are supported"
