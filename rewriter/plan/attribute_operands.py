@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..syntax import model
+from ..syntax.element_types import parse_tensor
 from ..syntax.integers import range_error
 from .mlir_text import dense_list, dense_string, tensor_type
 
@@ -42,6 +43,17 @@ class AttributeOperand:
     value: str  # arith.constant value text
     constant_type: str  # type of the arith.constant (differs from `type` for f16/bf16)
     keys: tuple[str, ...] = ()  # the names on the way to the attribute, outermost first
+
+    @property
+    def own_element(self) -> str | None:
+        """The element type of an array or dense attribute as the attribute has it
+        (``ui8`` of ``array<ui8>`` or ``tensor<2xui8>``: the signedness ``type`` drops);
+        None for scalars, strings, and a tensor type the parser does not read."""
+        source = self.source_type
+        if source.startswith("array<"):
+            return source[len("array<") : -1]
+        tensor = parse_tensor(source) if source.startswith("tensor<") else None
+        return tensor.element if tensor else None
 
 
 def ffi_attributes(call: model.CustomCall) -> tuple[list[tuple[str, model.Attr]], str | None]:

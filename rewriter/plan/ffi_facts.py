@@ -166,8 +166,7 @@ def facts_of_call(
 
 
 def _tensor(type_: model.Type, major_to_minor: tuple[int, ...]) -> TensorFacts:
-    dims = tuple(None if d == "?" else int(d) for d in type_.dims)
-    return TensorFacts(xla_dtype(type_.element), dims, tuple(reversed(major_to_minor)))
+    return TensorFacts(xla_dtype(type_.element), type_.sizes, tuple(reversed(major_to_minor)))
 
 
 def leaf_paths(
@@ -222,7 +221,7 @@ def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
         # The operand is tensor<Nx...>: N elements of the array's own element type.
         operand = parse_tensor(attribute.type)
         count = operand.dims[0] if operand and operand.dims else None
-        element = xla_dtype(source[len("array<") : -1])
+        element = xla_dtype(attribute.own_element or "")
         return AttributeFacts(name, AttributeKind.ARRAY, element, (count or 0,))
     if source.startswith("tensor<"):
         tensor = parse_tensor(source)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .element_types import dim_sizes
 from .text_enum import TextEnum
 
 
@@ -40,6 +41,11 @@ class Type:
     element: str = ""  # element type text of a tensor, or the scalar type itself
     dims: tuple[str, ...] = ()  # dimension sizes of a ranked tensor ("?" when dynamic)
     ranked: bool = True
+
+    @property
+    def sizes(self) -> tuple[int | None, ...]:
+        """``dims`` as numbers, None where dynamic."""
+        return dim_sizes(self.dims)
 
 
 # Attribute values. Every value keeps its source text and span, for diagnostics and copying.
