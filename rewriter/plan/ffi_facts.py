@@ -238,7 +238,7 @@ def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
 def parse_facts(text: str) -> ExternFacts:
     """The facts from the dictionary text of a ``rewriter.xla_ffi`` attribute."""
     from ..syntax.grammar import parser
-    from ..syntax.tree import ToModel
+    from ..syntax.to_model import ToModel
 
     try:
         tree = parser().parse(text, start="dictionary")
