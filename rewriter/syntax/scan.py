@@ -291,11 +291,13 @@ def _partner(opener: str) -> str:
 
 
 def _brackets_nest(masked: str) -> bool:
-    """Whether brackets nest properly; strips innermost pairs with C-speed substitutions."""
-    if masked.isascii():  # the brackets alone, by deleting every other byte
-        skeleton = b"".join(chunk.translate(None, _NOT_BRACKETS) for chunk in _ascii_chunks(masked))
-    else:
-        skeleton = re.sub(r"[^(){}\[\]]+", "", masked).encode()
+    """Whether brackets nest properly; strips innermost pairs with C-speed substitutions.
+
+    ``masked`` is ASCII: ``scan`` checks brackets only when ``_check_characters`` found
+    nothing, and it reports any character outside tab, newline, return and ``\x20-\x7e``
+    (strings and comments, where other characters may be, are blanked by then)."""
+    # The brackets alone, by deleting every other byte.
+    skeleton = b"".join(chunk.translate(None, _NOT_BRACKETS) for chunk in _ascii_chunks(masked))
     if any(skeleton.count(o) != skeleton.count(c) for o, c in (b"()", b"[]", b"{}")):
         return False
     for _ in range(64):  # deeper nesting is left to the (linear) stack pass
