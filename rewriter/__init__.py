@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     )
     from .inputs.jax_inputs import InputError
     from .plan.planner import CallReport
-    from .syntax.diagnostics import Diagnostic, RewriteError
+    from .plan.status import Status
+    from .syntax.diagnostics import Diagnostic, RewriteError, Severity
 
 # Each public name and the module that defines it.
 _HOMES = {
@@ -31,6 +32,8 @@ _HOMES = {
     "InputError": ".inputs.jax_inputs",
     "Result": ".api",
     "RewriteError": ".syntax.diagnostics",
+    "Severity": ".syntax.diagnostics",
+    "Status": ".plan.status",
     "analyze": ".api",
     "decode": ".api",
     "emit_ffi_adapters": ".api",
@@ -46,6 +49,8 @@ __all__ = [
     "InputError",
     "Result",
     "RewriteError",
+    "Severity",
+    "Status",
     "analyze",
     "decode",
     "emit_ffi_adapters",

@@ -15,7 +15,8 @@ from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.edits import Edit, apply_edits
 from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
 from .plan.select import exact_pattern, patterns
-from .syntax.diagnostics import Diagnostic, RewriteError
+from .plan.status import Status
+from .syntax.diagnostics import Diagnostic, RewriteError, Severity
 from .syntax.scan import scan
 from .syntax.source import Source
 
@@ -128,14 +129,16 @@ def skip_notes(result: Result, how: Callable[[str], str]) -> list[Diagnostic]:
     notes: list[Diagnostic] = []
     seen: set[str] = set()
     for report in result.calls:
-        if report.status == "error" and report.target not in seen:
+        if report.status == Status.ERROR and report.target not in seen:
             seen.add(report.target)
             message = (
                 f"to rewrite the other calls and leave @{report.target} as it is, "
                 f"pass {how(exact_pattern(report.target))}"
             )
             notes.append(
-                Diagnostic(report.filename, report.line, report.column, message, severity="note")
+                Diagnostic(
+                    report.filename, report.line, report.column, message, severity=Severity.NOTE
+                )
             )
     return notes
 
@@ -204,7 +207,7 @@ def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list
     line = parsed.source_line
     if all(line.count(o) == line.count(c) for o, c in ("{}", "()", "[]")):
         return diagnostics
-    note = replace(scanned, severity="note")
+    note = replace(scanned, severity=Severity.NOTE)
     return [parsed, note, *diagnostics[1:]]
 
 

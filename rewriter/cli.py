@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .emit import json_text
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
+from .plan.status import Status
 
 if TYPE_CHECKING:
     from .api import Result
@@ -337,9 +338,9 @@ def _check_calls(name: str, result: Result, color: bool) -> None:
     for diagnostic in result.errors:
         print(diagnostic.format(color), file=sys.stderr)
     for report in result.calls:
-        if report.status == "rewritten":
+        if report.status == Status.REWRITTEN:
             print(f"{name}:{report.line}: @{report.target}: would be rewritten as @{report.symbol}")
-        elif report.status == "error":
+        elif report.status == Status.ERROR:
             print(f"{name}:{report.line}: @{report.target}: cannot be rewritten: {report.reason}")
 
 
@@ -494,11 +495,11 @@ def _list_line(report) -> str:
     signature = f"@{report.target}({operands}) -> ({results})"
     if attributes:
         signature += f" {{{attributes}}}"
-    if report.status == "rewritten":
+    if report.status == Status.REWRITTEN:
         decision = f"rewritten as @{report.symbol}"
         if report.wrapper:
             decision += f" (through @{report.wrapper})"
-    elif report.status == "error":
+    elif report.status == Status.ERROR:
         decision = f"error: {report.reason}"
     else:
         decision = f"left alone: {report.reason}"

@@ -217,3 +217,25 @@ def test_the_cyclic_collector_is_paused_while_planning_and_restored(
         assert gc.isenabled() == running
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_brackets_are_matched_on_ascii_text_only():
+    """The bracket check reads the scan's masked text, which is ASCII: characters other
+    than ASCII may stand only in strings and comments, which are blanked, and anywhere
+    else they are reported before brackets are looked at."""
+    from rewriter.syntax.compact import compact
+
+    truncated = RMS[: RMS.rindex("} loc(#loc)")]
+    in_strings = truncated.replace("module @", "// ü ( [\nmodule @", 1)
+    in_strings = in_strings.replace('{jax.result_info = "result"}', '{jax.result_info = "é("}')
+    assert '"é("' in in_strings and "// ü" in in_strings
+    assert compact(in_strings, frozenset()).text.isascii()
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(in_strings)
+    [error] = caught.value.diagnostics
+    assert error.message == "'{' is never closed: the input ends first (truncated file?)"
+    outside = truncated.replace("module @", "ü module @", 1)
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(outside)
+    [error] = caught.value.diagnostics
+    assert error.message == "unexpected character 'ü' (U+00FC): not valid MLIR syntax"

@@ -26,7 +26,7 @@ from rewriter.syntax.dimensions import size_runs
 from rewriter.syntax.grammar import parser
 from rewriter.syntax.holes import KnownShape, shape_matcher, shape_of
 from rewriter.syntax.scan import scan
-from rewriter.syntax.tree import custom_call_from_tree
+from rewriter.syntax.to_model import custom_call_from_tree
 
 DATA = Path(__file__).parent / "data" / "call_dense"
 EXPORTS = {path.stem: path.read_text() for path in sorted(DATA.glob("*.mlir"))}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from rewriter.syntax.dimensions import SizedModels, size_runs, sized_apart
 from rewriter.syntax.grammar import parser
-from rewriter.syntax.tree import custom_call_from_tree
+from rewriter.syntax.to_model import custom_call_from_tree
 
 DATA = Path(__file__).parent / "data" / "call_dense"
 CALL_LINES = sorted(

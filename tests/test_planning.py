@@ -286,3 +286,34 @@ def test_plan_rewrite_leaves_calls_that_are_not_selected():
         ("left alone", "not matched by --target"),
         ("left alone", "not matched by --target"),
     ]
+
+
+# ---------------------------------------------------------------- types kept parsed
+
+
+def test_an_attribute_operand_keeps_its_own_element_type():
+    """The operand of an unsigned array or dense attribute is signless (``tensor<2xi8>``);
+    the attribute's own element type (``ui8``) is what the header's descriptor and the FFI
+    dtype name, read from the attribute's type by the one tensor parser."""
+    from rewriter.emit.header import attribute_c_type
+    from rewriter.plan.attribute_operands import AttributeOperand
+
+    array = AttributeOperand("a", "array<ui8>", "tensor<2xi8>", "dense<[1, 2]>", "tensor<2xi8>")
+    dense = AttributeOperand("d", "tensor<2x3xui16>", "tensor<2x3xi16>", "dense<1>", "")
+    text = AttributeOperand("s", "string", "tensor<2xi8>", 'dense<"0x6869">', "tensor<2xi8>")
+    scalar = AttributeOperand("n", "ui32", "i32", "7", "i32")
+    assert [a.own_element for a in (array, dense, text, scalar)] == ["ui8", "ui16", None, None]
+    assert [attribute_c_type(a) for a in (array, dense, text, scalar)] == [
+        "rw_memref_ui8_1d *",
+        "rw_memref_ui16_2d *",
+        "rw_memref_i8_1d *",
+        "uint32_t",
+    ]
+
+
+def test_a_parsed_type_gives_its_sizes():
+    """What the FFI facts record of an operand: its dims as numbers, None where dynamic."""
+    from rewriter.syntax.model import Type, TypeKind
+
+    assert Type("tensor<?x8xf32>", TypeKind.TENSOR, "f32", ("?", "8")).sizes == (None, 8)
+    assert Type("f32", TypeKind.SCALAR, "f32").sizes == ()

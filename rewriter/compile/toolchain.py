@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,17 +135,30 @@ def search_path() -> str:
     return os.pathsep.join(folder for folder in folders if folder)
 
 
+def first_tool_found(
+    candidates: Iterable[tuple[str, str | None]], missing: Callable[[], Exception]
+) -> str:
+    """Absolute path of the first ``(name, search path)`` candidate found (a None search
+    path is $PATH), tried in order; else raise ``missing()``. Both runners look tools up
+    with it: what differs between them is only where they look and what they say."""
+    for name, path in candidates:
+        found = shutil.which(name, path=path)
+        if found:
+            return found
+    raise missing()
+
+
 def find_tool(name: str) -> str:
-    """Absolute path of ``name``; a ToolchainError naming the package when it is missing."""
-    path = search_path()
-    found = shutil.which(name, path=path)
-    if not found and name.endswith(f"-{LLVM_VERSION}"):
-        found = shutil.which(name.rsplit("-", 1)[0], path=f"/usr/lib/llvm-{LLVM_VERSION}/bin")
-        if found and TOOL_PATH_VARIABLE in os.environ:
-            found = None  # an explicit search path is taken literally
-    if not found:
-        raise ToolchainError(f"{name} not found: install it with `{INSTALL_HINTS[name]}`")
-    return found
+    """Absolute path of ``name``; a ToolchainError naming the package when it is missing.
+    ``mlir-opt-22`` may also be Debian's unversioned ``/usr/lib/llvm-22/bin/mlir-opt``,
+    unless $REWRITER_TOOL_PATH is set (an explicit search path is taken literally)."""
+    candidates: list[tuple[str, str | None]] = [(name, search_path())]
+    if name.endswith(f"-{LLVM_VERSION}") and TOOL_PATH_VARIABLE not in os.environ:
+        candidates.append((name.rsplit("-", 1)[0], f"/usr/lib/llvm-{LLVM_VERSION}/bin"))
+    return first_tool_found(
+        candidates,
+        lambda: ToolchainError(f"{name} not found: install it with `{INSTALL_HINTS[name]}`"),
+    )
 
 
 def check_tools() -> None:

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 from ..plan.ffi_facts import (
     FACTS_ATTRIBUTE,
     AttributeFacts,
+    AttributeKind,
     ExternFacts,
     FactsError,
     TensorFacts,
     leaf_paths,
     parse_facts,
 )
+from ..plan.status import Status
 from ..syntax.element_types import BY_XLA
 
 if TYPE_CHECKING:
@@ -75,7 +77,7 @@ def externs_of_rewrite(calls: Sequence[CallReport], original: str) -> list[Exter
     """
     found: dict[str, Extern | None] = {}
     for call in calls:
-        if call.status == "rewritten" and call.symbol and call.symbol not in found:
+        if call.status == Status.REWRITTEN and call.symbol and call.symbol not in found:
             facts = call.ffi_facts
             found[call.symbol] = Extern(call.symbol, facts) if facts is not None else None
     for extern in externs_in(original):
@@ -164,11 +166,12 @@ def _adapter(extern: Extern) -> str:
     parameters += [f"void *operand{i}" for i in range(len(facts.operands))]
     values = []
     for index, (path, leaf) in enumerate(leaf_paths(facts.attributes)):
-        c_type = scalar_c_type(leaf.dtype) if leaf.kind == "scalar" else "void *"
+        c_type = scalar_c_type(leaf.dtype) if leaf.kind == AttributeKind.SCALAR else "void *"
         parameters.append(
             f"{c_type}{'' if c_type.endswith('*') else ' '}attribute{index} /* {_comment(path)} */"
         )
-        values.append(f"&attribute{index}" if leaf.kind == "scalar" else f"attribute{index}")
+        scalar = leaf.kind == AttributeKind.SCALAR
+        values.append(f"&attribute{index}" if scalar else f"attribute{index}")
     operand_values = ", ".join(f"operand{i}" for i in range(len(facts.operands)))
     lines.append(f"void _mlir_ciface_{symbol}({', '.join(parameters) or 'void'}) {{")
     if facts.operands:
@@ -197,15 +200,15 @@ def _tensor(lines: list[str], name: str, tensor: TensorFacts, shape_operand: int
 
 def _attribute_entries(attribute: AttributeFacts, entries: list[str]) -> None:
     name = _c_string(attribute.name)
-    if attribute.kind == "dict":
+    if attribute.kind == AttributeKind.DICT:
         entries.append(
             f"{{{name}, RW_FFI_DICT, XLA_FFI_DataType_INVALID, 0, {len(attribute.entries)}}}"
         )
         for entry in attribute.entries:
             _attribute_entries(entry, entries)
-    elif attribute.kind == "string":
+    elif attribute.kind == AttributeKind.STRING:
         entries.append(f"{{{name}, RW_FFI_STRING, XLA_FFI_DataType_U8, 1, 0}}")
-    elif attribute.kind == "array":
+    elif attribute.kind == AttributeKind.ARRAY:
         dtype = BY_XLA[attribute.dtype].ffi_name
         entries.append(f"{{{name}, RW_FFI_ARRAY, {dtype}, {len(attribute.dims)}, 0}}")
     else:

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..plan.attribute_operands import AttributeOperand
 from ..plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
-from ..plan.ffi_facts import FactsError, leaf_paths, mlir_element
+from ..plan.ffi_facts import AttributeKind, FactsError, leaf_paths, mlir_element
+from ..plan.mlir_text import tensor_type
 from ..plan.naming import NamePool, c_identifier
+from ..plan.status import Status
 from ..syntax.element_types import (
     BY_DESCRIPTOR,
     BY_MLIR,
@@ -70,17 +72,13 @@ class Prototype:
     layout_notes: list[str] = field(default_factory=list)
 
 
-def descriptor_type(mlir_type: str, unsigned_from: str | None = None) -> str:
-    """``tensor<10x10xf32>`` -> ``rw_memref_f32_2d``; signedness from ``unsigned_from``."""
+def descriptor_type(mlir_type: str, element: str | None = None) -> str:
+    """``tensor<10x10xf32>`` -> ``rw_memref_f32_2d``; ``element``, when given, is the
+    element type with the signedness a signless operand type has lost (``ui8``)."""
     tensor = parse_tensor(mlir_type.strip())
     if tensor is None:
         raise ValueError(f"no C descriptor for {mlir_type}")
-    element = tensor.element
-    if unsigned_from:
-        original = parse_tensor(unsigned_from)
-        if original:
-            element = original.element
-    element = descriptor_name(element)
+    element = descriptor_name(element or tensor.element)
     rank = len(tensor.dims)
     # Only identifier characters reach C code: an odd element type cannot inject anything.
     return f"rw_memref_{c_identifier(element)}_{rank}d"
@@ -102,10 +100,7 @@ def _scalar_c_type(element: str) -> str:
 def attribute_c_type(attribute: AttributeOperand) -> str:
     """The C parameter type of one attribute operand (abi/README.md)."""
     if attribute.type.startswith("tensor<"):
-        source = attribute.source_type
-        if source.startswith("array<"):
-            source = f"tensor<{attribute.type[7:].split('x')[0]}x{source[6:-1]}>"
-        return descriptor_type(attribute.type, source) + " *"
+        return descriptor_type(attribute.type, attribute.own_element) + " *"
     return _scalar_c_type(attribute.source_type)
 
 
@@ -127,7 +122,7 @@ def prototypes_of(
     found: dict[str, Prototype] = {}
     for call in result.calls:
         symbol = (call.symbol or "")[len(prefix) :]
-        if call.status != "rewritten" or symbol in found:
+        if call.status != Status.REWRITTEN or symbol in found:
             continue
         used = NamePool()
         parameters = [
@@ -191,8 +186,8 @@ def _described_layout_notes(
         for index, (tensor, physical_type) in enumerate(zip(tensors, physical, strict=False)):
             perm = tensor.major_to_minor
             if perm != tuple(range(len(perm))):
-                dims = "".join("?x" if d is None else f"{d}x" for d in tensor.dims)
-                logical_type = f"tensor<{dims}{mlir_element(tensor.dtype)}>"
+                dims = ("?" if d is None else d for d in tensor.dims)
+                logical_type = tensor_type(dims, mlir_element(tensor.dtype))
                 notes.append(_layout_note(f"{prefix}{index}", logical_type, physical_type, perm))
     return notes
 
@@ -249,20 +244,20 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
             zip(parameter_types, facts.operands, strict=False)
         ):
             element = mlir_element(tensor.dtype)
-            c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
+            c_type = descriptor_type(type_text, element) + " *"
             parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
         leaves = leaf_paths(facts.attributes)
         for type_text, (path, leaf) in zip(
             parameter_types[len(facts.operands) :], leaves, strict=True
         ):
-            if leaf.kind == "scalar":
+            if leaf.kind == AttributeKind.SCALAR:
                 c_type = scalar_c_type(leaf.dtype)
             else:
-                element = "i8" if leaf.kind == "string" else mlir_element(leaf.dtype)
-                c_type = descriptor_type(type_text, f"tensor<{element}>") + " *"
+                element = "i8" if leaf.kind == AttributeKind.STRING else mlir_element(leaf.dtype)
+                c_type = descriptor_type(type_text, element) + " *"
             parameters.append(Parameter(_unique(path, used), c_type))
         result_types = [
-            descriptor_type(t, f"tensor<{mlir_element(r.dtype)}>")
+            descriptor_type(t, mlir_element(r.dtype))
             for t, r in zip(results, facts.results, strict=True)
         ]
         notes = _described_layout_notes(facts, parameter_types, results)

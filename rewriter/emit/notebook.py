@@ -19,6 +19,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..plan.edits import Edit
+from ..plan.status import Status
 
 # Limits: exports can be megabytes, with kilobyte-long lines and thousands of calls.
 MAX_TABLE_ROWS = 200
@@ -39,7 +40,11 @@ _PRE = (
     f"{_FONT}; font-size: 0.85em; background: #f8f8f8; color: #1f2328; border: 1px solid #ddd; "
     "padding: 4px 6px; margin: 0.3em 0; overflow-x: auto; white-space: pre"
 )
-_STATUS_COLOURS = {"rewritten": "#1a7f37", "left alone": "#6e7781", "error": "#cf222e"}
+_STATUS_COLOURS = {
+    Status.REWRITTEN: "#1a7f37",
+    Status.LEFT_ALONE: "#6e7781",
+    Status.ERROR: "#cf222e",
+}
 _COLUMNS = ("location", "target", "operand types", "result types", "attributes", "decision")
 
 
@@ -56,12 +61,12 @@ def _code(value: object) -> str:
 
 def decision(report: Any) -> str:
     """The decision about one call, in words (as ``--list`` says it)."""
-    if report.status == "rewritten":
+    if report.status == Status.REWRITTEN:
         text = f"rewritten as @{report.symbol}"
         if report.wrapper:
             text += f" (through @{report.wrapper})"
         return text
-    if report.status == "error":
+    if report.status == Status.ERROR:
         return f"error: {report.reason}"
     return f"left alone: {report.reason}"
 
@@ -407,7 +412,7 @@ def render_result(result: Any, **diff_options: Any) -> str:
         '<div class="rewriter-result">',
         _summary(result),
         calls_table(result.calls) if result.calls else "",
-        _diagnostics("Errors", result.errors, _STATUS_COLOURS["error"]),
+        _diagnostics("Errors", result.errors, _STATUS_COLOURS[Status.ERROR]),
         _diagnostics("Warnings", result.warnings, "#9a6700"),
         diff_section(result, **diff_options),
         "</div>",

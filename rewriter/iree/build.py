@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from ..compile.toolchain import first_tool_found
 from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
 
@@ -70,10 +70,10 @@ class BuildError(Exception):
 
 def find_tool(name: str) -> str:
     """``name`` on $PATH or next to this Python (where pip puts the IREE wheels' tools)."""
-    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
-    if not found:
-        raise BuildError(f"{name} not found: pip install {_INSTALL[name]}==3.13.0")
-    return found
+    return first_tool_found(
+        [(name, None), (name, str(Path(sys.executable).parent))],
+        lambda: BuildError(f"{name} not found: pip install {_INSTALL[name]}==3.13.0"),
+    )
 
 
 def target_flags(cpu: str | None = None, triple: str | None = None) -> tuple[str, ...]:

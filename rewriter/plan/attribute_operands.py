@@ -14,7 +14,9 @@ import re
 from dataclasses import dataclass, replace
 
 from ..syntax import model
+from ..syntax.element_types import parse_tensor
 from ..syntax.integers import range_error
+from .mlir_text import dense_list, dense_string, tensor_type
 
 _INT_TYPE = re.compile(r"(?:[su]?i)([0-9]+)")
 _FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
@@ -41,6 +43,17 @@ class AttributeOperand:
     value: str  # arith.constant value text
     constant_type: str  # type of the arith.constant (differs from `type` for f16/bf16)
     keys: tuple[str, ...] = ()  # the names on the way to the attribute, outermost first
+
+    @property
+    def own_element(self) -> str | None:
+        """The element type of an array or dense attribute as the attribute has it
+        (``ui8`` of ``array<ui8>`` or ``tensor<2xui8>``: the signedness ``type`` drops);
+        None for scalars, strings, and a tensor type the parser does not read."""
+        source = self.source_type
+        if source.startswith("array<"):
+            return source[len("array<") : -1]
+        tensor = parse_tensor(source) if source.startswith("tensor<") else None
+        return tensor.element if tensor else None
 
 
 def ffi_attributes(call: model.CustomCall) -> tuple[list[tuple[str, model.Attr]], str | None]:
@@ -149,23 +162,21 @@ def _number(path: str, attr: model.NumberAttr) -> AttributeOperand:
 
 
 def _string_operand(path: str, value: bytes) -> AttributeOperand:
-    type_ = f"tensor<{len(value)}xi8>"
-    literal = f'dense<"0x{value.hex().upper()}">' if value else "dense<>"
-    return AttributeOperand(path, "string", type_, literal, type_)
+    type_ = tensor_type([len(value)], "i8")
+    return AttributeOperand(path, "string", type_, dense_string(value), type_)
 
 
 def signless_tensor(type_: model.Type) -> str:
     """``tensor<2x3xui8>`` -> ``tensor<2x3xi8>``."""
     element = _INT_TYPE.sub(lambda m: f"i{m.group(1)}", type_.element)
-    dims = "".join(f"{d}x" for d in type_.dims)
-    return f"tensor<{dims}{element}>"
+    return tensor_type(type_.dims, element)
 
 
 def _dense(path: str, attr: model.DenseAttr) -> AttributeOperand:
     type_ = attr.type
     ok = (
         attr.keyword != "sparse"
-        and type_.kind == "tensor"
+        and type_.kind == model.TypeKind.TENSOR
         and type_.ranked
         and "?" not in type_.dims
         and _DENSE_ELEMENT.fullmatch(type_.element)
@@ -196,9 +207,8 @@ def _array(path: str, attr: model.ArrayAttr) -> AttributeOperand:
                 _array_element(attr, index), f"attribute '{path}' element {index}: {problem}"
             )
     signless = _INT_TYPE.sub(lambda m: f"i{m.group(1)}", element)
-    type_ = f"tensor<{len(attr.elements)}x{signless}>"
-    value = f"dense<[{', '.join(attr.elements)}]>" if attr.elements else "dense<>"
-    return AttributeOperand(path, f"array<{element}>", type_, value, type_)
+    type_ = tensor_type([len(attr.elements)], signless)
+    return AttributeOperand(path, f"array<{element}>", type_, dense_list(attr.elements), type_)
 
 
 _ELEMENT = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)")

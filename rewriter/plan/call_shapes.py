@@ -66,7 +66,7 @@ from ..syntax.grammar import parser
 from ..syntax.holes import BLANK, Hole, ShapeFinder
 from ..syntax.scan import CallSite, Scan
 from ..syntax.source import Source
-from ..syntax.tree import custom_call_from_tree
+from ..syntax.to_model import custom_call_from_tree
 from .attribute_operands import ffi_attributes
 
 _SENTINEL_MARK = "$rw"

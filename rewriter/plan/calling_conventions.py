@@ -18,7 +18,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..syntax.strings import encode_string
+from ..syntax.text_enum import TextEnum
+from .ffi_facts import FACTS_ATTRIBUTE
+from .mlir_text import function_attributes, i64_array, string_list
 
 DEFAULT_IREE_MODULE = "ffi"
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -46,11 +48,18 @@ def import_order(types: Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted(range(len(types)), key=group))
 
 
+class AbiKind(TextEnum):
+    """``--abi``: the two calling conventions."""
+
+    C = "c"  # MLIR's C interface, _mlir_ciface_S
+    IREE = "iree"  # an import of an IREE runtime module, @module.S
+
+
 @dataclass(frozen=True)
 class Abi:
     """How externs are named, ordered and declared."""
 
-    kind: str = "c"  # "c" or "iree"
+    kind: str = AbiKind.C  # a word of AbiKind; kept as the AbiKind member
     iree_module: str = DEFAULT_IREE_MODULE  # with "iree": the VM module serving the imports
 
     def __post_init__(self) -> None:
@@ -61,21 +70,22 @@ class Abi:
                 f"IREE module name {self.iree_module!r} is not an identifier "
                 "([A-Za-z_][A-Za-z0-9_]*)"
             )
+        object.__setattr__(self, "kind", AbiKind(self.kind))
 
     @property
     def prefix(self) -> str:
         """What every extern symbol starts with: the import module and a dot, for IREE."""
-        return f"{self.iree_module}." if self.kind == "iree" else ""
+        return f"{self.iree_module}." if self.kind == AbiKind.IREE else ""
 
     def order(self, types: Sequence[str]) -> tuple[int, ...]:
         """For each extern parameter, its index among the contract's parameters."""
-        if self.kind == "iree":
+        if self.kind == AbiKind.IREE:
             return import_order(types)
         return tuple(range(len(types)))
 
     def describe(self, symbol: str) -> str:
         """What the outside world must provide for the extern ``@symbol`` (for warnings)."""
-        if self.kind == "iree":
+        if self.kind == AbiKind.IREE:
             return f"function {symbol[len(self.prefix) :]} of IREE module {self.iree_module}"
         return f"C symbol _mlir_ciface_{symbol}"
 
@@ -87,17 +97,20 @@ class Abi:
         For IREE, ``rewriter.attribute_types`` lists each FFI attribute's own type in
         contract order (``ui8``, ``bf16``, ``string``, ...: what the signless operand types
         no longer say), and ``rewriter.order`` gives, for each parameter of the import, its
-        index in the contract. ``ffi_facts`` is the ``rewriter.xla_ffi = {...}`` entry
-        (rewriter/plan/ffi_facts.py), for both ABIs.
+        index in the contract. ``ffi_facts`` is the value of the ``rewriter.xla_ffi``
+        entry (rewriter/plan/ffi_facts.py), for both ABIs.
         """
-        facts = f", {ffi_facts}" if ffi_facts else ""
-        if self.kind == "c":
-            return f"attributes {{llvm.emit_c_interface{facts}}}"
-        types = ", ".join(encode_string(t) for t in attribute_types)
-        indices = ", ".join(map(str, order))
-        return (
-            f"attributes {{rewriter.attribute_types = [{types}], "
-            f"rewriter.order = array<i64{': ' + indices if indices else ''}>{facts}}}"
+        facts: list[tuple[str, str | None]] = []
+        if ffi_facts:
+            facts.append((FACTS_ATTRIBUTE, ffi_facts))
+        if self.kind == AbiKind.C:
+            return function_attributes([("llvm.emit_c_interface", None), *facts])
+        return function_attributes(
+            [
+                ("rewriter.attribute_types", string_list(attribute_types)),
+                ("rewriter.order", i64_array(order)),
+                *facts,
+            ]
         )
 
 

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 
 from ..syntax import model
 from ..syntax.element_types import BY_MLIR, BY_XLA, parse_tensor
-from ..syntax.strings import encode_string
+from ..syntax.text_enum import TextEnum
 from .attribute_operands import AttributeOperand
 from .layouts import dense_integers
+from .mlir_text import dictionary, integer_list, string_list, string_literal
 
 FACTS_ATTRIBUTE = "rewriter.xla_ffi"
 
 _SHAPE = re.compile(r"([a-z0-9]+)\[([^\]]*)\](?:\{([0-9,]*)\})?")
-_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 
 
 class FactsError(Exception):
@@ -88,27 +88,36 @@ class TensorFacts:
         return cls(match.group(1), dims, minor_to_major)
 
 
+class AttributeKind(TextEnum):
+    """What an FFI handler receives for an attribute."""
+
+    SCALAR = "scalar"  # one value of ``dtype``
+    ARRAY = "array"  # a flat array of ``dtype`` (dense and array<> attributes)
+    STRING = "string"  # bytes
+    DICT = "dict"  # a nested dictionary of ``entries``
+
+
 @dataclass(frozen=True)
 class AttributeFacts:
-    """One entry of the attribute tree; ``kind`` is scalar, array, string or dict."""
+    """One entry of the attribute tree."""
 
     name: str
-    kind: str
+    kind: AttributeKind
     dtype: str = ""  # scalars and arrays
     dims: tuple[int, ...] = ()  # arrays: the attribute's shape (passed flat)
     entries: tuple[AttributeFacts, ...] = ()  # dictionaries
 
     def value_text(self) -> str:
-        if self.kind == "dict":
-            return _dictionary((e.name, e.value_text()) for e in self.entries)
-        if self.kind == "array":
+        if self.kind == AttributeKind.DICT:
+            return dictionary((e.name, e.value_text()) for e in self.entries)
+        if self.kind == AttributeKind.ARRAY:
             return f'"{self.dtype}[{",".join(map(str, self.dims))}]"'
-        if self.kind == "string":
+        if self.kind == AttributeKind.STRING:
             return '"string"'
         return f'"{self.dtype}"'
 
     def leaves(self) -> list[AttributeFacts]:
-        if self.kind != "dict":
+        if self.kind != AttributeKind.DICT:
             return [self]
         return [leaf for entry in self.entries for leaf in entry.leaves()]
 
@@ -121,32 +130,20 @@ class ExternFacts:
     attributes: tuple[AttributeFacts, ...]
     shape_operands: tuple[int, ...] = ()  # operands that give result shapes (XLA drops them)
 
-    def attribute_text(self) -> str:
-        """The ``rewriter.xla_ffi = {...}`` entry of the extern's attribute dictionary."""
+    def attribute_value(self) -> str:
+        """The value of the ``rewriter.xla_ffi`` entry of the extern's attribute dictionary."""
         entries = [
-            ("attributes", _dictionary((a.name, a.value_text()) for a in self.attributes)),
-            ("operands", _list(t.text() for t in self.operands)),
-            ("results", _list(t.text() for t in self.results)),
+            ("attributes", dictionary((a.name, a.value_text()) for a in self.attributes)),
+            ("operands", string_list(t.text() for t in self.operands)),
+            ("results", string_list(t.text() for t in self.results)),
         ]
         if self.shape_operands:
-            entries.append(("shape_operands", "[" + ", ".join(map(str, self.shape_operands)) + "]"))
-        entries.append(("target", encode_string(self.target)))
-        return f"{FACTS_ATTRIBUTE} = {_dictionary(entries)}"
+            entries.append(("shape_operands", integer_list(self.shape_operands)))
+        entries.append(("target", string_literal(self.target)))
+        return dictionary(entries)
 
     def leaves(self) -> list[AttributeFacts]:
         return [leaf for attribute in self.attributes for leaf in attribute.leaves()]
-
-
-def _key(name: str) -> str:
-    return name if _BARE_KEY.fullmatch(name) else encode_string(name)
-
-
-def _dictionary(entries) -> str:
-    return "{" + ", ".join(f"{_key(name)} = {value}" for name, value in entries) + "}"
-
-
-def _list(items) -> str:
-    return "[" + ", ".join(encode_string(item) for item in items) + "]"
 
 
 # ---------------------------------------------------------------- from a call
@@ -169,8 +166,7 @@ def facts_of_call(
 
 
 def _tensor(type_: model.Type, major_to_minor: tuple[int, ...]) -> TensorFacts:
-    dims = tuple(None if d == "?" else int(d) for d in type_.dims)
-    return TensorFacts(xla_dtype(type_.element), dims, tuple(reversed(major_to_minor)))
+    return TensorFacts(xla_dtype(type_.element), type_.sizes, tuple(reversed(major_to_minor)))
 
 
 def leaf_paths(
@@ -180,7 +176,7 @@ def leaf_paths(
     found = []
     for attribute in attributes:
         path = f"{prefix}{attribute.name}"
-        if attribute.kind == "dict":
+        if attribute.kind == AttributeKind.DICT:
             found += leaf_paths(attribute.entries, path + ".")
         else:
             found.append((path, attribute))
@@ -209,7 +205,7 @@ def _attribute_tree(attributes: Sequence[AttributeOperand]) -> tuple[AttributeFa
 
 def _entries(node: dict[str, object]) -> tuple[AttributeFacts, ...]:
     return tuple(
-        AttributeFacts(name, "dict", entries=_entries(value))
+        AttributeFacts(name, AttributeKind.DICT, entries=_entries(value))
         if isinstance(value, dict)
         else _leaf(name, value)  # type: ignore[arg-type]
         for name, value in node.items()
@@ -220,19 +216,20 @@ def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
     """What FFI makes of one attribute operand: a scalar, a flat array or a string."""
     source = attribute.source_type
     if source == "string":
-        return AttributeFacts(name, "string")
+        return AttributeFacts(name, AttributeKind.STRING)
     if source.startswith("array<"):
         # The operand is tensor<Nx...>: N elements of the array's own element type.
         operand = parse_tensor(attribute.type)
         count = operand.dims[0] if operand and operand.dims else None
-        return AttributeFacts(name, "array", xla_dtype(source[len("array<") : -1]), (count or 0,))
+        element = xla_dtype(attribute.own_element or "")
+        return AttributeFacts(name, AttributeKind.ARRAY, element, (count or 0,))
     if source.startswith("tensor<"):
         tensor = parse_tensor(source)
         if tensor is None or not tensor.is_static:
             raise FactsError(f"attribute type {source} is not a static tensor")
         dims = tuple(d for d in tensor.dims if d is not None)
-        return AttributeFacts(name, "array", xla_dtype(tensor.element), dims)
-    return AttributeFacts(name, "scalar", xla_dtype(source))
+        return AttributeFacts(name, AttributeKind.ARRAY, xla_dtype(tensor.element), dims)
+    return AttributeFacts(name, AttributeKind.SCALAR, xla_dtype(source))
 
 
 # ---------------------------------------------------------------- from a declaration
@@ -241,7 +238,7 @@ def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
 def parse_facts(text: str) -> ExternFacts:
     """The facts from the dictionary text of a ``rewriter.xla_ffi`` attribute."""
     from ..syntax.grammar import parser
-    from ..syntax.tree import ToModel
+    from ..syntax.to_model import ToModel
 
     try:
         tree = parser().parse(text, start="dictionary")
@@ -287,17 +284,18 @@ def _attributes_from_model(dictionary: model.DictAttr) -> tuple[AttributeFacts, 
     out = []
     for name, value in dictionary.entries:
         if isinstance(value, model.DictAttr):
-            out.append(AttributeFacts(name, "dict", entries=_attributes_from_model(value)))
+            entries = _attributes_from_model(value)
+            out.append(AttributeFacts(name, AttributeKind.DICT, entries=entries))
             continue
         kind = _text(value)
         if kind == "string":
-            out.append(AttributeFacts(name, "string"))
+            out.append(AttributeFacts(name, AttributeKind.STRING))
         elif kind in BY_XLA:
-            out.append(AttributeFacts(name, "scalar", kind))
+            out.append(AttributeFacts(name, AttributeKind.SCALAR, kind))
         else:
             shape = TensorFacts.parse(kind)
             if None in shape.dims:
                 raise FactsError(f"array attribute '{name}' has a dynamic size")
             dims = tuple(d for d in shape.dims if d is not None)
-            out.append(AttributeFacts(name, "array", shape.dtype, dims))
+            out.append(AttributeFacts(name, AttributeKind.ARRAY, shape.dtype, dims))
     return tuple(out)

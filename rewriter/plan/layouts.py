@@ -11,10 +11,10 @@ only its callee and no other line of the module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..syntax import model
+from . import mlir_text
 
 
 class LayoutError(Exception):
@@ -91,13 +91,7 @@ def physical(type_: model.Type, perm: Permutation) -> str:
     """The row-major type whose bytes are ``type_`` in the layout ``perm``."""
     if is_identity(perm):
         return type_.text
-    dims = "".join(f"{type_.dims[d]}x" for d in perm)
-    return f"tensor<{dims}{type_.element}>"
-
-
-def results_text(types: Sequence[str]) -> str:
-    """A function type's result part: ``T``, ``(A, B)`` or ``()``."""
-    return types[0] if len(types) == 1 else f"({', '.join(types)})"
+    return mlir_text.tensor_type((type_.dims[d] for d in perm), type_.element)
 
 
 @dataclass(frozen=True)
@@ -132,12 +126,8 @@ class Wrapper:
     def _header(self, arguments: list[str]) -> str:
         """``func.func private @name(%arg0: T, ...) -> R``: the logical signature."""
         types = [t.text for t in self.inputs] + list(self.attribute_types)
-        signature = ", ".join(
-            f"{name}: {type_}" for name, type_ in zip(arguments, types, strict=True)
-        )
-        logical_results = [t.text for t in self.results]
-        arrow = f" -> {results_text(logical_results)}" if logical_results else ""
-        return f"func.func private @{self.name}({signature}){arrow}"
+        signature = [f"{name}: {type_}" for name, type_ in zip(arguments, types, strict=True)]
+        return mlir_text.private_function(self.name, signature, [t.text for t in self.results])
 
     def _transposed_inputs(
         self, body: str, arguments: list[str]
@@ -152,10 +142,10 @@ class Wrapper:
                 values.append(argument)
                 continue
             counter = len(lines)
-            lines.append(
-                f"{body}%{counter} = stablehlo.transpose {argument}, dims = "
-                f"[{', '.join(map(str, perm))}] : ({type_.text}) -> {physical(type_, perm)}"
+            transposed = mlir_text.transpose(
+                f"%{counter}", argument, perm, type_.text, physical(type_, perm)
             )
+            lines.append(body + transposed)
             values.append(f"%{counter}")
         return lines, values, types
 
@@ -168,14 +158,14 @@ class Wrapper:
         physical_results = [
             physical(t, p) for t, p in zip(self.results, self.result_perms, strict=True)
         ]
-        callee_type = f"({', '.join(parameters)}) -> {results_text(physical_results)}"
-        return f"func.call @{self.extern}({', '.join(arguments)}) : {callee_type}"
+        callee_type = mlir_text.function_type(parameters, physical_results)
+        return mlir_text.func_call(self.extern, arguments, callee_type)
 
     def _returned_results(self, body: str, call: str, counter: int) -> list[str]:
         """The call, a transpose back for each result in another layout, the return;
         values are numbered on from ``counter``."""
         if not self.results:
-            return [f"{body}{call}", f"{body}return"]
+            return [f"{body}{call}", body + mlir_text.func_return([], [])]
         produced = f"%{counter}"
         group = f"{produced}:{len(self.results)}" if len(self.results) > 1 else produced
         lines = [f"{body}{group} = {call}"]
@@ -184,14 +174,12 @@ class Wrapper:
         for index, (type_, perm) in enumerate(zip(self.results, self.result_perms, strict=True)):
             value = f"{produced}#{index}" if len(self.results) > 1 else produced
             if not is_identity(perm):
-                lines.append(
-                    f"{body}%{counter} = stablehlo.transpose {value}, dims = "
-                    f"[{', '.join(map(str, inverse(perm)))}] : "
-                    f"({physical(type_, perm)}) -> {type_.text}"
+                transposed = mlir_text.transpose(
+                    f"%{counter}", value, inverse(perm), physical(type_, perm), type_.text
                 )
+                lines.append(body + transposed)
                 value = f"%{counter}"
                 counter += 1
             returned.append(value)
-        logical_results = ", ".join(t.text for t in self.results)
-        lines.append(f"{body}return {', '.join(returned)} : {logical_results}")
+        lines.append(body + mlir_text.func_return(returned, [t.text for t in self.results]))
         return lines

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..syntax import model
-from ..syntax.diagnostics import Diagnostic
+from ..syntax.diagnostics import Diagnostic, Severity
 from ..syntax.scan import Scan
 from ..syntax.source import Source
 from .attribute_operands import (
@@ -38,10 +38,19 @@ from .layouts import (
     is_identity,
     permutations,
     physical,
-    results_text,
+)
+from .mlir_text import (
+    arith_bitcast,
+    arith_constant,
+    dictionary,
+    func_call_around_callee,
+    function_type,
+    private_function,
+    string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
 from .select import skip_reason
+from .status import Status
 
 
 @dataclass(slots=True)
@@ -57,7 +66,7 @@ class CallReport:
     attributes: tuple[AttributeOperand, ...]
     symbol: str | None  # the extern's name when rewritten
     reason: str | None  # why it was left alone, or the error that stops it
-    status: str  # "rewritten", "left alone" or "error"
+    status: Status
     # Per operand and result: logical dims from major to minor as the kernel sees them
     # (the identity unless operand_layouts/result_layouts say otherwise).
     operand_perms: tuple[Permutation, ...] = ()
@@ -122,7 +131,7 @@ def plan_rewrite(
     ) -> tuple[CallReport, list[Diagnostic]]:
         errors: list[Diagnostic] = []
         report = _judge(text, call, reason, errors)
-        if report.status == "rewritten":
+        if report.status == Status.REWRITTEN:
             report.parameter_order = abi.order(_contract_parameters(report))
         return report, errors
 
@@ -144,7 +153,7 @@ def plan_rewrite(
             continue
         plan.errors.extend(errors)
         plan.reports.append(placed.report)
-        if placed.report.status == "rewritten":
+        if placed.report.status == Status.REWRITTEN:
             form = _replacement_of(placed, newline)
             before, after = form.around_callee(placed.holes, values)
             placed.holes = ()
@@ -164,7 +173,7 @@ def plan_rewrite(
                 f"({abi.describe(report.symbol)}): {renamed}"
             )
             plan.warnings.append(
-                Diagnostic.at(source, placed.target_start, message, severity="warning")
+                Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
             )
         if differs:
             message = (
@@ -173,7 +182,7 @@ def plan_rewrite(
                 "signedness, layouts or shapes); FFI adapters follow the first call"
             )
             plan.warnings.append(
-                Diagnostic.at(source, placed.target_start, message, severity="warning")
+                Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
             )
         callee = report.wrapper or report.symbol
         plan.edits.append(Edit(placed.start, placed.end, before + callee + after))
@@ -301,7 +310,7 @@ def _judge(
         (),
         None,
         reason,
-        "left alone",
+        Status.LEFT_ALONE,
     )
     if report.reason:
         return report
@@ -317,10 +326,10 @@ def _judge(
             problem = (call.span.start, f"custom call @{call.target} nests too deeply to rewrite")
     if problem is not None:
         offset, message = problem
-        report.status, report.reason = "error", message
+        report.status, report.reason = Status.ERROR, message
         errors.append(Diagnostic.at(source, offset, message))
     else:
-        report.status = "rewritten"
+        report.status = Status.REWRITTEN
         report.extern_operand_types = tuple(
             physical(t, p) for t, p in zip(call.input_types, report.operand_perms, strict=True)
         )
@@ -343,13 +352,13 @@ def _ffi_facts(call: model.CustomCall, report: CallReport) -> ExternFacts | None
 def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
     """Rule 7: constructs a selected call may have that the contract cannot express yet."""
     for type_ in (*call.input_types, *call.result_types):
-        if type_.kind in ("tuple", "token"):
-            what = "tuple" if type_.kind == "tuple" else "token"
+        if type_.kind in (model.TypeKind.TUPLE, model.TypeKind.TOKEN):
+            what = str(type_.kind)
             return call.span.start, (
                 f"custom call @{call.target} has a {what} type ({type_.text}); "
                 f"{what} operands and results are not supported yet"
             )
-        if type_.kind != "tensor":
+        if type_.kind != model.TypeKind.TENSOR:
             return call.span.start, (
                 f"custom call @{call.target} has an operand or result of type {type_.text}; "
                 "only tensors are supported"
@@ -378,12 +387,11 @@ def reorder(items: Sequence[str], order: Sequence[int]) -> list[str]:
 
 def _extern_type(report: CallReport) -> str:
     """The extern's function type: the kernel's view of the operands, then attributes."""
-    results = results_text(report.extern_result_types)
-    return f"({', '.join(_extern_parameters(report))}) -> {results}"
+    return function_type(_extern_parameters(report), report.extern_result_types)
 
 
 def _logical_type(call: model.CustomCall, report: CallReport) -> str:
-    return f"({', '.join(_operand_types(call, report.attributes))}) -> {call.results_text}"
+    return function_type(_operand_types(call, report.attributes), call.results_text)
 
 
 @dataclass(frozen=True)
@@ -424,39 +432,39 @@ def replacement_form(
     for index, attribute in enumerate(attributes):
         name = f"{{n[{len(hints)}]}}"
         hints.append(attribute.path)
-        typed = f" : {escape_format(attribute.constant_type)}" if attribute.constant_type else ""
         value = fields.value(index, attribute.value)
-        lines.append(f"{name} = arith.constant {value}{typed}{location}")
+        constant_type = escape_format(attribute.constant_type)
+        lines.append(arith_constant(name, value, constant_type) + location)
         if attribute.constant_type and attribute.constant_type != attribute.type:
             bits = f"{{n[{len(hints)}]}}"
             hints.append(attribute.path + "_bits")
-            cast = escape_format(f"{attribute.constant_type} to {attribute.type}")
-            lines.append(f"{bits} = arith.bitcast {name} : {cast}{location}")
+            cast = arith_bitcast(bits, name, constant_type, escape_format(attribute.type))
+            lines.append(cast + location)
             name = bits
         names.append(name)
     operands = [fields.text(operand) for operand in call.operands]
-    arguments = ", ".join(reorder([*operands, *names], order))
-    types = escape_format(", ".join(reorder(_operand_types(call, attributes), order)))
-    results = escape_format(call.results_text)
+    arguments = reorder([*operands, *names], order)
+    types = [escape_format(t) for t in reorder(_operand_types(call, attributes), order)]
+    callee_type = function_type(types, escape_format(call.results_text))
+    before_callee, after_callee = func_call_around_callee(arguments, callee_type)
     binding = f"{fields.text(call.results)} = " if call.results else ""
-    lines.append(f"{binding}func.call @")
+    lines.append(f"{binding}{before_callee}")
     pattern_before = escape_format(newline + call.indent).join(lines)
-    pattern_after = f"({arguments}) : ({types}) -> {results}{location}"
-    return ReplacementForm(pattern_before, pattern_after, tuple(hints))
+    return ReplacementForm(pattern_before, after_callee + location, tuple(hints))
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
+    # Input descriptors are the caller's own buffers, read only (abi/README.md).
+    read_only = dictionary([("bufferization.access", string_literal("read"))])
     parameters = [
-        f'{text} {{bufferization.access = "read"}}' if text.startswith("tensor<") else text
+        f"{text} {read_only}" if text.startswith("tensor<") else text
         for text in _extern_parameters(report)
     ]
-    results_part = results_text(report.extern_result_types)
-    results = "" if results_part == "()" else f" -> {results_part}"
-    facts = report.ffi_facts.attribute_text() if report.ffi_facts else None
+    facts = report.ffi_facts.attribute_value() if report.ffi_facts else None
     attributes = abi.declaration_attributes(
         report.parameter_order, [a.source_type for a in report.attributes], facts
     )
-    return f"func.func private @{symbol}({', '.join(parameters)}){results} {attributes}"
+    return private_function(symbol, parameters, report.extern_result_types, attributes)
 
 
 def _declaration_edit(

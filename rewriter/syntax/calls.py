@@ -10,7 +10,7 @@ from .diagnostics import Diagnostic
 from .grammar import parser
 from .scan import CallSite, Scan
 from .source import Source
-from .tree import custom_call_from_tree
+from .to_model import custom_call_from_tree
 
 # Strings and comments are matched whole so that brackets inside them do not count.
 _DEPTH_TOKEN = re.compile(STRING + r"|//[^\n]*|->|[()\[\]{}<>\n]")

@@ -6,6 +6,15 @@ import re
 from dataclasses import dataclass
 
 from .source import Source
+from .text_enum import TextEnum
+
+
+class Severity(TextEnum):
+    """How much a diagnostic matters, in MLIR's words."""
+
+    ERROR = "error"  # the file is not rewritten
+    WARNING = "warning"  # rewritten, but look (a renamed extern, a call that differs)
+    NOTE = "note"  # more about another diagnostic
 
 
 @dataclass(frozen=True)
@@ -17,10 +26,12 @@ class Diagnostic:
     column: int
     message: str
     source_line: str | None = None  # None when there is no source line to show
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
 
     @classmethod
-    def at(cls, source: Source, offset: int, message: str, severity: str = "error") -> Diagnostic:
+    def at(
+        cls, source: Source, offset: int, message: str, severity: Severity = Severity.ERROR
+    ) -> Diagnostic:
         line, column = source.line_col(offset)
         return cls(source.filename, line, column, message, source.line_text(line), severity)
 
@@ -29,7 +40,7 @@ class Diagnostic:
         head = f"{self.filename}:{self.line}:{self.column}: "
         label = f"{self.severity}:"
         if color:
-            shade = "\033[1;31m" if self.severity == "error" else "\033[1;35m"
+            shade = "\033[1;31m" if self.severity == Severity.ERROR else "\033[1;35m"
             head = f"\033[1m{head}\033[0m"
             label = f"{shade}{label}\033[0m"
         text = f"{head}{label} {self.message}"

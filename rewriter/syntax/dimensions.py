@@ -21,7 +21,7 @@ Why that is the model lark would make of the statement itself:
    (after ``tensor<`` no other terminal starts with a digit), whose pattern takes the same
    components from a run of other digits; after it the texts are equal again. Token types
    are equal, so the parser builds one tree; tokens differ only in the values of ``DIMS``.
-3. The model (``tree.py``) copies text between token boundaries, splits a ``DIMS`` value at
+3. The model (``to_model.py``) copies text between token boundaries, splits a ``DIMS`` value at
    its ``x``, decodes strings and compares values nowhere but in ``*`` (a dimension list of
    an unranked type, never a digit run). So each of its strings is the other's with each
    sentinel in place of its size, and each offset moves by the lengths the sizes before
@@ -122,7 +122,7 @@ class _Resizer:
     def value(self, value: object) -> object:
         if isinstance(value, model.Attr) and value.span.end <= self.sentinel_runs[0][0]:
             return value  # all of it before the first size: its text, spans and parts
-        if isinstance(value, str):
+        if type(value) is str:  # a str Enum (a type's kind, a call's form) is no text
             return self.pattern.sub(lambda match: self.sizes[match.group()], value)
         if isinstance(value, model.Span):
             return model.Span(self.offset(value.start), self.offset(value.end))

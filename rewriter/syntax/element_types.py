@@ -10,6 +10,7 @@ Emitters and runtimes look types up here instead of keeping tables of their own.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -109,13 +110,17 @@ class TensorType:
 _TENSOR = re.compile(r"tensor<((?:(?:[0-9]+|\?)x)*)(.+)>")
 
 
+def dim_sizes(dims: Iterable[str]) -> tuple[int | None, ...]:
+    """Dimension texts as sizes: ``("?", "8")`` -> ``(None, 8)``."""
+    return tuple(None if d == "?" else int(d) for d in dims)
+
+
 def parse_tensor(text: str) -> TensorType | None:
     """``tensor<?x8xf32>`` -> ``TensorType((None, 8), "f32")``; None if not a ranked tensor."""
     match = _TENSOR.fullmatch(text)
     if not match:
         return None
-    dims = tuple(None if d == "?" else int(d) for d in match.group(1).split("x")[:-1])
-    return TensorType(dims, match.group(2))
+    return TensorType(dim_sizes(match.group(1).split("x")[:-1]), match.group(2))
 
 
 def descriptor_name(element: str) -> str:

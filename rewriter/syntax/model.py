@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .element_types import dim_sizes
+from .text_enum import TextEnum
+
 
 @dataclass(frozen=True)
 class Span:
@@ -11,15 +14,38 @@ class Span:
     end: int
 
 
+class TypeKind(TextEnum):
+    """What the contract makes of a type: only tensors cross it; tuples and tokens are
+    named in the diagnostic that refuses them."""
+
+    TENSOR = "tensor"  # a tensor type (ranked or not)
+    SCALAR = "scalar"  # a signless integer or float, i1
+    TUPLE = "tuple"
+    TOKEN = "token"  # !stablehlo.token, !mhlo.token
+    OTHER = "other"  # everything else (complex scalars, memrefs, dialect types, ...)
+
+
+class CallForm(TextEnum):
+    """How a custom call statement is written."""
+
+    PRETTY = "pretty"  # stablehlo.custom_call @target(...)
+    GENERIC = "generic"  # "stablehlo.custom_call"(...) <{call_target_name = ...}>
+
+
 @dataclass(frozen=True)
 class Type:
     """A type as written, plus what the rewrite needs to know about it."""
 
     text: str
-    kind: str  # "tensor", "scalar", "tuple", "token", "other"
+    kind: TypeKind
     element: str = ""  # element type text of a tensor, or the scalar type itself
     dims: tuple[str, ...] = ()  # dimension sizes of a ranked tensor ("?" when dynamic)
     ranked: bool = True
+
+    @property
+    def sizes(self) -> tuple[int | None, ...]:
+        """``dims`` as numbers, None where dynamic."""
+        return dim_sizes(self.dims)
 
 
 # Attribute values. Every value keeps its source text and span, for diagnostics and copying.
@@ -109,6 +135,6 @@ class CustomCall:
     result_types: tuple[Type, ...]
     results_text: str  # the function type's result part as written: "tensor<..>" or "(...)"
     location: str  # the trailing `loc(...)` as written, or ""
-    form: str  # "pretty" or "generic"
+    form: CallForm
     module: int = -1  # index of the enclosing module body in the scan, -1 for none
     notes: list[str] = field(default_factory=list)

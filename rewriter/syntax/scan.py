@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .compact import STRING, Compact, compact
 from .diagnostics import Diagnostic
+from .model import CallForm
 from .source import Source
 from .strings import decode_string
 
@@ -55,7 +56,7 @@ class ModuleBody:
 class CallSite:
     keyword: int  # offset of `stablehlo.custom_call` or of the generic form's string
     statement: int  # offset of the line start holding the statement
-    form: str  # "pretty" or "generic"
+    form: CallForm
 
 
 @dataclass
@@ -110,11 +111,11 @@ def scan(source: Source) -> Scan:
             continue
         targets.add(_target_offset(masked, match.start()))
         keyword = original(match.start())
-        result.calls.append(CallSite(keyword, source.line_start(keyword), "pretty"))
+        result.calls.append(CallSite(keyword, source.line_start(keyword), CallForm.PRETTY))
     generic_modules = []
     for compact_offset, offset, token in squeezed.strings:
         if token == _GENERIC_CUSTOM_CALL:
-            result.calls.append(CallSite(offset, source.line_start(offset), "generic"))
+            result.calls.append(CallSite(offset, source.line_start(offset), CallForm.GENERIC))
         elif token == _GENERIC_MODULE:
             generic_modules.append(compact_offset)
         else:  # generic form: `sym_name = "f"` defines the symbol @f
@@ -290,11 +291,13 @@ def _partner(opener: str) -> str:
 
 
 def _brackets_nest(masked: str) -> bool:
-    """Whether brackets nest properly; strips innermost pairs with C-speed substitutions."""
-    if masked.isascii():  # the brackets alone, by deleting every other byte
-        skeleton = b"".join(chunk.translate(None, _NOT_BRACKETS) for chunk in _ascii_chunks(masked))
-    else:
-        skeleton = re.sub(r"[^(){}\[\]]+", "", masked).encode()
+    """Whether brackets nest properly; strips innermost pairs with C-speed substitutions.
+
+    ``masked`` is ASCII: ``scan`` checks brackets only when ``_check_characters`` found
+    nothing, and it reports any character outside tab, newline, return and ``\x20-\x7e``
+    (strings and comments, where other characters may be, are blanked by then)."""
+    # The brackets alone, by deleting every other byte.
+    skeleton = b"".join(chunk.translate(None, _NOT_BRACKETS) for chunk in _ascii_chunks(masked))
     if any(skeleton.count(o) != skeleton.count(c) for o, c in (b"()", b"[]", b"{}")):
         return False
     for _ in range(64):  # deeper nesting is left to the (linear) stack pass

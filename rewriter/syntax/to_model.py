@@ -55,25 +55,27 @@ class ToModel(Transformer):
             dims = tuple(parts) if ranked else ()
             rest = rest[1:]
         element = rest[0]
-        kind = "tensor" if kind_token.value == "tensor" else "other"
+        kind = model.TypeKind.TENSOR if kind_token.value == "tensor" else model.TypeKind.OTHER
         return model.Type(text, kind, element.text, dims, ranked)
 
     def scalar_type(self, meta, children):
         text, _ = self._span(meta)
-        kind = "scalar" if _SIGNLESS_SCALARS.fullmatch(text) or text == "i1" else "other"
+        scalar = _SIGNLESS_SCALARS.fullmatch(text) or text == "i1"
+        kind = model.TypeKind.SCALAR if scalar else model.TypeKind.OTHER
         return model.Type(text, kind, text)
 
     def tuple_type(self, meta, children):
         text, _ = self._span(meta)
-        return model.Type(text, "tuple")
+        return model.Type(text, model.TypeKind.TUPLE)
 
     def complex_type(self, meta, children):
         text, _ = self._span(meta)
-        return model.Type(text, "other", text)
+        return model.Type(text, model.TypeKind.OTHER, text)
 
     def dialect_type(self, meta, children):
         text, _ = self._span(meta)
-        kind = "token" if text in ("!stablehlo.token", "!mhlo.token") else "other"
+        token = text in ("!stablehlo.token", "!mhlo.token")
+        kind = model.TypeKind.TOKEN if token else model.TypeKind.OTHER
         return model.Type(text, kind, text)
 
     def function_type(self, meta, children):
@@ -199,8 +201,9 @@ def custom_call_from_tree(tree: Tree, text: str, base: int) -> model.CustomCall:
         elif isinstance(child, model.OtherAttr) and child.description == "a location":
             location = child.text
     attributes = _merge(dictionaries)
-    form = "pretty" if converted.data == "custom_call_pretty" else "generic"
-    if form == "generic":
+    pretty = converted.data == "custom_call_pretty"
+    form = model.CallForm.PRETTY if pretty else model.CallForm.GENERIC
+    if form == model.CallForm.GENERIC:
         name = attributes.get("call_target_name")
         if isinstance(name, model.StringAttr):
             target = name.value.decode("utf-8", "replace")
