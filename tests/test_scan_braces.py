@@ -1,0 +1,42 @@
+"""``scan._match_close``: the `}` that closes a `{`, found with ``str.find`` steps, is the one
+a stack of braces gives, on any text whose braces nest (as the scan has checked by then)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rewriter.syntax.scan import _match_close
+
+
+def _closes_by_stack(text: str) -> dict[int, int]:
+    opened: list[int] = []
+    closes = {}
+    for offset, char in enumerate(text):
+        if char == "{":
+            opened.append(offset)
+        elif char == "}":
+            closes[opened.pop()] = offset
+    return closes
+
+
+@st.composite
+def nested_braces(draw, depth: int = 0) -> str:
+    """Text with properly nested braces, other characters and newlines between them."""
+    parts = []
+    for _ in range(draw(st.integers(0, 4 if depth < 4 else 0))):
+        parts.append(draw(st.text(alphabet="a =,\n[]()", max_size=5)))
+        parts.append("{" + draw(nested_braces(depth + 1)) + "}")
+    parts.append(draw(st.text(alphabet="a =,\n", max_size=5)))
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(nested_braces())
+def test_the_close_of_every_brace_is_the_one_a_stack_gives(text):
+    expected = _closes_by_stack(text)
+    remembered: dict[int, int] = {}
+    for open_offset, close in expected.items():
+        assert _match_close(text, open_offset) == close
+        assert _match_close(text, open_offset, remembered) == close
+        assert remembered[open_offset] == close
