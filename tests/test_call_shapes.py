@@ -349,3 +349,22 @@ def test_signatures_share_one_parse(monkeypatch):
     signatures = {(report.operand_types, report.result_types) for report in reports}
     assert len(reports) == 48 and len(signatures) == 24
     assert len(parsed) == 1
+
+
+@pytest.mark.parametrize(
+    "encoding",
+    ["#foo<%arg0>", "{a = 1.5 : f32}", "#foo<loc(#loc3)>"],
+)
+def test_a_hole_in_a_tensor_encoding_is_no_hole_of_the_outcome(encoding):
+    """A name, float or alias hole inside a type's encoding reaches the call's types, which
+    its replacement writes as they are: the shape's outcome holds a sentinel where no
+    statement's own text goes (``_leaks``), so its statements are parsed one by one."""
+    lines = EXPORTS["many_targets_48"].split("\n")
+    for index, line in enumerate(lines):
+        if "stablehlo.custom_call" in line:
+            lines[index] = line.replace("-> tensor<16x16xf32>", f"-> tensor<16x16xf32, {encoding}>")
+    text = "\n".join(lines)
+    exact = outcome(text, False)
+    assert all(report.status == "rewritten" for report in exact[1])
+    assert f"tensor<16x16xf32, {encoding}>" in exact[0]
+    assert outcome(text, True) == exact

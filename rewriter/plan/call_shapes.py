@@ -54,8 +54,9 @@ parses every statement, on mutated call-dense exports.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
@@ -105,16 +106,24 @@ def _template(text: str) -> Template:
     return tuple(part for part in parts if part != "")
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _strings(value: Any) -> list[str]:
     """Every string inside a model value (dataclasses, tuples, lists)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _strings(item)
-    elif is_dataclass(value) and not isinstance(value, type):
-        for field in fields(value):
-            yield from _strings(getattr(value, field.name))
+    found: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, (tuple, list)):
+            pending.extend(item)
+        elif is_dataclass(item) and not isinstance(item, type):
+            pending.extend([getattr(item, name) for name in _field_names(type(item))])
+    return found
+
+
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(field.name for field in fields(kind))
 
 
 def _format_pattern(template: Template) -> str:
@@ -462,7 +471,8 @@ def _leaks(shape: CallShape) -> bool:
     if report.ffi_facts is not None:
         report.ffi_facts = replace(report.ffi_facts, target="")
     kept = (call.indent, call.input_types, call.result_types, call.results_text, call.form)
-    return any(_SENTINEL.search(text) for text in _strings((kept, report)))
+    # "\0" is in no sentinel: joined, no two strings make one
+    return _SENTINEL.search("\0".join(_strings((kept, report)))) is not None
 
 
 __all__ = ["CallShape", "CallShapes", "CallSyntaxError", "PlacedCall"]
