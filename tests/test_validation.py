@@ -222,3 +222,18 @@ def test_rewritten_call_dense_exports_with_other_constants_get_the_diagnostic_of
         checked += 1
         errors += expected is not None
     assert 3 < errors < checked - 3  # both outcomes represented
+
+
+ADD_AT = "%{0} = stablehlo.add %{1}, %{2} : tensor<f32> loc(#{3})"
+
+
+@pytest.mark.parametrize(
+    "alias",
+    ["loc9", "a.b-c", "$x", "-", "-}", "", "9", "a%b", 'a"b', "a b", "a)(", "_", "a#b", "x-}"],
+)
+def test_a_line_whose_location_alias_differs_gets_the_diagnostic_of_a_whole_module_parse(alias):
+    """Location aliases are blanked in a line's shape (point 3): lines like earlier valid
+    ones but for the alias, odd ones too, get what lark's whole-module parse says."""
+    ops = [ADD_AT.format(n, "arg0", "arg0", f"loc{n}") for n in range(3)]
+    text = module(*ops, ADD_AT.format(7, "arg0", "arg0", alias))
+    assert reported(text) == whole_module_parse(text)

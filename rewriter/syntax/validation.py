@@ -22,10 +22,15 @@ Why a remembered outcome is the outcome the line itself would have:
    or sit in (VALUE_ID, VALUE_USE, LS_RESULTS, strings, comments) take any such body
    whole, and what follows it decides the rest of their match (no backtracking into it);
    no token ends inside one (nothing matches ``%`` alone); no keyword retypes such a
-   token by its value. So two lines of one shape lex to the same token types at the same
-   places, up to the lengths of the names. A custom call statement's shape blanks more:
-   location aliases, its target and scalar attribute values too, each of which lexes to
-   one token of one type whatever its text (``rewriter/plan/call_shapes.py``, point 2).
+   token by its value. The alias ``X`` of every ``loc(#X)`` (``X`` the longest run of
+   ``[A-Za-z_$.-][A-Za-z0-9_$.-]*``, a ``)`` after it) is blanked too: after ``loc(`` a ``#`` can
+   only start HASH_ID (line-start terminals need the line's start, and ``#-}`` a ``}``),
+   which takes the whole run and ends at the ``)``; in a string or a comment it is text
+   like any other, with no quote, backslash or newline in it. So two lines of one shape
+   lex to the same token types at the same places, up to the lengths of the names. A
+   custom call statement's shape blanks more: its target and scalar attribute values too,
+   each of which lexes to one token of one type whatever its text
+   (``rewriter/plan/call_shapes.py``, point 2).
 
 Only successful outcomes are remembered: a line that fails was parsed for real and
 reports its own place. Lines go in file order, so the first error is the one a
@@ -61,6 +66,7 @@ START = "module_file"
 # Longer lines (a blob of weights) are unique: parsed at once, never hashed or remembered.
 LONG_LINE = 10_000
 _VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+_LOCATION_ALIAS = re.compile(r"loc\(#[A-Za-z_$.\-][\w$.\-]*\)")
 
 Stack = tuple[int, ...]
 
@@ -202,12 +208,16 @@ class _Parser:
 def _line_shape(line: str, shapes: ShapeFinder) -> str:
     """What decides a line's outcome besides the state (point 3): custom call statements
     and constants by their shape (``holes.shape_of``, found by ``shapes``), other lines with
-    their names blanked."""
+    their names and location aliases blanked."""
     if "custom_call" in line or "arith.constant" in line:
         known, texts, _ = shapes.find(line)
         # The range check reads integers: a line with one its type rejects is its own key.
         return known.key if known.integers_taken(texts) else line
-    return _VALUE_NAME.sub("%_", line) if "%" in line else line
+    if "%" in line:
+        line = _VALUE_NAME.sub("%_", line)
+    if "loc(#" in line:
+        line = _LOCATION_ALIAS.sub("loc(#_)", line)
+    return line
 
 
 def first_error(source: Source) -> Diagnostic | None:
