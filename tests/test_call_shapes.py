@@ -130,21 +130,34 @@ def test_selection_is_asked_for_every_target(text, targets):
     assert_same_rewrite(text, targets=targets, skip=["*_3"])
 
 
+def _changed_call_lines(draw, most: int, change, repeat) -> str:
+    """An export with up to ``most`` of its call lines given by ``change(draw, line)``
+    (None: left alone), each changed line repeated after itself when ``repeat(draw)``."""
+    lines, chosen = _export_lines(draw, most)
+    for index in sorted(chosen, reverse=True):
+        changed = change(draw, lines[index])
+        if changed is None:
+            continue
+        lines[index] = changed
+        if repeat(draw):
+            lines.insert(index + 1, changed)
+    return "\n".join(lines)
+
+
+def _other_size(draw, line: str) -> str | None:
+    runs = size_runs(line)
+    if not runs:
+        return None
+    start, end = draw(st.sampled_from(runs))
+    size = draw(st.sampled_from(["0", "1", "3", "16", "00", "7000003", "123456789012"]))
+    return line[:start] + size + line[end:]
+
+
 @st.composite
 def size_mutations(draw):
     """An export with the sizes of some call lines' types changed (one kernel, more
     signatures), each changed line repeated so that its new signature recurs."""
-    lines, chosen = _export_lines(draw, 6)
-    for index in sorted(chosen, reverse=True):
-        line = lines[index]
-        runs = size_runs(line)
-        if not runs:
-            continue
-        start, end = draw(st.sampled_from(runs))
-        size = draw(st.sampled_from(["0", "1", "3", "16", "00", "7000003", "123456789012"]))
-        lines[index] = line[:start] + size + line[end:]
-        lines.insert(index + 1, lines[index])
-    return "\n".join(lines)
+    return _changed_call_lines(draw, 6, _other_size, lambda draw: True)
 
 
 @SETTINGS
@@ -153,19 +166,17 @@ def test_other_sizes_rewrite_as_when_parsed(text):
     assert_same_rewrite(text)
 
 
+def _spliced(draw, line: str) -> str:
+    at = draw(st.integers(0, len(line)))
+    junk = draw(st.sampled_from(["", "x", " ", ",", "%", "#", "@", "{", "}", '"', "=", "0"]))
+    return line[:at] + junk + line[at + draw(st.integers(0, 3)) :]
+
+
 @st.composite
 def text_mutations(draw):
-    """An export with characters of its call lines changed: shapes that are not holes."""
-    lines, chosen = _export_lines(draw, 4)
-    for index in sorted(chosen, reverse=True):
-        line = lines[index]
-        at = draw(st.integers(0, len(line)))
-        junk = draw(st.sampled_from(["", "x", " ", ",", "%", "#", "@", "{", "}", '"', "=", "0"]))
-        cut = draw(st.integers(0, 3))
-        lines[index] = line[:at] + junk + line[at + cut :]
-        if draw(st.booleans()):  # the same statement again, so that shapes recur
-            lines.insert(index + 1, lines[index])
-    return "\n".join(lines)
+    """An export with characters of its call lines changed: shapes that are not holes;
+    some changed statements repeated, so that their shapes recur."""
+    return _changed_call_lines(draw, 4, _spliced, lambda draw: draw(st.booleans()))
 
 
 @SETTINGS
