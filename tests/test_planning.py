@@ -6,6 +6,8 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.edits import apply_edits
@@ -317,3 +319,18 @@ def test_a_parsed_type_gives_its_sizes():
 
     assert Type("tensor<?x8xf32>", TypeKind.TENSOR, "f32", ("?", "8")).sizes == (None, 8)
     assert Type("f32", TypeKind.SCALAR, "f32").sizes == ()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=6), min_size=1, max_size=5))
+def test_value_names_never_start_with_a_digit(hints):
+    """So the file's names that do (``%0`` ... ``%N``, most of an export's) can never clash
+    with them, and the scan does not collect them."""
+    names = ValueNamer(set()).fresh_all(tuple(hints))
+    assert all(name.startswith("%") and not name[1:2].isdigit() for name in names)
+
+
+def test_the_scan_collects_the_names_a_made_name_could_be():
+    """%0, %12 and %1x start with a digit: no made name is one of them (above)."""
+    source = Source("module {\n  %0 = a.b %arg0, %12, %1x, %eps, %-q, %$r : f32\n}\n", "m.mlir")
+    assert scan(source).values == {"arg0", "eps", "-q", "$r"}

@@ -137,7 +137,9 @@ class SymbolNamer:
 
 
 class ValueNamer:
-    """SSA names unique in the whole file, derived from the attribute name."""
+    """SSA names unique in the whole file, derived from the attribute name. None starts
+    with a digit, so ``existing`` need only hold the file's names that do not
+    (``Scan.values``)."""
 
     def __init__(self, existing: set[str]):
         self.pool = NamePool(existing)

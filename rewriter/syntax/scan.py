@@ -28,7 +28,10 @@ _GENERIC_MODULE = '"builtin.module"'
 _MODULE = re.compile(r"module(?![\w$.\-])")
 _SYMBOL = re.compile(r"@(?:[A-Za-z_$.\-][\w$.\-]*|\"\")")
 _QUOTED_SYMBOL = re.compile(r"@" + STRING)
-_VALUE = re.compile(r"%([A-Za-z0-9_$.\-]+)")
+# SSA names that do not start with a digit: the only ones a name the rewrite makes can be
+# (plan/naming.py, ValueNamer), and a few in an export, where %0 ... %N are hundreds of
+# thousands.
+_VALUE = re.compile(r"%([A-Za-z_$.\-][A-Za-z0-9_$.\-]*)")
 _STATEMENT_PREFIX = re.compile(
     r"[ \t]*(?:%[A-Za-z0-9_$.\-]+(?::[0-9]+)?(?:[ \t]*,[ \t]*%[A-Za-z0-9_$.\-]+(?::[0-9]+)?)*"
     r"[ \t]*=[ \t]*)?"
@@ -68,7 +71,7 @@ class Scan:
     calls: list[CallSite] = field(default_factory=list)
     modules: list[ModuleBody] = field(default_factory=list)
     symbols: set[str] = field(default_factory=set)
-    values: set[str] = field(default_factory=set)
+    values: set[str] = field(default_factory=set)  # SSA names not starting with a digit
     top_level_insert: int = 0  # where declarations go when the file has no `module` op
     top_level_indent: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
