@@ -1,12 +1,13 @@
-"""``scan._match_close``: the `}` that closes a `{`, found with ``str.find`` steps, is the one
-a stack of braces gives, on any text whose braces nest (as the scan has checked by then)."""
+"""Brackets in the scan: ``_match_close`` (the `}` that closes a `{`, found with
+``str.find`` steps) is the one a stack of braces gives, on any text whose braces nest (as the
+scan has checked by then); ``_brackets_nest`` says what a stack of brackets says."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewriter.syntax.scan import _match_close
+from rewriter.syntax.scan import _brackets_nest, _match_close
 
 
 def _closes_by_stack(text: str) -> dict[int, int]:
@@ -40,3 +41,26 @@ def test_the_close_of_every_brace_is_the_one_a_stack_gives(text):
         assert _match_close(text, open_offset) == close
         assert _match_close(text, open_offset, remembered) == close
         assert remembered[open_offset] == close
+
+
+def _nest_by_stack(text: str) -> bool:
+    partner = {")": "(", "]": "[", "}": "{"}
+    opened: list[str] = []
+    for char in text:
+        if char in "([{":
+            opened.append(char)
+        elif char in partner:
+            if not opened or opened.pop() != partner[char]:
+                return False
+    return not opened
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(nested_braces(), st.text(alphabet="()[]{}a \n", max_size=40)))
+def test_brackets_nest_as_a_stack_says(text):
+    """``_brackets_nest`` deletes adjacent pairs until none is left (or none goes); a
+    stack of brackets is the reference. Nested text has only braces: other brackets are
+    put around parts of it too."""
+    assert _brackets_nest(text) == _nest_by_stack(text)
+    wrapped = "(" + text + ")[" + text + "]"
+    assert _brackets_nest(wrapped) == _nest_by_stack(wrapped)
