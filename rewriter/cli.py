@@ -429,6 +429,14 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
             }
         return entry
 
+    # A shape's calls share their lists of attribute entries too: the writer writes a list
+    # it has seen once (emit/json_text.py).
+    attribute_lists: dict[tuple[int, ...], list[dict[str, str]]] = {}
+
+    def attribute_list(attributes) -> list[dict[str, str]]:
+        listed = [attribute_entry(a) for a in attributes]
+        return attribute_lists.setdefault(tuple(map(id, listed)), listed)
+
     for report in reports:
         calls.append(
             {
@@ -437,8 +445,8 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
                 "target": report.target,
                 "operand_types": report.operand_types,  # a shape's calls share them
                 "result_types": report.result_types,
-                "attributes": [attribute_entry(a) for a in report.attributes],
-                "status": report.status,
+                "attributes": attribute_list(report.attributes),
+                "status": str(report.status),  # the word itself (a plain str is written fastest)
                 "symbol": report.symbol,
                 "wrapper": report.wrapper,
                 "reason": report.reason,
