@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..abi import bridge_dir
 from ..emit.ffi_adapters import Extern, adapters_source, externs_in
-from ..plan.ffi_facts import FactsError
+from ..syntax.diagnostics import RewriteError
 from .handlers import handler_address, jaxlib_handlers
 from .load_errors import LoadError
 from .toolchain import ToolchainError
@@ -47,12 +47,12 @@ def xla_ffi_include_dir() -> str:
     return jax.ffi.include_dir()
 
 
-def externs_of(text: str) -> list[Extern]:
-    """The externs of a rewritten module with their descriptions (ToolchainError if one is
-    malformed)."""
+def externs_of(text: str, filename: str = "<string>") -> list[Extern]:
+    """The externs of a rewritten module with their descriptions (ToolchainError, with the
+    diagnostic, if one is malformed)."""
     try:
-        return externs_in(text)
-    except FactsError as error:
+        return externs_in(text, filename)
+    except RewriteError as error:
         raise ToolchainError(str(error)) from None
 
 

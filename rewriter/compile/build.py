@@ -82,7 +82,8 @@ def compile_module(
         libraries = list(link or [])
         if ffi_bridge:
             origin = str(source) if isinstance(source, Path) else ""
-            sources, bridge_flags = bridge_sources(externs_of(text), work, origin)
+            externs = externs_of(text, origin or "<string>")
+            sources, bridge_flags = bridge_sources(externs, work, origin)
             inputs += sources
             flags += bridge_flags
             exports = BRIDGE_EXPORTS
