@@ -38,9 +38,8 @@ if TYPE_CHECKING:
 
 # An op starts its own line, and neither a comment nor a string spans lines: a line that
 # begins with `func.func` is code, while `// CHECK: func.func private @f` is not read.
-_DECLARATION = re.compile(
-    r"^[ \t]*(func\.func[ \t]+private[ \t]+@([A-Za-z_][A-Za-z0-9_]*)[ \t]*\()", re.MULTILINE
-)
+_DECLARATION = re.compile(r"func\.func[ \t]+private[ \t]+@([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(")
+_INDENT = re.compile(r"[ \t]*")
 _STRING_OR_COMMENT = re.compile(STRING + "|//")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -67,11 +66,20 @@ class Declaration:
 
 
 def declarations_in(text: str) -> Iterator[Declaration]:
-    """The ``func.func private`` declarations of ``text`` that are code, not comments."""
-    for match in _DECLARATION.finditer(text):
-        line_end = text.find("\n", match.end())
-        line = text[match.start(1) : line_end if line_end >= 0 else len(text)]
-        yield Declaration(match.group(2), match.start(1), _code_of(line).rstrip())
+    """The ``func.func private`` declarations of ``text`` that are code, not comments.
+
+    ``str.find`` looks for ``func.func`` (a regular expression anchored at line starts
+    would try every character of megabyte constants); a find counts when only blanks
+    stand before it on its line."""
+    position = text.find("func.func")
+    while position >= 0:
+        line_start = text.rfind("\n", 0, position) + 1
+        match = _DECLARATION.match(text, position)
+        if match and _INDENT.fullmatch(text, line_start, position):
+            line_end = text.find("\n", match.end())
+            line = text[position : line_end if line_end >= 0 else len(text)]
+            yield Declaration(match.group(1), position, _code_of(line).rstrip())
+        position = text.find("func.func", position + 1)
 
 
 def _code_of(line: str) -> str:
