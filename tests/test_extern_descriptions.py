@@ -18,8 +18,7 @@ import pytest
 
 import rewriter
 from rewriter.cli import main
-from rewriter.compile.bridge import externs_of
-from rewriter.compile.toolchain import ToolchainError
+from rewriter.compile.build import compile_module
 from rewriter.emit.ffi_adapters import externs_in
 from rewriter.syntax.diagnostics import RewriteError
 
@@ -124,10 +123,29 @@ def test_a_shape_with_a_word_for_a_dimension_is_a_diagnostic():
         externs_in(text, "m.mlir")
 
 
-def test_the_ffi_bridge_names_the_fault():
+def test_the_ffi_bridge_refuses_before_any_stage(tmp_path):
+    """``rewriter.compile --ffi-bridge`` reads the descriptions before the toolchain runs:
+    the diagnostic even where no native tool is installed, and no library."""
     text, line, column = _damaged(RMS_REWRITTEN.read_text(encoding="utf-8"), "= ")
-    with pytest.raises(ToolchainError, match=rf"^m\.mlir:{line}:{column}: error: @rms_norm: "):
-        externs_of(text, "m.mlir")
+    module, library = tmp_path / "m.mlir", tmp_path / "lib.so"
+    module.write_text(text, encoding="utf-8")
+    with pytest.raises(RewriteError) as caught:
+        compile_module(module, library, ffi_bridge=True)
+    (diagnostic,) = caught.value.diagnostics
+    assert (diagnostic.filename, diagnostic.line, diagnostic.column) == (str(module), line, column)
+    run = subprocess.run(
+        [sys.executable, "-m", "rewriter.compile", str(module), "-o", str(library), "--ffi-bridge"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[0] == (
+        f"{module}:{line}:{column}: error: @rms_norm: malformed rewriter.xla_ffi attribute: "
+        "unexpected '='"
+    )
+    assert not library.exists()
 
 
 @pytest.mark.parametrize("flag", ["--emit-ffi-adapters", "--emit-header"])
