@@ -249,9 +249,17 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         for warning in result.warnings:
             print(warning.format(color), file=sys.stderr)
         if args.emit_header or args.emit_ffi_adapters:
-            if args.emit_header and not _write_header(args, result, name):
+            try:  # both texts before either file: a bad description writes neither
+                header = _header(args, result, name) if args.emit_header else None
+                adapters = _adapters(result, name) if args.emit_ffi_adapters else None
+            except RewriteError as error:
+                for diagnostic in error.diagnostics:
+                    print(diagnostic.format(color), file=sys.stderr)
+                tally.refuse(name, error.diagnostics)
+                continue
+            if header is not None and not _write_text(args.emit_header, header):
                 return 1
-            if args.emit_ffi_adapters and not _write_adapters(args, result, name):
+            if adapters is not None and not _write_text(args.emit_ffi_adapters, adapters):
                 return 1
             if not args.output:
                 continue
@@ -460,19 +468,18 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
     }
 
 
-def _write_header(args: argparse.Namespace, result, name: str) -> bool:
+def _header(args: argparse.Namespace, result: Result, name: str) -> str:
+    """The --emit-header text (RewriteError when an extern's description is unreadable)."""
     from .emit.header import header_of
 
-    header = header_of(result, filename=name, abi=args.abi, iree_module=args.iree_module)
-    return _write_text(args.emit_header, header)
+    return header_of(result, filename=name, abi=args.abi, iree_module=args.iree_module)
 
 
-def _write_adapters(args: argparse.Namespace, result: Result, name: str) -> bool:
+def _adapters(result: Result, name: str) -> str:
     """The adapters of the externs the rewrite reports (the same ones its text declares)."""
     from .emit.ffi_adapters import adapters_source, externs_of_rewrite
 
-    externs = externs_of_rewrite(result.calls, result.original)
-    return _write_text(args.emit_ffi_adapters, adapters_source(externs, name))
+    return adapters_source(externs_of_rewrite(result.calls, result.original, name), name)
 
 
 def _write_text(path: str, text: str) -> bool:

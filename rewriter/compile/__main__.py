@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..syntax.diagnostics import RewriteError
 from .build import compile_module
 from .toolchain import ToolchainError
 
@@ -63,7 +64,12 @@ def main(argv: list[str] | None = None) -> int:
             ffi_bridge=args.ffi_bridge,
             blas=args.blas,
             target_cpu=args.target_cpu,
+            filename=str(args.module),
         )
+    except RewriteError as error:  # an extern's rewriter.xla_ffi description (--ffi-bridge)
+        for diagnostic in error.diagnostics:
+            print(diagnostic.format(), file=sys.stderr)
+        return 1
     except ToolchainError as error:
         print(f"{args.module}: error: {error}", file=sys.stderr)
         return 1

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..abi import bridge_dir
-from ..emit.ffi_adapters import Extern, adapters_source, externs_in
-from ..plan.ffi_facts import FactsError
+from ..emit.ffi_adapters import Extern, adapters_source
 from .handlers import handler_address, jaxlib_handlers
 from .load_errors import LoadError
 from .toolchain import ToolchainError
@@ -45,15 +44,6 @@ def xla_ffi_include_dir() -> str:
             "--ffi-bridge needs the XLA FFI C API header from jax: pip install jax jaxlib"
         ) from None
     return jax.ffi.include_dir()
-
-
-def externs_of(text: str) -> list[Extern]:
-    """The externs of a rewritten module with their descriptions (ToolchainError if one is
-    malformed)."""
-    try:
-        return externs_in(text)
-    except FactsError as error:
-        raise ToolchainError(str(error)) from None
 
 
 def bridge_sources(

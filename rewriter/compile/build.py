@@ -6,8 +6,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..emit.ffi_adapters import externs_in
 from .blas import blas_calls_source, resolve_blas
-from .bridge import BRIDGE_EXPORTS, bridge_sources, externs_of
+from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
 from .library_calls import route_products_to_blas, widen_f32_atan2
 from .loop_order import contiguous_innermost
@@ -31,6 +32,7 @@ def compile_module(
     ffi_bridge: bool = False,
     blas: str | Path | None = "auto",
     target_cpu: str = "native",
+    filename: str | None = None,
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
 
@@ -39,13 +41,18 @@ def compile_module(
     temporary folder is removed afterwards. With ``ffi_bridge`` every extern that carries a
     ``rewriter.xla_ffi`` description is served by an adapter calling an XLA FFI handler,
     registered at load time (``load(..., ffi_handlers=...)``). Raises ToolchainError naming
-    a failed stage.
+    a failed stage, and RewriteError (at ``filename``, by default the path of ``source``)
+    for a description that cannot be read.
 
     ``blas`` computes the matrix products (``blas.py``): ``"auto"`` is the OpenBLAS of
     NumPy's wheel (loops when there is none), a path names a CBLAS library, ``None`` keeps
     every product in compiled loops. ``target_cpu`` is the CPU the code is optimized for:
     ``"native"`` (this machine), ``"generic"`` (portable) or a name for clang's ``-march``.
     """
+    text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
+    origin = str(source) if isinstance(source, Path) else ""
+    # Read before the tools are looked for: a description that cannot be read fails at once.
+    externs = externs_in(text, filename or origin or "<string>") if ffi_bridge else []
     check_tools()
     library = resolve_blas(blas)
     called: set[str] = set()
@@ -58,7 +65,6 @@ def compile_module(
         called.update(routed.called)
         return routed.text
 
-    text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
@@ -81,8 +87,7 @@ def compile_module(
         exports: tuple[str, ...] = ()
         libraries = list(link or [])
         if ffi_bridge:
-            origin = str(source) if isinstance(source, Path) else ""
-            sources, bridge_flags = bridge_sources(externs_of(text), work, origin)
+            sources, bridge_flags = bridge_sources(externs, work, origin)
             inputs += sources
             flags += bridge_flags
             exports = BRIDGE_EXPORTS

@@ -13,7 +13,7 @@ so the adapters need no descriptor types; scalars keep their C types.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,12 +28,19 @@ from ..plan.ffi_facts import (
     parse_facts,
 )
 from ..plan.status import Status
+from ..syntax.compact import STRING
+from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.element_types import BY_XLA
+from ..syntax.source import Source
 
 if TYPE_CHECKING:
     from ..plan.planner import CallReport
 
-_DECLARATION = re.compile(r"func\.func\s+private\s+@([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+# An op starts its own line, and neither a comment nor a string spans lines: a line that
+# begins with `func.func` is code, while `// CHECK: func.func private @f` is not read.
+_DECLARATION = re.compile(r"func\.func[ \t]+private[ \t]+@([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(")
+_INDENT = re.compile(r"[ \t]*")
+_STRING_OR_COMMENT = re.compile(STRING + "|//")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -51,24 +58,79 @@ class Extern:
     facts: ExternFacts
 
 
-def externs_in(text: str) -> list[Extern]:
-    """Every extern declaration of ``text`` (a rewritten module) with its description."""
+@dataclass(frozen=True)
+class Declaration:
+    symbol: str
+    start: int  # the offset of its `func.func` in the text
+    line: str  # from `func.func` to the end of its line, a trailing comment cut off
+
+
+def declarations_in(text: str) -> Iterator[Declaration]:
+    """The ``func.func private`` declarations of ``text`` that are code, not comments.
+
+    ``str.find`` looks for ``func.func`` (a regular expression anchored at line starts
+    would try every character of megabyte constants); a find counts when only blanks
+    stand before it on its line."""
+    position = text.find("func.func")
+    while position >= 0:
+        line_start = text.rfind("\n", 0, position) + 1
+        match = _DECLARATION.match(text, position)
+        if match and _INDENT.fullmatch(text, line_start, position):
+            line_end = text.find("\n", match.end())
+            line = text[position : line_end if line_end >= 0 else len(text)]
+            yield Declaration(match.group(1), position, _code_of(line).rstrip())
+        position = text.find("func.func", position + 1)
+
+
+def _code_of(line: str) -> str:
+    """``line`` without its trailing ``//`` comment (a ``//`` in a string is no comment)."""
+    for token in _STRING_OR_COMMENT.finditer(line):
+        if token.group() == "//":
+            return line[: token.start()]
+    return line
+
+
+def externs_in(text: str, filename: str = "<string>") -> list[Extern]:
+    """Every extern declaration of ``text`` (a rewritten module) with its description.
+
+    A description that cannot be read raises RewriteError pointing at it (the fault in it,
+    when the parser tells where)."""
     found: list[Extern] = []
     seen: set[str] = set()
-    for match in _DECLARATION.finditer(text):
-        line_end = text.find("\n", match.end())
-        line = text[match.start() : line_end if line_end >= 0 else len(text)]
-        at = line.find(FACTS_ATTRIBUTE + " = ")
-        if at < 0 or match.group(1) in seen:
+    for declaration in declarations_in(text):
+        line = declaration.line
+        at = _outside_strings(line, FACTS_ATTRIBUTE + " = ")
+        if at < 0 or declaration.symbol in seen:
             continue
         start = at + len(FACTS_ATTRIBUTE) + 3
-        facts = parse_facts(line[start : _dictionary_end(line, start)])
-        seen.add(match.group(1))
-        found.append(Extern(match.group(1), facts))
+        try:
+            facts = parse_facts(line[start : _dictionary_end(line, start)])
+            for _, leaf in leaf_paths(facts.attributes):
+                if leaf.kind == AttributeKind.SCALAR:
+                    scalar_c_type(leaf.dtype)  # the adapter and header need its C type
+        except FactsError as error:
+            offset = declaration.start + (at if error.offset is None else start + error.offset)
+            message = f"@{declaration.symbol}: {error}"
+            raise RewriteError([Diagnostic.at(Source(text, filename), offset, message)]) from None
+        seen.add(declaration.symbol)
+        found.append(Extern(declaration.symbol, facts))
     return found
 
 
-def externs_of_rewrite(calls: Sequence[CallReport], original: str) -> list[Extern]:
+def _outside_strings(line: str, needle: str) -> int:
+    """The offset of the first ``needle`` in ``line`` that is not inside a string, or -1."""
+    position = line.find(needle)
+    for string in re.finditer(STRING, line):
+        if position < 0 or position < string.start():
+            break
+        if position < string.end():
+            position = line.find(needle, string.end())
+    return position
+
+
+def externs_of_rewrite(
+    calls: Sequence[CallReport], original: str, filename: str = "<string>"
+) -> list[Extern]:
     """The externs a rewrite declares, from its reports, then those ``original`` declares.
 
     The same list ``externs_in`` reads back from the rewritten text: the rewrite puts its
@@ -80,7 +142,7 @@ def externs_of_rewrite(calls: Sequence[CallReport], original: str) -> list[Exter
         if call.status == Status.REWRITTEN and call.symbol and call.symbol not in found:
             facts = call.ffi_facts
             found[call.symbol] = Extern(call.symbol, facts) if facts is not None else None
-    for extern in externs_in(original):
+    for extern in externs_in(original, filename):
         found.setdefault(extern.symbol, extern)
     return [extern for extern in found.values() if extern is not None]
 

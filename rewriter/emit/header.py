@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..plan.attribute_operands import AttributeOperand
 from ..plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
-from ..plan.ffi_facts import AttributeKind, FactsError, leaf_paths, mlir_element
+from ..plan.ffi_facts import AttributeKind, leaf_paths, mlir_element
 from ..plan.mlir_text import tensor_type
 from ..plan.naming import NamePool, c_identifier
 from ..plan.status import Status
@@ -30,7 +30,7 @@ from ..syntax.element_types import (
     parse_tensor,
 )
 from ..syntax.typetext import closing_bracket, split_types
-from .ffi_adapters import externs_in, scalar_c_type
+from .ffi_adapters import declarations_in, externs_in, scalar_c_type
 
 if TYPE_CHECKING:
     from ..plan.planner import CallReport
@@ -144,10 +144,10 @@ def prototypes_of(
     return list(found.values())
 
 
+# One line of ``declarations_in`` (comment cut off): an extern the rewrite declared.
 _DECLARATION = re.compile(
-    r"^[ \t]*func\.func private @([A-Za-z_][A-Za-z0-9_]*)\((.*) "
-    r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = \{.*\})?\}[ \t]*\r?$",
-    re.MULTILINE,
+    r"func\.func private @([A-Za-z_][A-Za-z0-9_]*)\((.*) "
+    r"attributes \{llvm\.emit_c_interface(?:, rewriter\.xla_ffi = \{.*\})?\}"
 )
 
 
@@ -213,14 +213,14 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
 
     With its ``rewriter.xla_ffi`` description an extern's prototype is exact again (the
     target, attribute names, signedness); without one, names are ``argN`` and integers
-    signed (the same ABI).
+    signed (the same ABI). A description that cannot be read raises RewriteError.
     """
-    try:
-        descriptions = {extern.symbol: extern.facts for extern in externs_in(text)}
-    except FactsError:  # a damaged description: the declarations alone still give the ABI
-        descriptions = {}
+    descriptions = {extern.symbol: extern.facts for extern in externs_in(text, filename)}
     found = []
-    for match in _DECLARATION.finditer(text):
+    for declaration in declarations_in(text):
+        match = _DECLARATION.fullmatch(declaration.line)
+        if match is None:
+            continue
         symbol, rest = match.groups()
         close = closing_bracket(rest)
         parameter_types = [
@@ -232,11 +232,12 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
         if facts and not _fits(facts, len(parameter_types), len(results)):
             facts = None
         if facts is None:
-            where = f"{filename}:{_line_col(text, match.start())[0]}:1"
+            where = f"{filename}:{_line_col(text, declaration.start)[0]}:1"
             found.append(_rebuilt_without_facts(symbol, where, parameter_types, results))
             continue
         call = _call_site(text, symbol)
-        line, column = _line_col(text, match.start() if call is None else call)
+        line_start = text.rfind("\n", 0, declaration.start) + 1
+        line, column = _line_col(text, line_start if call is None else call)
         where = f"{filename}:{line}:{column}"
         used = NamePool()
         parameters = []

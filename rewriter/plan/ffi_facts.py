@@ -35,7 +35,12 @@ _SHAPE = re.compile(r"([a-z0-9]+)\[([^\]]*)\](?:\{([0-9,]*)\})?")
 
 
 class FactsError(Exception):
-    """A call (or a recorded description) the FFI bridge cannot describe."""
+    """A call (or a recorded description) the FFI bridge cannot describe; ``offset`` is
+    where in the description text the fault is, when known."""
+
+    def __init__(self, message: str, offset: int | None = None):
+        super().__init__(message)
+        self.offset = offset
 
 
 def xla_dtype(element: str) -> str:
@@ -237,15 +242,36 @@ def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
 
 def parse_facts(text: str) -> ExternFacts:
     """The facts from the dictionary text of a ``rewriter.xla_ffi`` attribute."""
+    from lark.exceptions import UnexpectedInput
+
     from ..syntax.grammar import parser
     from ..syntax.to_model import ToModel
 
     try:
         tree = parser().parse(text, start="dictionary")
-    except Exception as error:  # lark's errors: the description itself is malformed
+    except UnexpectedInput as error:  # the description is not an attribute dictionary
+        offset = getattr(error, "pos_in_stream", None)
+        raise FactsError(
+            f"malformed {FACTS_ATTRIBUTE} attribute: {_unexpected(error)}", offset
+        ) from None
+    try:
+        return _facts_from_model(ToModel(text, 0).transform(tree))
+    except ValueError as error:  # a number that is not one, in a shape or shape_operands
         raise FactsError(f"malformed {FACTS_ATTRIBUTE} attribute: {error}") from None
-    dictionary = ToModel(text, 0).transform(tree)
-    return _facts_from_model(dictionary)
+
+
+def _unexpected(error: Exception) -> str:
+    """Lark's error in one line, without its position in the description (the diagnostic
+    shows where)."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+    if isinstance(error, UnexpectedToken):
+        if error.token.type == "$END":
+            return "it ends early"
+        return f"unexpected '{error.token}'"
+    if isinstance(error, UnexpectedCharacters):
+        return f"unexpected character '{error.char}'"
+    return "it ends early"
 
 
 def _facts_from_model(dictionary: model.DictAttr) -> ExternFacts:
