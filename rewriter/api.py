@@ -268,7 +268,7 @@ def emit_ffi_adapters(
     """The C adapters for every extern of the rewrite of ``text`` (original or rewritten):
     each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
     result = rewrite(text, targets=targets, skip=skip, filename=filename)
-    return adapters_source(externs_of_rewrite(result.calls, result.original), filename)
+    return adapters_source(externs_of_rewrite(result.calls, result.original, filename), filename)
 
 
 def export(

@@ -98,6 +98,7 @@ def test_the_api_raises_a_diagnostic_at_the_fault(emit):
     with pytest.raises(RewriteError) as caught:
         emit(text, filename="m.mlir")
     (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.filename == "m.mlir"
     assert (diagnostic.line, diagnostic.column) == (line, column)
     assert diagnostic.message == "@rms_norm: malformed rewriter.xla_ffi attribute: unexpected '='"
     assert diagnostic.source_line == text.splitlines()[line - 1]
