@@ -14,7 +14,7 @@ from .inputs import jax_inputs
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.edits import Edit, apply_edits
 from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
-from .plan.select import exact_pattern, patterns
+from .plan.selection import exact_pattern, patterns
 from .plan.status import Status
 from .syntax.diagnostics import Diagnostic, RewriteError, Severity
 from .syntax.scan import scan

@@ -135,11 +135,11 @@ def test_an_unsupported_call_says_how_to_skip_it_on_the_command_line(tmp_path: P
 
 
 def test_the_skip_hint_escapes_glob_characters():
-    assert rewriter.plan.select.exact_pattern("a*b?c[d]") == "a[*]b[?]c[[]d]"
+    assert rewriter.plan.selection.exact_pattern("a*b?c[d]") == "a[*]b[?]c[[]d]"
     from fnmatch import fnmatchcase
 
-    assert fnmatchcase("a*b?c[d]", rewriter.plan.select.exact_pattern("a*b?c[d]"))
-    assert not fnmatchcase("aXbYc[d]", rewriter.plan.select.exact_pattern("a*b?c[d]"))
+    assert fnmatchcase("a*b?c[d]", rewriter.plan.selection.exact_pattern("a*b?c[d]"))
+    assert not fnmatchcase("aXbYc[d]", rewriter.plan.selection.exact_pattern("a*b?c[d]"))
 
 
 # ---------------------------------------------------------------- a bracket too many

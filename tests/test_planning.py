@@ -11,7 +11,7 @@ from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier
 from rewriter.plan.planner import CallReport, plan_rewrite
-from rewriter.plan.select import compiler_meaning, exact_pattern, patterns, skip_reason
+from rewriter.plan.selection import compiler_meaning, exact_pattern, patterns, skip_reason
 from rewriter.syntax.holes import MATCHER_AFTER, ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
 from rewriter.syntax.source import Source
@@ -153,7 +153,7 @@ def test_value_names_come_from_the_attribute_path():
     assert namer.fresh_all(("factor", "factor")) == ["%factor_2", "%factor_3"]
 
 
-# ---------------------------------------------------------------- select
+# ---------------------------------------------------------------- selection
 
 
 def test_patterns_read_a_string_as_one_pattern():

@@ -49,7 +49,7 @@ from .mlir_text import (
     string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
-from .select import skip_reason
+from .selection import skip_reason
 from .status import Status
 
 
