@@ -14,7 +14,7 @@ from .inputs import jax_inputs
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.edits import Edit, apply_edits
 from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
-from .plan.select import exact_pattern, patterns
+from .plan.selection import exact_pattern, patterns
 from .plan.status import Status
 from .syntax.diagnostics import Diagnostic, RewriteError, Severity
 from .syntax.scan import scan
@@ -152,9 +152,13 @@ def analyze(
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> Result:
-    """Like ``rewrite``, but calls that cannot be rewritten are reported in ``Result.errors``
-    instead of raising (the text then holds the other calls' rewrites). Raises
-    ``RewriteError`` only when the file as a whole is unusable (not text, unbalanced, ...).
+    """The rewrite that reports instead of raising: the same arguments, work and ``Result``
+    as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
+    A call that cannot be rewritten is an error in ``Result.errors``, and ``Result.text``
+    holds the other calls' rewrites. It is no dry run; the name stays as public API
+    (docs/architecture.md, "Where things stay").
+    Raises ``RewriteError`` only when the file as a whole is unusable (not text,
+    unbalanced, ...), ``ValueError``/``TypeError`` for arguments ``rewrite`` refuses too.
     """
     conventions = Abi(abi, iree_module)  # checked before any work is done
     targets, skip = patterns(targets, "targets"), patterns(skip, "skip")

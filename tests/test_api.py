@@ -64,6 +64,35 @@ def test_the_readme_says_how_a_string_pattern_is_read():
     assert "`targets` and `skip` take one glob pattern as a string" in readme
 
 
+# ---------------------------------------------------------------- analyze, the rewrite that reports
+
+
+def test_analyze_rewrites_the_other_calls_and_rewrite_raises_the_same_errors():
+    """A tuple result makes @scale an error (rule 7). ``analyze`` is no dry run: its text is
+    the sample's rewrite without what belongs to @scale (its declaration, its call), and
+    ``rewrite`` raises exactly ``analyze``'s errors, then the note on how to skip @scale."""
+    scale_call = next(line for line in TWO_TARGETS.splitlines() if "@scale(" in line)
+    broken_call = scale_call.replace("-> tensor<6xf32>", "-> tuple<tensor<6xf32>>")
+    broken = TWO_TARGETS.replace(scale_call, broken_call)
+    lines = TWO_TARGETS_REWRITTEN.splitlines(keepends=True)
+    expected = "".join(
+        line
+        for line in lines
+        if not line.lstrip().startswith(("func.func private @scale(", "%factor ="))
+    )
+    rewritten_scale = next(line for line in lines if "func.call @scale(" in line)
+    expected = expected.replace(rewritten_scale, broken_call + "\n")
+    analyzed = rewriter.analyze(broken)
+    assert analyzed.text == expected
+    assert statuses(analyzed) == {"scale": "error", "offset": "rewritten"}
+    assert [d.line for d in analyzed.errors] == [5] and "tuple" in analyzed.errors[0].message
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.rewrite(broken)
+    assert caught.value.diagnostics[:-1] == analyzed.errors
+    assert caught.value.diagnostics[-1].severity == "note"
+    assert "skip=['scale']" in caught.value.diagnostics[-1].message
+
+
 # ---------------------------------------------------------------- validate takes what rewrite takes
 
 
@@ -135,11 +164,11 @@ def test_an_unsupported_call_says_how_to_skip_it_on_the_command_line(tmp_path: P
 
 
 def test_the_skip_hint_escapes_glob_characters():
-    assert rewriter.plan.select.exact_pattern("a*b?c[d]") == "a[*]b[?]c[[]d]"
+    assert rewriter.plan.selection.exact_pattern("a*b?c[d]") == "a[*]b[?]c[[]d]"
     from fnmatch import fnmatchcase
 
-    assert fnmatchcase("a*b?c[d]", rewriter.plan.select.exact_pattern("a*b?c[d]"))
-    assert not fnmatchcase("aXbYc[d]", rewriter.plan.select.exact_pattern("a*b?c[d]"))
+    assert fnmatchcase("a*b?c[d]", rewriter.plan.selection.exact_pattern("a*b?c[d]"))
+    assert not fnmatchcase("aXbYc[d]", rewriter.plan.selection.exact_pattern("a*b?c[d]"))
 
 
 # ---------------------------------------------------------------- a bracket too many

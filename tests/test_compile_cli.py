@@ -98,6 +98,31 @@ def test_unreadable_module_is_a_clean_error(tmp_path: Path):
     assert "cannot read" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read: No such file or directory"),
+        (b"\xff\xfe\0", "cannot read: not UTF-8 text"),
+    ],
+)
+def test_both_runners_read_a_module_alike(tmp_path: Path, content, message):
+    """One reader (rewriter/compile/module_file.py): a missing file and one that is not
+    UTF-8 text are the same one-line diagnostic from ``python -m rewriter.compile`` and
+    ``python -m rewriter.iree`` (which reads before it looks for iree-compile)."""
+    module = tmp_path / "model.mlir"
+    if content is not None:
+        module.write_bytes(content)
+    for runner, output in (("rewriter.compile", "lib.so"), ("rewriter.iree", "model.vmfb")):
+        run = subprocess.run(
+            [sys.executable, "-m", runner, str(module), "-o", str(tmp_path / output)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert (runner, run.returncode, run.stderr) == (runner, 1, f"{module}: error: {message}\n")
+        assert not (tmp_path / output).exists()
+
+
 @pytest.mark.slow
 @pytest.mark.toolchain
 @pytest.mark.iree

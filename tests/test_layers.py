@@ -189,3 +189,11 @@ def test_the_command_line_parses_before_it_loads_the_parser():
         check=True,
     ).stdout
     assert loaded.strip() == "True"
+
+
+def test_no_module_takes_a_standard_library_name():
+    """A module named like one of the standard library (``select``, ``html``) reads as that
+    module to a newcomer, and shadows it for a script run from inside its package."""
+    names = {name.rpartition(".")[2] for name in import_graph()}
+    assert {"select", "html"} <= set(sys.stdlib_module_names)
+    assert sorted(names & set(sys.stdlib_module_names)) == []

@@ -13,7 +13,7 @@ from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier
 from rewriter.plan.planner import CallReport, plan_rewrite
-from rewriter.plan.select import compiler_meaning, exact_pattern, patterns, skip_reason
+from rewriter.plan.selection import compiler_meaning, exact_pattern, patterns, skip_reason
 from rewriter.syntax.holes import MATCHER_AFTER, ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
 from rewriter.syntax.source import Source
@@ -155,7 +155,7 @@ def test_value_names_come_from_the_attribute_path():
     assert namer.fresh_all(("factor", "factor")) == ["%factor_2", "%factor_3"]
 
 
-# ---------------------------------------------------------------- select
+# ---------------------------------------------------------------- selection
 
 
 def test_patterns_read_a_string_as_one_pattern():
@@ -287,6 +287,46 @@ def test_plan_rewrite_leaves_calls_that_are_not_selected():
     assert [(r.status, r.reason) for r in plan.reports] == [
         ("left alone", "not matched by --target"),
         ("left alone", "not matched by --target"),
+    ]
+
+
+def test_plan_rewrite_warns_of_an_extern_not_named_after_its_target():
+    """Rule 5, by hand: ``scale.v2`` is no C identifier, so its extern is ``scale_v2``,
+    whose C symbol (``llvm.emit_c_interface``) is ``_mlir_ciface_scale_v2``. One warning,
+    at the target's ``@`` (line 3, after the 31 characters ``    %0 = stablehlo.custom_call ``);
+    the second call, of ``scale``, keeps its name and warns of nothing."""
+    text = MODULE.replace("@scale(%arg0)", "@scale.v2(%arg0)")
+    plan = plan_rewrite(Source(text, "m.mlir"), scan(Source(text, "m.mlir")))
+    assert plan.errors == []
+    assert [r.symbol for r in plan.reports] == ["scale_v2", "scale"]
+    assert [(w.severity, w.line, w.column, w.message) for w in plan.warnings] == [
+        (
+            "warning",
+            3,
+            32,
+            "custom call target 'scale.v2' becomes extern @scale_v2 "
+            "(C symbol _mlir_ciface_scale_v2): 'scale.v2' is not a valid C identifier",
+        )
+    ]
+
+
+def test_plan_rewrite_warns_of_one_extern_for_calls_an_ffi_handler_tells_apart():
+    """Both calls pass a tensor and an f32, so they share extern @scale (one signature, one
+    name), but the second names its attribute ``gain``, not ``factor``: an XLA FFI handler
+    sees them differently, so the second call (line 4) gets the warning."""
+    text = MODULE.replace("{factor = 3.0", "{gain = 3.0")
+    plan = plan_rewrite(Source(text, "m.mlir"), scan(Source(text, "m.mlir")))
+    assert plan.errors == []
+    assert [r.symbol for r in plan.reports] == ["scale", "scale"]
+    assert [(w.severity, w.line, w.column, w.message) for w in plan.warnings] == [
+        (
+            "warning",
+            4,
+            32,
+            "this call of @scale shares extern @scale with an earlier call but differs from "
+            "it in what an XLA FFI handler sees (attribute names, signedness, layouts or "
+            "shapes); FFI adapters follow the first call",
+        )
     ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..syntax.diagnostics import RewriteError
 from .build import compile_module
+from .module_file import read_module_file
 from .toolchain import ToolchainError
 
 
@@ -51,11 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        text = args.module.read_text(encoding="utf-8")
-    except OSError as error:
-        print(f"{args.module}: error: cannot read: {error.strerror or error}", file=sys.stderr)
-        return 1
-    try:
+        text = read_module_file(args.module, ToolchainError)
         entries = compile_module(
             text,
             args.output,

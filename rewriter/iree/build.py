@@ -38,6 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..compile.module_file import read_module_file
 from ..compile.toolchain import first_tool_found
 from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
@@ -103,12 +104,7 @@ def compile_module(
     The code is for this machine's CPU unless ``cpu`` or ``triple`` say otherwise
     (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override."""
     path = Path(source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise BuildError(f"cannot read: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise BuildError("cannot read: not UTF-8 text") from None
+    text = read_module_file(path, BuildError)
     with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
         embedded = Path(folder) / "module.mlirbc"
         vmfb = Path(folder) / "module.vmfb"

@@ -49,7 +49,7 @@ from .mlir_text import (
     string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
-from .select import skip_reason
+from .selection import skip_reason
 from .status import Status
 
 
@@ -107,6 +107,11 @@ class Plan:
     errors: list[Diagnostic] = field(default_factory=list)
 
 
+# Each selected call and its replacement, written around its callee; None once its edit
+# is made.
+_Selected = list[tuple[PlacedCall, str, str] | None]
+
+
 def plan_rewrite(
     source: Source,
     scan: Scan,
@@ -118,13 +123,34 @@ def plan_rewrite(
 ) -> Plan:
     """Decide about every custom call the scan found and collect the edits.
 
-    Two passes: first every call is parsed, judged and written but for its callee, so that
-    naming (rule 5) knows all targets before it hands out names; then the callees are
-    named and the edits made in file order. ``abi``
-    says how externs are named, ordered and declared. Statements of one shape are parsed
-    and judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
+    Two passes, so that naming (rule 5) knows all targets before it hands out names:
+    ``_place_calls`` parses, judges and writes every call but its callee, then
+    ``_name_callees`` names the callees and makes the edits in file order. ``abi`` says
+    how externs are named, ordered and declared. Statements of one shape are parsed and
+    judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
     """
     plan = Plan()
+    shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes)
+    newline = _newline_of(source.text)
+    selected = _place_calls(plan, shapes, scan, newline)
+    targets_called = [entry[0].target for entry in selected if entry is not None]
+    externs = _Externs(SymbolNamer(scan.symbols, targets_called, abi.prefix), abi)
+    _name_callees(plan, source, selected, externs)
+    for module_index, decls in externs.declarations.items():
+        plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
+    return plan
+
+
+def _call_shapes(
+    source: Source,
+    scan: Scan,
+    targets: Sequence[str] | None,
+    skip: Sequence[str] | None,
+    abi: Abi,
+    reuse: bool,
+) -> CallShapes:
+    """The calls' statement shapes, with what decides about a call: rule 6 (``selection``)
+    and the judgement of a selected call, its parameters in ``abi``'s order."""
 
     def judge(
         text: Source, call: model.CustomCall, reason: str | None
@@ -138,13 +164,21 @@ def plan_rewrite(
     def select(call: model.CustomCall, target: str) -> str | None:
         return skip_reason(call, targets, skip, target)
 
-    shapes = CallShapes(source, scan, judge, select, reuse=reuse_shapes)
-    first_break = source.text.find("\n")  # new lines end like the file's first line
-    newline = "\r\n" if first_break > 0 and source.text[first_break - 1] == "\r" else "\n"
+    return CallShapes(source, scan, judge, select, reuse=reuse)
+
+
+def _newline_of(text: str) -> str:
+    """The line ending of the file's first line: new lines end like it."""
+    first_break = text.find("\n")
+    return "\r\n" if first_break > 0 and text[first_break - 1] == "\r" else "\n"
+
+
+def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan, newline: str) -> _Selected:
+    """The first pass: every call parsed, judged (its report and errors go to ``plan``) and,
+    when selected, written but for its callee, whose name waits for all targets. A call's
+    own texts (its holes) are freed as soon as it is placed: 70k calls of them do not fit."""
     values = ValueNamer(scan.values)
-    # Each selected call and its replacement, written around its callee: a call's own
-    # texts (its holes) are freed as soon as it is placed, 70k calls of them do not fit.
-    selected: list[tuple[PlacedCall, str, str] | None] = []
+    selected: _Selected = []
     for site in scan.calls:
         try:
             placed, errors = shapes.place(site)
@@ -158,37 +192,45 @@ def plan_rewrite(
             before, after = form.around_callee(placed.holes, values)
             placed.holes = ()
             selected.append((placed, before, after))
+    return selected
 
-    targets_called = [entry[0].target for entry in selected if entry is not None]
-    externs = _Externs(SymbolNamer(scan.symbols, targets_called, abi.prefix), abi)
+
+def _name_callees(plan: Plan, source: Source, selected: _Selected, externs: _Externs) -> None:
+    """The second pass, in file order: each selected call's extern (and layout wrapper) is
+    named and its edit made; renames and externs shared by calls that differ are warnings.
+    Each call's replacement is freed once its edit is made."""
     for index, entry in enumerate(selected):
         assert entry is not None
-        selected[index] = None  # each call's replacement is freed once its edit is made
+        selected[index] = None
         placed, before, after = entry
         renamed, differs = externs.decide(placed)
         report = placed.report
         if renamed:
-            message = (
-                f"custom call target '{placed.target}' becomes extern @{report.symbol} "
-                f"({abi.describe(report.symbol)}): {renamed}"
-            )
-            plan.warnings.append(
-                Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
-            )
+            plan.warnings.append(_renamed_warning(source, placed, externs.abi, renamed))
         if differs:
-            message = (
-                f"this call of @{placed.target} shares extern @{report.symbol} with an earlier "
-                "call but differs from it in what an XLA FFI handler sees (attribute names, "
-                "signedness, layouts or shapes); FFI adapters follow the first call"
-            )
-            plan.warnings.append(
-                Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
-            )
+            plan.warnings.append(_shared_extern_warning(source, placed))
         callee = report.wrapper or report.symbol
         plan.edits.append(Edit(placed.start, placed.end, before + callee + after))
-    for module_index, decls in externs.declarations.items():
-        plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
-    return plan
+
+
+def _renamed_warning(source: Source, placed: PlacedCall, abi: Abi, why: str) -> Diagnostic:
+    """Rule 5: the extern is not named after the call's target."""
+    symbol = placed.report.symbol
+    message = (
+        f"custom call target '{placed.target}' becomes extern @{symbol} "
+        f"({abi.describe(symbol)}): {why}"
+    )
+    return Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
+
+
+def _shared_extern_warning(source: Source, placed: PlacedCall) -> Diagnostic:
+    """The call goes to the extern of an earlier call that an FFI handler sees differently."""
+    message = (
+        f"this call of @{placed.target} shares extern @{placed.report.symbol} with an earlier "
+        "call but differs from it in what an XLA FFI handler sees (attribute names, "
+        "signedness, layouts or shapes); FFI adapters follow the first call"
+    )
+    return Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
 
 
 def _replacement_of(placed: PlacedCall, newline: str) -> ReplacementForm:
