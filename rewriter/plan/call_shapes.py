@@ -33,7 +33,7 @@ Why a shape's outcome is each of its statements' own outcome:
    parser reads token types only, so the trees have one shape.
 3. The shape is parsed as its first statement with sentinels in its holes. The model
    copies a hole's text without looking into it; the judge reads a value in one place
-   only, the selection of targets (``select.skip_reason``), which is asked again for
+   only, the selection of targets (``selection.skip_reason``), which is asked again for
    every statement's own target. Unique sentinels (``%$rw0$``, ``#$rw1$``, ``@$rw2$``,
    a float found nowhere else) show where hole text ends up: the result binding, the
    operands, the location, the target and the constants of attributes. Integer and
