@@ -214,28 +214,38 @@ def test_a_truncated_file_still_names_the_brace_left_open():
 
 
 @pytest.mark.parametrize("running", [True, False])
-def test_the_cyclic_collector_is_paused_while_planning_and_restored(
+def test_the_cyclic_collector_is_paused_while_rewriting_and_restored(
     monkeypatch: pytest.MonkeyPatch, running: bool
 ) -> None:
-    """analyze pauses Python's cyclic collector while it plans (speed on call-dense
-    exports) and leaves it as it found it, also when planning raises."""
+    """analyze pauses Python's cyclic collector while it scans, plans and applies the edits
+    (speed, and linear time, on call-dense exports) and leaves it as it found it, also when
+    planning raises or the file is unusable."""
     import gc
 
     import rewriter.api as api
 
-    seen: list[bool] = []
-    plan_rewrite = api.plan_rewrite
+    seen: list[tuple[str, bool]] = []
 
-    def recording(*args, **kwargs):
-        seen.append(gc.isenabled())
-        return plan_rewrite(*args, **kwargs)
+    def recording(name):
+        original = getattr(api, name)
 
-    monkeypatch.setattr(api, "plan_rewrite", recording)
+        def record(*args, **kwargs):
+            seen.append((name, gc.isenabled()))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(api, name, record)
+
+    for name in ("scan", "plan_rewrite", "apply_edits"):
+        recording(name)
     was = gc.isenabled()
     (gc.enable if running else gc.disable)()
     try:
         rewriter.analyze(RMS)
-        assert seen == [False] and gc.isenabled() == running
+        assert seen == [("scan", False), ("plan_rewrite", False), ("apply_edits", False)]
+        assert gc.isenabled() == running
+        with pytest.raises(rewriter.RewriteError):
+            rewriter.analyze("module {\n")
+        assert gc.isenabled() == running
 
         def failing(*args, **kwargs):
             raise RuntimeError("planning failed")
