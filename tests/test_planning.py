@@ -290,16 +290,23 @@ def test_plan_rewrite_leaves_calls_that_are_not_selected():
     ]
 
 
+def _symbols_and_warnings(text: str) -> tuple[list[str | None], list[tuple]]:
+    """The externs of a plan's calls and its warnings (severity, line, column, message);
+    the plan must have no errors."""
+    plan = plan_rewrite(Source(text, "m.mlir"), scan(Source(text, "m.mlir")))
+    assert plan.errors == []
+    warnings = [(w.severity, w.line, w.column, w.message) for w in plan.warnings]
+    return [r.symbol for r in plan.reports], warnings
+
+
 def test_plan_rewrite_warns_of_an_extern_not_named_after_its_target():
     """Rule 5, by hand: ``scale.v2`` is no C identifier, so its extern is ``scale_v2``,
     whose C symbol (``llvm.emit_c_interface``) is ``_mlir_ciface_scale_v2``. One warning,
     at the target's ``@`` (line 3, after the 31 characters ``    %0 = stablehlo.custom_call ``);
     the second call, of ``scale``, keeps its name and warns of nothing."""
-    text = MODULE.replace("@scale(%arg0)", "@scale.v2(%arg0)")
-    plan = plan_rewrite(Source(text, "m.mlir"), scan(Source(text, "m.mlir")))
-    assert plan.errors == []
-    assert [r.symbol for r in plan.reports] == ["scale_v2", "scale"]
-    assert [(w.severity, w.line, w.column, w.message) for w in plan.warnings] == [
+    symbols, warnings = _symbols_and_warnings(MODULE.replace("@scale(%arg0)", "@scale.v2(%arg0)"))
+    assert symbols == ["scale_v2", "scale"]
+    assert warnings == [
         (
             "warning",
             3,
@@ -314,11 +321,9 @@ def test_plan_rewrite_warns_of_one_extern_for_calls_an_ffi_handler_tells_apart()
     """Both calls pass a tensor and an f32, so they share extern @scale (one signature, one
     name), but the second names its attribute ``gain``, not ``factor``: an XLA FFI handler
     sees them differently, so the second call (line 4) gets the warning."""
-    text = MODULE.replace("{factor = 3.0", "{gain = 3.0")
-    plan = plan_rewrite(Source(text, "m.mlir"), scan(Source(text, "m.mlir")))
-    assert plan.errors == []
-    assert [r.symbol for r in plan.reports] == ["scale", "scale"]
-    assert [(w.severity, w.line, w.column, w.message) for w in plan.warnings] == [
+    symbols, warnings = _symbols_and_warnings(MODULE.replace("{factor = 3.0", "{gain = 3.0"))
+    assert symbols == ["scale", "scale"]
+    assert warnings == [
         (
             "warning",
             4,

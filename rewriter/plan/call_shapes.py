@@ -54,10 +54,9 @@ parses every statement, on mutated call-dense exports.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
 from typing import Any
 
 from ..syntax import model
@@ -117,13 +116,8 @@ def _strings(value: Any) -> list[str]:
         elif isinstance(item, (tuple, list)):
             pending.extend(item)
         elif is_dataclass(item) and not isinstance(item, type):
-            pending.extend([getattr(item, name) for name in _field_names(type(item))])
+            pending.extend([getattr(item, name) for name in model.field_names(type(item))])
     return found
-
-
-@functools.cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    return tuple(field.name for field in fields(kind))
 
 
 def _format_pattern(template: Template) -> str:

@@ -34,10 +34,9 @@ Why that is the model lark would make of the statement itself:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, is_dataclass
 
 from lark import Token, Tree
 
@@ -103,11 +102,6 @@ def in_dims_tokens(tree: Tree, runs: list[Run]) -> bool:
     return all(any(start <= a and b <= end for start, end in tokens) for a, b in runs)
 
 
-@functools.cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    return tuple(field.name for field in fields(kind))
-
-
 @dataclass
 class _Resizer:
     """Writes a statement's sizes into the model of its sentinel parse (point 3)."""
@@ -138,7 +132,7 @@ class _Resizer:
             return [self.value(item) for item in value]
         if is_dataclass(value) and not isinstance(value, type):
             kind = type(value)
-            return kind(*[self.value(getattr(value, name)) for name in _field_names(kind)])
+            return kind(*[self.value(getattr(value, name)) for name in model.field_names(kind)])
         return value  # bytes, numbers, booleans, None: no size is written in them
 
 

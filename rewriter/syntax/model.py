@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, fields
 
 from .element_types import dim_sizes
 from .text_enum import TextEnum
+
+
+@functools.cache
+def field_names(kind: type) -> tuple[str, ...]:
+    """The field names of a model dataclass, in order: code that walks or rebuilds model
+    values (call shapes, sizes written back) asks per value, ``dataclasses.fields`` is slow."""
+    return tuple(item.name for item in fields(kind))
 
 
 @dataclass(frozen=True)
