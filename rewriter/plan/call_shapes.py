@@ -56,7 +56,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, is_dataclass, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from typing import Any
 
 from ..syntax import model
@@ -111,12 +111,17 @@ def _strings(value: Any) -> list[str]:
     pending = [value]
     while pending:
         item = pending.pop()
-        if isinstance(item, str):
+        kind = type(item)
+        if kind is str:
+            found.append(item)
+        elif kind is tuple or kind is list:
+            pending.extend(item)
+        elif is_dataclass(kind):
+            pending.extend([getattr(item, name) for name in model.field_names(kind)])
+        elif isinstance(item, str):  # a str Enum
             found.append(item)
         elif isinstance(item, (tuple, list)):
             pending.extend(item)
-        elif is_dataclass(item) and not isinstance(item, type):
-            pending.extend([getattr(item, name) for name in model.field_names(type(item))])
     return found
 
 
@@ -169,6 +174,10 @@ class CallShape:
     target: Template
     attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
     memo: dict[object, Any]  # what later stages derive from the shape alone
+    # Per target: why its calls are left alone, or their reports' field values.
+    by_target: dict[str, tuple[str | None, list[Any]]] = field(default_factory=dict)
+    # The attribute operands of the calls with these values (filled from the holes).
+    attributes_by_values: dict[tuple[str, ...], tuple[Any, ...]] = field(default_factory=dict)
 
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
@@ -272,10 +281,10 @@ class CallShapes:
         group, delta = shape.target_at
         target_start = statement + delta + (end_of(group) if group else 0)
         target = _fill(shape.target, hole_texts)
-        by_target = shape.memo.setdefault("by_target", {})
-        if target not in by_target:
-            by_target[target] = self._judged_for(shape, target)
-        reason, fields = by_target[target]
+        judged = shape.by_target.get(target)
+        if judged is None:
+            judged = shape.by_target[target] = self._judged_for(shape, target)
+        reason, fields = judged
         if reason is None:
             report = type(shape.report)(*fields)
             if shape.attribute_values:
@@ -307,24 +316,34 @@ class CallShapes:
         return reason, [getattr(report, name) for name in type(report).__slots__]
 
     def _attributes(self, shape: CallShape, hole_texts: tuple[str, ...]) -> tuple[Any, ...]:
-        """The shape's attribute operands with this call's values. Calls that agree in a
-        value share its operand (up to a few dozen values an attribute): exports repeat most
-        values, and 70k calls of a dozen attributes must fit in memory."""
+        """The shape's attribute operands with this call's values. Calls that agree in their
+        values share one tuple, and calls that agree in one value its operand (up to a few
+        hundred of each a shape): exports repeat most values, and 70k calls of a dozen
+        attributes must fit in memory."""
+        values = tuple([_fill(template, hole_texts) for _, template in shape.attribute_values])
+        attributes = shape.attributes_by_values.get(values)
+        if attributes is None:
+            attributes = self._operands_of(shape, values)
+            if len(shape.attributes_by_values) < _SHARED_OPERANDS:
+                shape.attributes_by_values[values] = attributes
+        return attributes
+
+    @staticmethod
+    def _operands_of(shape: CallShape, values: tuple[str, ...]) -> tuple[Any, ...]:
         memo = shape.memo
         attributes = list(shape.report.attributes)
         if "operands" not in memo:
             memo["operands"] = {}
             memo["operand fields"] = [_fields(attributes[i]) for i, _ in shape.attribute_values]
         shared, operand_fields = memo["operands"], memo["operand fields"]
-        for (index, template), (kind, values, at) in zip(
-            shape.attribute_values, operand_fields, strict=True
+        for (index, _), value, (kind, fields, at) in zip(
+            shape.attribute_values, values, operand_fields, strict=True
         ):
-            value = _fill(template, hole_texts)
             operand = shared.get((index, value))
             if operand is None:
-                values = values.copy()
-                values[at] = value
-                operand = kind(*values)
+                fields = fields.copy()
+                fields[at] = value
+                operand = kind(*fields)
                 if len(shared) < _SHARED_OPERANDS:
                     shared[index, value] = operand
             attributes[index] = operand

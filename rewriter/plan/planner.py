@@ -234,23 +234,25 @@ def _shared_extern_warning(source: Source, placed: PlacedCall) -> Diagnostic:
 
 
 def _replacement_of(placed: PlacedCall, newline: str) -> ReplacementForm:
-    """The replacement pattern of a selected call (once per shape). A call whose operands or
-    results need a layout wrapper calls it with the arguments in contract order; the wrapper
-    reorders for the extern itself."""
+    """The replacement pattern of a selected call, made once per shape (a shape's calls
+    share their judgement, so their parameter order and layouts)."""
+    if placed.shape is None:
+        return _new_replacement(placed, newline)
+    memo = placed.shape.memo
+    form = memo.get("replacement")
+    if form is None:
+        form = memo["replacement"] = _new_replacement(placed, newline)
+    return form
+
+
+def _new_replacement(placed: PlacedCall, newline: str) -> ReplacementForm:
+    """A call whose operands or results need a layout wrapper calls it with the arguments
+    in contract order; the wrapper reorders for the extern itself."""
     call, report = placed.call, placed.report
     memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
     wrapped = not _once(memo, "identity", _keeps_layouts, report)
     order = () if wrapped else report.parameter_order
-    return _once(
-        memo,
-        ("replacement", order),
-        replacement_form,
-        call,
-        report.attributes,
-        newline,
-        order,
-        placed.fields,
-    )
+    return replacement_form(call, report.attributes, newline, order, placed.fields)
 
 
 class _Externs:

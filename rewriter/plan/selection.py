@@ -7,6 +7,7 @@ other compilers implement themselves) and calls with `called_computations`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
@@ -81,8 +82,10 @@ def exact_pattern(target: str) -> str:
     return re.sub(r"([*?[])", r"[\1]", target)
 
 
+@functools.lru_cache(maxsize=4096)
 def compiler_meaning(target: str) -> str | None:
-    """Why ``target`` is not a user kernel, or None when it is one."""
+    """Why ``target`` is not a user kernel, or None when it is one. Remembered per target:
+    a file asks for each shape of each target, and the globs cost about 30 us a target."""
     for reason, patterns in COMPILER_TARGETS.items():
         if any(fnmatchcase(target, pattern) for pattern in patterns):
             return reason

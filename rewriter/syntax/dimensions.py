@@ -34,9 +34,11 @@ Why that is the model lark would make of the statement itself:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, is_dataclass
+from dataclasses import is_dataclass
+from typing import cast
 
 from lark import Token, Tree
 
@@ -102,49 +104,60 @@ def in_dims_tokens(tree: Tree, runs: list[Run]) -> bool:
     return all(any(start <= a and b <= end for start, end in tokens) for a, b in runs)
 
 
-@dataclass
 class _Resizer:
-    """Writes a statement's sizes into the model of its sentinel parse (point 3)."""
+    """Writes a statement's sizes into the model of its sentinel parse (point 3). A shape
+    costs one of these, so it dispatches on exact types and writes each distinct string
+    once (a type's text recurs in its call's types and results)."""
 
-    sentinel_runs: list[Run]
-    sizes: dict[str, str]  # sentinel -> the statement's size
-    pattern: re.Pattern[str]
+    def __init__(self, sentinel_runs: list[Run], sizes: list[str]):
+        self.first = sentinel_runs[0][0]
+        self.moves = [
+            (start, end, len(size) - (end - start))
+            for (start, end), size in zip(sentinel_runs, sizes, strict=True)
+        ]
+        by_sentinel = {_sentinel(index): size for index, size in enumerate(sizes)}
+        pattern = re.compile("|".join(by_sentinel))
+        self._write_sizes = functools.partial(pattern.sub, lambda match: by_sentinel[match.group()])
+        self._texts: dict[str, str] = {}
 
     def offset(self, offset: int) -> int:
+        if offset <= self.first:
+            return offset
         moved = offset
-        for (start, end), size in zip(self.sentinel_runs, self.sizes.values(), strict=True):
+        for start, end, change in self.moves:
             if end <= offset:
-                moved += len(size) - (end - start)
+                moved += change
             elif start < offset:
                 raise ValueError("an offset inside a size")  # no token boundary is there
         return moved
 
     def value(self, value: object) -> object:
-        if isinstance(value, model.Attr) and value.span.end <= self.sentinel_runs[0][0]:
-            return value  # all of it before the first size: its text, spans and parts
-        if type(value) is str:  # a str Enum (a type's kind, a call's form) is no text
-            return self.pattern.sub(lambda match: self.sizes[match.group()], value)
-        if isinstance(value, model.Span):
-            return model.Span(self.offset(value.start), self.offset(value.end))
-        if isinstance(value, tuple):
-            return tuple([self.value(item) for item in value])
-        if isinstance(value, list):
-            return [self.value(item) for item in value]
-        if is_dataclass(value) and not isinstance(value, type):
-            kind = type(value)
+        kind = type(value)  # exact types first: a str Enum (a type's kind) is no text
+        if kind is str:
+            return self._text(cast(str, value))
+        if kind is tuple:
+            return tuple([self.value(item) for item in cast(tuple, value)])
+        if kind is model.Span:
+            span = cast(model.Span, value)
+            return model.Span(self.offset(span.start), self.offset(span.end))
+        if kind is list:
+            return [self.value(item) for item in cast(list, value)]
+        if is_dataclass(kind):
+            if isinstance(value, model.Attr) and value.span.end <= self.first:
+                return value  # all of it before the first size: its text, spans and parts
             return kind(*[self.value(getattr(value, name)) for name in model.field_names(kind)])
-        return value  # bytes, numbers, booleans, None: no size is written in them
+        return value  # bytes, numbers, booleans, None, enums: no size is written in them
+
+    def _text(self, text: str) -> str:
+        written = self._texts.get(text)
+        if written is None:
+            written = self._texts[text] = self._write_sizes(text)
+        return written
 
 
 def resized(call: model.CustomCall, sentinel_runs: list[Run], sizes: list[str]) -> model.CustomCall:
     """The model of the sentinel parse ``call`` with ``sizes`` written back (point 3)."""
-    sentinels = [_sentinel(index) for index in range(len(sizes))]
-    resizer = _Resizer(
-        sentinel_runs,
-        dict(zip(sentinels, sizes, strict=True)),
-        re.compile("|".join(sentinels)),
-    )
-    result = resizer.value(call)
+    result = _Resizer(sentinel_runs, sizes).value(call)
     assert isinstance(result, model.CustomCall)
     return result
 
