@@ -1,11 +1,12 @@
 """Speed and memory of the rewrite on call-dense exports, against jaxlib's C++ parser.
 
 ``python benchmarks/make_call_dense.py`` first (``--large`` adds the 70k-call export),
-then ``python benchmarks/call_dense.py [CORPUS_DIR] [--modes] [--repeats N]``.
+then ``python benchmarks/call_dense.py [CORPUS_DIR] [--modes] [--repeats N] [--spread S]``.
 
-For every file: the least CPU time of N runs (default 5; 3 at most for files over 20 MB)
-of ``rewriter.rewrite`` and of jaxlib's
-``ir.Module.parse`` + ``get_asm(enable_debug_info=True)`` in this process, their ratio
+For every file: the least CPU time of ``rewriter.rewrite`` and of jaxlib's
+``ir.Module.parse`` + ``get_asm(enable_debug_info=True)`` in this process, run in turns
+(ours, jaxlib's, ours, ...) for at least N rounds (default 5) and ``--spread`` seconds
+(default 3; files over 20 MB: 3 rounds at most, no spread), their ratio
 (jaxlib's time over ours: above 1.0 the rewrite is faster), and the rewrite's peak Python
 memory (tracemalloc) against the limit 3 x input + 100 MB, and the time of the notebook
 view (``Result._repr_html_``, which shows 200 calls). Then, per shape, the growth of
@@ -52,13 +53,27 @@ def least_seconds(action: Callable[[], object], repeats: int) -> float:
     clock measures the other jobs too, the CPU time (of this process, all its threads) what
     the action costs, and the least of several runs the one the other jobs disturbed least
     (as ``timeit`` advises)."""
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.process_time()
-        action()
-        times.append(time.process_time() - started)
-    return min(times)
+    return least_in_turns({"action": action}, repeats, 0.0)["action"]
+
+
+def least_in_turns(
+    actions: dict[str, Callable[[], object]], rounds: int, spread: float
+) -> dict[str, float]:
+    """The least CPU time of each action, run in turns (one run of each a round) for at
+    least ``rounds`` rounds and ``spread`` seconds. On this shared machine a slow phase
+    lasts about a second and slows every run in it by up to 1.7x: runs spread over several
+    seconds meet a quiet moment, and actions compared run in the same phases alike."""
+    least = dict.fromkeys(actions, float("inf"))
+    started = time.perf_counter()
+    done = 0
+    while done < rounds or time.perf_counter() - started < spread:
+        for name, action in actions.items():
+            gc.collect()
+            before = time.process_time()
+            action()
+            least[name] = min(least[name], time.process_time() - before)
+        done += 1
+    return least
 
 
 def jaxlib_parse_and_print(text: str) -> Callable[[], None]:
@@ -101,7 +116,10 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("corpus", nargs="?", default=str(ROOT / "benchmarks/corpus/calls"))
     options.add_argument("--modes", action="store_true", help="also time the CLI's modes")
-    options.add_argument("--repeats", type=int, default=5)
+    options.add_argument("--repeats", type=int, default=5, help="least rounds of runs")
+    options.add_argument(
+        "--spread", type=float, default=3.0, help="least seconds the rounds of a file take"
+    )
     arguments = options.parse_args()
     files = sorted(Path(arguments.corpus).glob("*.mlir"), key=order)
     rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
@@ -118,9 +136,18 @@ def main() -> None:
             calls = len(re.findall(r"stablehlo\.custom_call", text))
             # Files over 20 MB run 3 times at most: a growth figure compares their least time
             # with a smaller file's, and one run would compare a disturbed run with a least.
-            repeats = min(3, arguments.repeats) if megabytes > 20 else arguments.repeats
-            ours = least_seconds(lambda text=text: rewriter.rewrite(text), repeats)
-            theirs = least_seconds(jaxlib_parse_and_print(text), repeats)
+            large = megabytes > 20
+            repeats = min(3, arguments.repeats) if large else arguments.repeats
+            spread = 0.0 if large else arguments.spread
+            least = least_in_turns(
+                {
+                    "ours": lambda text=text: rewriter.rewrite(text),
+                    "jaxlib": jaxlib_parse_and_print(text),
+                },
+                repeats,
+                spread,
+            )
+            ours, theirs = least["ours"], least["jaxlib"]
             peak = peak_megabytes(lambda text=text: rewriter.rewrite(text))
             result = rewriter.rewrite(text)
             html = least_seconds(result._repr_html_, repeats)
@@ -132,11 +159,15 @@ def main() -> None:
             )
             if arguments.modes:
                 out = str(Path(scratch) / path.stem)
-                plain_command = [str(path), "-o", out + ".plain.mlir"]
-                plain = least_seconds(lambda c=plain_command: run_cli(c), repeats)
-                for flags in MODES.values():
-                    command = [str(path), *(flag.format(out=out) for flag in flags)]
-                    row += f" {least_seconds(lambda c=command: run_cli(c), repeats) / plain:7.2f}x"
+                commands = {"plain": [str(path), "-o", out + ".plain.mlir"]}
+                for mode, flags in MODES.items():
+                    commands[mode] = [str(path), *(flag.format(out=out) for flag in flags)]
+                modes = least_in_turns(
+                    {mode: lambda c=command: run_cli(c) for mode, command in commands.items()},
+                    repeats,
+                    spread,
+                )
+                row += "".join(f" {modes[mode] / modes['plain']:7.2f}x" for mode in MODES)
             print(row, flush=True)
     print("growth for 4x the calls (linear: at most 4.4x):")
     for (shape, count), seconds in sorted(times.items()):
