@@ -5,6 +5,7 @@ Nothing here touches the text; the edits are applied by ``edits.apply_edits``.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -442,8 +443,8 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
 class ReplacementForm:
     """The text that replaces a call, as ``str.format`` patterns before and after the name
     of its callee: everything a statement shape fixes is written in, what each call has of
-    its own is a field (``h[k]``: the statement's hole k, ``n[k]``: the fresh names of the
-    constants, in ``hints`` order)."""
+    its own is a positional field: ``{k}`` the fresh name k of the constants (in ``hints``
+    order), ``{len(hints) + k}`` the statement's hole k."""
 
     before_callee: str  # the pattern up to the callee's name
     after_callee: str  # and after it
@@ -452,10 +453,21 @@ class ReplacementForm:
     def around_callee(self, holes: tuple[str, ...], values: ValueNamer) -> tuple[str, str]:
         """The replacement of a call with these holes, before and after its callee's name
         (which is handed out once every call has been seen)."""
-        names = values.fresh_all(self.hints)
-        return self.before_callee.format(h=holes, n=names), self.after_callee.format(
-            h=holes, n=names
-        )
+        fields = (*values.fresh_all(self.hints), *holes)
+        return self.before_callee.format(*fields), self.after_callee.format(*fields)
+
+
+def _positional(pattern: str, names: int) -> str:
+    """``pattern``, written with ``{n[k]}`` for fresh name k and ``{h[k]}`` for hole k, with
+    ``{k}`` and ``{names + k}`` instead: ``str.format`` takes positional fields about
+    2 us a call faster than items of keyword arguments."""
+    parts: list[str] = []
+    for literal, field_name, _, _ in string.Formatter().parse(pattern):
+        parts.append(escape_format(literal))
+        if field_name is not None:
+            index = int(field_name[2:-1])
+            parts.append(f"{{{index if field_name[0] == 'n' else names + index}}}")
+    return "".join(parts)
 
 
 def replacement_form(
@@ -494,7 +506,11 @@ def replacement_form(
     binding = f"{fields.text(call.results)} = " if call.results else ""
     lines.append(f"{binding}{before_callee}")
     pattern_before = escape_format(newline + call.indent).join(lines)
-    return ReplacementForm(pattern_before, after_callee + location, tuple(hints))
+    return ReplacementForm(
+        _positional(pattern_before, len(hints)),
+        _positional(after_callee + location, len(hints)),
+        tuple(hints),
+    )
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
