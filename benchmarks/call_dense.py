@@ -10,10 +10,11 @@ For every file: the least CPU time of ``rewriter.rewrite`` and of jaxlib's
 (jaxlib's time over ours: above 1.0 the rewrite is faster), and the rewrite's peak Python
 memory (tracemalloc) against the limit 3 x input + 100 MB, and the time of the notebook
 view (``Result._repr_html_``, which shows 200 calls). Then, per shape, the growth of
-the time from each call count to 4x as many (at most 4.4x is linear). ``--modes`` also
-times the CLI's other modes in this process (``--list``, ``--list --format json``,
-``--check``, ``--validate``, ``--emit-header``, ``--emit-ffi-adapters``, ``--abi iree``),
-each as a multiple of the plain rewrite's time through the same CLI.
+the time from each call count to 4x as many (at most 4.4x is linear), the shape's files
+run in turns. ``--modes`` also times the CLI's other modes in this process (``--list``,
+``--list --format json``, ``--check``, ``--validate``, ``--emit-header``,
+``--emit-ffi-adapters``, ``--abi iree``), each as a multiple of the plain rewrite's time
+through the same CLI, all of a file's in turns.
 """
 
 from __future__ import annotations
@@ -128,14 +129,12 @@ def main() -> None:
         f"{'peak MB':>7} {'limit':>5} {'html s':>6}"
         + "".join(f" {mode:>8}" for mode in MODES if arguments.modes)
     )
-    times: dict[tuple[str, int], float] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for path in files:
             text = path.read_text()
             megabytes = len(text.encode()) / 1e6
             calls = len(re.findall(r"stablehlo\.custom_call", text))
-            # Files over 20 MB run 3 times at most: a growth figure compares their least time
-            # with a smaller file's, and one run would compare a disturbed run with a least.
+            # Files over 20 MB run 3 rounds at most (a run takes seconds).
             large = megabytes > 20
             repeats = min(3, arguments.repeats) if large else arguments.repeats
             spread = 0.0 if large else arguments.spread
@@ -152,7 +151,6 @@ def main() -> None:
             result = rewriter.rewrite(text)
             html = least_seconds(result._repr_html_, repeats)
             del result
-            times[order(path)] = ours
             row = (
                 f"{path.stem:24} {calls:6} {megabytes:5.1f} {ours:9.3f} {theirs:8.3f} "
                 f"{theirs / ours:6.2f} {peak:7.0f} {3 * megabytes + 100:5.0f} {html:6.3f}"
@@ -169,10 +167,31 @@ def main() -> None:
                 )
                 row += "".join(f" {modes[mode] / modes['plain']:7.2f}x" for mode in MODES)
             print(row, flush=True)
-    print("growth for 4x the calls (linear: at most 4.4x):")
-    for (shape, count), seconds in sorted(times.items()):
-        if count and (shape, 4 * count) in times:
-            print(f"  {shape} {count} -> {4 * count}: {times[shape, 4 * count] / seconds:.2f}x")
+    print_growth(files, arguments.repeats, arguments.spread)
+
+
+def print_growth(files: list[Path], rounds: int, spread: float) -> None:
+    """Per shape, the growth of the rewrite's time from each call count to 4x as many. The
+    files of one shape run in turns, so that a slow phase of the machine (see
+    ``least_in_turns``) slows them alike instead of one figure of a ratio."""
+    by_shape: dict[str, dict[int, Path]] = {}
+    for path in files:
+        shape, count = order(path)
+        if count:
+            by_shape.setdefault(shape, {})[count] = path
+    print("growth for 4x the calls (linear: at most 4.4x; a shape's files run in turns):")
+    for shape, paths in sorted(by_shape.items()):
+        counts = sorted(paths)
+        texts = {count: paths[count].read_text() for count in counts}
+        least = least_in_turns(
+            {str(count): lambda text=texts[count]: rewriter.rewrite(text) for count in counts},
+            rounds,
+            spread,
+        )
+        for count in counts:
+            if 4 * count in texts:
+                growth = least[str(4 * count)] / least[str(count)]
+                print(f"  {shape} {count} -> {4 * count}: {growth:.2f}x", flush=True)
 
 
 if __name__ == "__main__":
