@@ -25,7 +25,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("name", ["compile_speed.py", "speed.py"])
+@pytest.mark.parametrize("name", ["call_dense.py", "compile_speed.py", "speed.py"])
 def test_help_prints_usage(name):
     done = run_script(name, "--help")
     assert done.returncode == 0, done.stderr
@@ -38,3 +38,23 @@ def test_compile_speed_names_an_unknown_program():
     assert done.returncode == 2
     assert "error: unknown program 'nope' (choose from block, attention, conv)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_call_dense_times_its_actions_in_turns():
+    """Actions compared run in turns, one run of each a round, for at least the rounds
+    asked and the seconds asked, and each gets its least time."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("call_dense", BENCHMARKS / "call_dense.py")
+    assert spec is not None and spec.loader is not None
+    call_dense = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(call_dense)
+    runs: list[str] = []
+    least = call_dense.least_in_turns(
+        {"a": lambda: runs.append("a"), "b": lambda: runs.append("b")}, 3, 0.0
+    )
+    assert runs == ["a", "b"] * 3
+    assert set(least) == {"a", "b"} and all(0 <= seconds < 1 for seconds in least.values())
+    runs.clear()
+    call_dense.least_in_turns({"a": lambda: runs.append("a")}, 1, 0.2)
+    assert len(runs) > 1  # rounds went on until 0.2 s had passed

@@ -17,7 +17,9 @@ import pytest
 import rewriter
 from fuzz.rewrite import mutate, seeds
 from rewriter.syntax.grammar import parser
+from rewriter.syntax.holes import ShapeFinder
 from rewriter.syntax.source import Source
+from rewriter.syntax.validation import _line_shape
 
 pytestmark = pytest.mark.jax
 
@@ -237,3 +239,35 @@ def test_a_line_whose_location_alias_differs_gets_the_diagnostic_of_a_whole_modu
     ops = [ADD_AT.format(n, "arg0", "arg0", f"loc{n}") for n in range(3)]
     text = module(*ops, ADD_AT.format(7, "arg0", "arg0", alias))
     assert reported(text) == whole_module_parse(text)
+
+
+SPLAT = "%{0} = stablehlo.constant dense<{1}> : tensor<{2}> loc(#loc{0})"
+
+
+@pytest.mark.parametrize(
+    "number",
+    ["249", "-7", "+3", "0", "00", "1.5", "-2.500000e-01", "1.", "1e5", "0x1F", "1.5e", "5x",
+     "", "-", "1.0.0", "3 ", "true", "[1, 2]", "300"],
+)  # fmt: skip
+@pytest.mark.parametrize("element", ["i32", "f32", "i8"])
+def test_a_splat_whose_number_differs_gets_the_diagnostic_of_a_whole_module_parse(number, element):
+    """Splat numbers are blanked in a line's shape (point 4): a line like earlier valid
+    ones but for its number, odd ones too, gets what lark's whole-module parse says, and
+    the range check reads no splat (``dense<300> : tensor<i8>`` is left to MLIR)."""
+    ops = [SPLAT.format(n, value, element) for n, value in enumerate(["1", "2.0", "-3"])]
+    text = module(*ops, SPLAT.format(7, number, element))
+    assert reported(text) == whole_module_parse(text)
+
+
+def test_splats_that_differ_only_in_their_number_share_a_line_shape():
+    """Point 4: one shape for an export's ``dense<N>`` constants, INT and FLOAT forms apart;
+    other literals (hexadecimal, arrays) and lines with ``array<`` keep theirs."""
+    shapes = ShapeFinder()
+
+    def shape(value: str, tail: str = "") -> str:
+        return _line_shape(SPLAT.format(1, value, "i32") + tail + "\n", shapes)
+
+    assert shape("249") == shape("0") == shape("7") != shape("-7") == shape("-0")
+    assert shape("1.5") == shape("2.500000e-01") != shape("249")
+    assert shape("0x1F") != shape("0x2F")
+    assert shape("5", " {a = array<i8: 1>}") != shape("6", " {a = array<i8: 1>}")

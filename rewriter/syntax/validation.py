@@ -31,6 +31,17 @@ Why a remembered outcome is the outcome the line itself would have:
    custom call statement's shape blanks more: its target and scalar attribute values too,
    each of which lexes to one token of one type whatever its text
    (``rewriter/plan/call_shapes.py``, point 2).
+4. The number of a splat, ``dense<L>`` with ``L`` of the INT form (``[-+]?[0-9]+``) or the
+   FLOAT form right before the ``>``, is blanked to ``0`` or ``0.0`` (its sign kept): an
+   export's constants (``dense<249> : tensor<i32>``, one per unrolled step) are otherwise a
+   shape each. No terminal holds a ``<`` but strings and comments (where digits are text
+   like any other), so ``L`` is lexed on its own, by the first terminal of lark's order
+   that matches there: HEX needs an ``x`` after a ``0``, DIMS an ``x`` after the digits,
+   FLOAT a ``.``; so a FLOAT-form ``L`` is one FLOAT token and an INT-form one one INT token
+   (as ``tests/test_call_shapes.py`` checks for attribute values), whatever its digits, and
+   the ``>`` after it ends it. The range check below reads no splat: only the elements of
+   ``array<iN: ...>`` (a line holding ``array<`` keeps its splats), ``= L}`` and
+   ``L : iN``, and a splat's number has ``<`` before it and ``>`` after it.
 
 Only successful outcomes are remembered: a line that fails was parsed for real and
 reports its own place. Lines go in file order, so the first error is the one a
@@ -67,6 +78,12 @@ START = "module_file"
 LONG_LINE = 10_000
 _VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
 _LOCATION_ALIAS = re.compile(r"loc\(#[A-Za-z_$.\-][\w$.\-]*\)")
+_SPLAT = re.compile(r"dense<([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?>")
+
+
+def _blank_splat(match: re.Match[str]) -> str:
+    return f"dense<{match.group(1)}{'0' if match.group(2) is None else '0.0'}>"
+
 
 Stack = tuple[int, ...]
 
@@ -206,9 +223,9 @@ class _Parser:
 
 
 def _line_shape(line: str, shapes: ShapeFinder) -> str:
-    """What decides a line's outcome besides the state (point 3): custom call statements
-    and constants by their shape (``holes.shape_of``, found by ``shapes``), other lines with
-    their names and location aliases blanked."""
+    """What decides a line's outcome besides the state (points 3 and 4): custom call
+    statements and constants by their shape (``holes.shape_of``, found by ``shapes``), other
+    lines with their names, location aliases and splat numbers blanked."""
     if "custom_call" in line or "arith.constant" in line:
         known, texts, _ = shapes.find(line)
         # The range check reads integers: a line with one its type rejects is its own key.
@@ -217,6 +234,8 @@ def _line_shape(line: str, shapes: ShapeFinder) -> str:
         line = _VALUE_NAME.sub("%_", line)
     if "loc(#" in line:
         line = _LOCATION_ALIAS.sub("loc(#_)", line)
+    if "dense<" in line and "array<" not in line:
+        line = _SPLAT.sub(_blank_splat, line)
     return line
 
 
