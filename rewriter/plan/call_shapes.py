@@ -111,24 +111,20 @@ def _strings(value: Any) -> list[str]:
     pending = [value]
     while pending:
         item = pending.pop()
-        kind = type(item)
-        if kind is str:
-            found.append(item)
-        elif kind is tuple or kind is list:
-            pending.extend(item)
-        elif is_dataclass(kind):
-            pending.extend([getattr(item, name) for name in model.field_names(kind)])
-        elif isinstance(item, str):  # a str Enum
+        if isinstance(item, str):
             found.append(item)
         elif isinstance(item, (tuple, list)):
             pending.extend(item)
+        elif is_dataclass(item) and not isinstance(item, type):
+            pending.extend([getattr(item, name) for name in model.field_names(type(item))])
     return found
 
 
 def _format_pattern(template: Template) -> str:
-    """``template`` as a ``str.format`` pattern: its text escaped, hole k as ``{h[k]}``."""
+    """``template`` as a ``str.format`` pattern: its text escaped, hole k as the positional
+    field ``{k}`` (``str.format`` finds those faster than items of an argument)."""
     return "".join(
-        escape_format(part) if isinstance(part, str) else f"{{h[{part}]}}" for part in template
+        escape_format(part) if isinstance(part, str) else f"{{{part}}}" for part in template
     )
 
 
@@ -174,6 +170,7 @@ class CallShape:
     target: Template
     attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
     memo: dict[object, Any]  # what later stages derive from the shape alone
+    holes: int  # the statements' holes: fields 0 to holes - 1 of the patterns
     # Per target: why its calls are left alone, or their reports' field values.
     by_target: dict[str, tuple[str | None, list[Any]]] = field(default_factory=dict)
     # The attribute operands of the calls with these values (filled from the holes).
@@ -194,6 +191,8 @@ class CallShape:
 
 class Literal:
     """The ``text``/``value`` patterns of a call parsed on its own: its texts written in."""
+
+    holes = 0
 
     def text(self, text: str) -> str:
         return escape_format(text)
@@ -417,6 +416,7 @@ class CallShapes:
             _template(call.target),
             attribute_values,
             {},
+            len(holes),
         )
         return None if _leaks(shape) else shape
 

@@ -5,7 +5,6 @@ Nothing here touches the text; the edits are applied by ``edits.apply_edits``.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -443,8 +442,8 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
 class ReplacementForm:
     """The text that replaces a call, as ``str.format`` patterns before and after the name
     of its callee: everything a statement shape fixes is written in, what each call has of
-    its own is a positional field: ``{k}`` the fresh name k of the constants (in ``hints``
-    order), ``{len(hints) + k}`` the statement's hole k."""
+    its own is a positional field: the statement's holes first (``call_shapes``), then the
+    fresh names of the constants, in ``hints`` order."""
 
     before_callee: str  # the pattern up to the callee's name
     after_callee: str  # and after it
@@ -453,21 +452,8 @@ class ReplacementForm:
     def around_callee(self, holes: tuple[str, ...], values: ValueNamer) -> tuple[str, str]:
         """The replacement of a call with these holes, before and after its callee's name
         (which is handed out once every call has been seen)."""
-        fields = (*values.fresh_all(self.hints), *holes)
+        fields = (*holes, *values.fresh_all(self.hints))
         return self.before_callee.format(*fields), self.after_callee.format(*fields)
-
-
-def _positional(pattern: str, names: int) -> str:
-    """``pattern``, written with ``{n[k]}`` for fresh name k and ``{h[k]}`` for hole k, with
-    ``{k}`` and ``{names + k}`` instead: ``str.format`` takes positional fields about
-    2 us a call faster than items of keyword arguments."""
-    parts: list[str] = []
-    for literal, field_name, _, _ in string.Formatter().parse(pattern):
-        parts.append(escape_format(literal))
-        if field_name is not None:
-            index = int(field_name[2:-1])
-            parts.append(f"{{{index if field_name[0] == 'n' else names + index}}}")
-    return "".join(parts)
 
 
 def replacement_form(
@@ -486,13 +472,13 @@ def replacement_form(
     names: list[str] = []
     hints: list[str] = []
     for index, attribute in enumerate(attributes):
-        name = f"{{n[{len(hints)}]}}"
+        name = f"{{{fields.holes + len(hints)}}}"
         hints.append(attribute.path)
         value = fields.value(index, attribute.value)
         constant_type = escape_format(attribute.constant_type)
         lines.append(arith_constant(name, value, constant_type) + location)
         if attribute.constant_type and attribute.constant_type != attribute.type:
-            bits = f"{{n[{len(hints)}]}}"
+            bits = f"{{{fields.holes + len(hints)}}}"
             hints.append(attribute.path + "_bits")
             cast = arith_bitcast(bits, name, constant_type, escape_format(attribute.type))
             lines.append(cast + location)
@@ -506,11 +492,7 @@ def replacement_form(
     binding = f"{fields.text(call.results)} = " if call.results else ""
     lines.append(f"{binding}{before_callee}")
     pattern_before = escape_format(newline + call.indent).join(lines)
-    return ReplacementForm(
-        _positional(pattern_before, len(hints)),
-        _positional(after_callee + location, len(hints)),
-        tuple(hints),
-    )
+    return ReplacementForm(pattern_before, after_callee + location, tuple(hints))
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
