@@ -358,7 +358,7 @@ def _judge(
     )
     if report.reason:
         return report
-    problem = _unsupported(call)
+    problem = _arity_error(call) or _unsupported(call)
     if problem is None:
         try:
             operand_perms, result_perms = permutations(call)
@@ -391,6 +391,34 @@ def _ffi_facts(call: model.CustomCall, report: CallReport) -> ExternFacts | None
         return facts_of_call(call, report.attributes, report.operand_perms, report.result_perms)
     except (FactsError, ValueError):  # no XLA dtype, or an odd indices_of_shape_operands
         return None
+
+
+def _arity_error(call: model.CustomCall) -> tuple[int, str] | None:
+    """Operands or results that the call's function type does not list. MLIR rejects such
+    an op; its rewrite would be a ``func.call`` whose arguments and types disagree."""
+    operands, types = len(call.operands), len(call.input_types)
+    if operands != types:
+        return call.span.start, (
+            f"custom call @{call.target} has {_count(operands, 'operand')} but its type lists "
+            f"{_count(types, 'operand type')}"
+        )
+    results, types = _bound_results(call.results), len(call.result_types)
+    if call.results and results != types:  # an op may leave its results unbound
+        return call.span.start, (
+            f"custom call @{call.target} binds {_count(results, 'result')} but its type lists "
+            f"{_count(types, 'result type')}"
+        )
+    return None
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _bound_results(binding: str) -> int:
+    """How many values a result binding names: ``%0`` one, ``%0:2`` two, ``%a, %b`` two."""
+    groups = [group.strip() for group in binding.split(",")]
+    return sum(int(group.partition(":")[2] or 1) for group in groups)
 
 
 def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
