@@ -16,6 +16,7 @@ import pytest
 
 import rewriter
 from fuzz.rewrite import mutate, seeds
+from rewriter.syntax import validation
 from rewriter.syntax.grammar import parser
 from rewriter.syntax.holes import ShapeFinder
 from rewriter.syntax.source import Source
@@ -271,3 +272,75 @@ def test_splats_that_differ_only_in_their_number_share_a_line_shape():
     assert shape("1.5") == shape("2.500000e-01") != shape("249")
     assert shape("0x1F") != shape("0x2F")
     assert shape("5", " {a = array<i8: 1>}") != shape("6", " {a = array<i8: 1>}")
+
+
+CONSTANT = "%c{0} = arith.constant {1} : {2} loc(#loc{0})"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["2.5", "-2.", "+1.5e-3", "1.0e+10", "1e5", "1.", "7", "-7", "+7", "123456789",
+     "1234567890", "9999999999", "300", "4294967295", "0x1F", "5x", "1.0.0", "true", "false",
+     "trueish", "x", "", '"s"'],
+)  # fmt: skip
+@pytest.mark.parametrize("type_", ["f32", "f64", "i32", "ui32", "si64", "i8", "i1", "f16"])
+def test_a_constant_whose_value_differs_gets_the_diagnostic_of_a_whole_module_parse(
+    value: str, type_: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Constant values are blanked in a line's shape (point 5): a line like earlier valid
+    ones but for its value, odd ones too, gets what lark's whole-module parse says, and an
+    integer its type does not take is reported as when no line shares an outcome."""
+    ops = [CONSTANT.format(n, v, type_) for n, v in enumerate(["1.5", "true", "3", "0"])]
+    text = module(*ops, CONSTANT.format(7, value, type_))
+    found = reported(text)
+    expected = whole_module_parse(text)
+    if expected is None:  # lark has no range check: each line parsed on its own has
+        with monkeypatch.context() as each_line_itself:
+            each_line_itself.setattr(validation, "_line_shape", lambda line, shapes: line)
+            expected = reported(text)
+    assert found == expected
+
+
+def test_constants_that_differ_only_in_their_value_share_a_line_shape():
+    """Point 5: one shape for the constants a rewrite writes for an attribute, float,
+    integer and boolean forms apart; integers a 32-bit type may not take, narrower
+    types and lines with ``array<`` keep their values."""
+    shapes = ShapeFinder()
+
+    def shape(value: str, type_: str, tail: str = "") -> str:
+        return _line_shape(CONSTANT.format(1, value, type_) + tail + "\n", shapes)
+
+    assert shape("5.0e-01", "f32") == shape("-2.5", "f32") != shape("5.0e-01", "f64")
+    assert shape("1", "i64") == shape("999999999", "i64") != shape("1", "f32")
+    assert shape("1234567890", "i32") != shape("1", "i32")
+    assert shape("7", "ui32") == shape("4", "ui32") != shape("7", "i32")
+    assert shape("3", "i8") != shape("4", "i8")
+    assert shape("true", "i1") == shape("false", "i1") != shape("1", "i1")
+    assert shape("1", "i32", " {a = array<i32: 1>}") != shape("2", "i32", " {a = array<i32: 1>}")
+
+
+@pytest.mark.parametrize("value, type_", [("9999999999", "i32"), ("300", "i8"), ("-1", "ui64")])
+def test_an_integer_constant_its_type_does_not_take_is_reported_after_shared_ones(value, type_):
+    """Point 5 blanks only integers every type it may have takes: one out of range after
+    constants whose lines share a shape is still reported, at its place."""
+    ops = [CONSTANT.format(n, v, type_) for n, v in enumerate(["1", "2", "3"])]
+    found = reported(module(*ops, CONSTANT.format(7, value, type_)))
+    assert found is not None and found[:2] == (6, 26)
+    assert f" {value} " in found[2] and f" {type_}" in found[2]  # integers.range_error's words
+
+
+FUNC_CALL = "%{0} = func.call @{1}(%arg0) : (tensor<f32>) -> tensor<f32> loc(#loc{0})"
+
+
+@pytest.mark.parametrize(
+    "symbol", ["kernel_9", "a.b-c$", "_", "-", "9", "", '"quoted"', "a@b", "a b", "a(", "@"]
+)
+def test_a_call_whose_symbol_differs_gets_the_diagnostic_of_a_whole_module_parse(symbol):
+    """Symbol names are blanked in a line's shape (point 3): a call like earlier valid ones
+    but for its callee, odd names too, gets what lark's whole-module parse says."""
+    ops = [FUNC_CALL.format(n, f"kernel_{n}") for n in range(3)]
+    text = module(*ops, FUNC_CALL.format(7, symbol))
+    assert reported(text) == whole_module_parse(text)
+    assert _line_shape(FUNC_CALL.format(1, "k_1") + "\n", ShapeFinder()) == _line_shape(
+        FUNC_CALL.format(2, "other.kernel") + "\n", ShapeFinder()
+    )

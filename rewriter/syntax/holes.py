@@ -13,7 +13,7 @@ from and P one it matches. They agree outside the holes, and each hole of P is a
 of its kind's pattern. ``shape_of``'s scan takes the same steps on both:
 
 - Every hole is preceded by the context its kind's alternative needs (``%``, ``loc(#``,
-  ``stablehlo.custom_call @``, ``=`` and blanks, ``arith.constant`` and blanks), whose
+  ``stablehlo.custom_call @``, ``=`` and blanks), whose
   last character (``%#@=``, blank) is in no hole's alphabet; so no two holes touch, a run
   of name characters in literal text ends before any hole, and a hole ends where the
   literal text after it starts (that text starts with a character the hole's pattern
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from .compact import STRING
 from .integers import digits_always_taken, range_error
 
-_FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
+FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
 _INT = r"[-+]?[0-9]+"  # the grammar's INT terminal
 _SYMBOL_NAME = r"[A-Za-z_$.\-][\w$.\-]*"
 # What each kind of hole takes: one pattern for shape_of and the matchers alike.
@@ -58,13 +58,11 @@ HOLE_PATTERNS = {
     "name": r"[A-Za-z0-9_$.\-]+",
     "alias": _SYMBOL_NAME,
     "target": _SYMBOL_NAME,
-    "float": _FLOAT,
+    "float": FLOAT,
     "int": _INT,
     "bool": "true|false",
-    "constant": _FLOAT,
-    "constant_bool": "true|false",
 }
-_FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
+FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
 
 
 _HOLE_MATCHERS = {kind: re.compile(pattern) for kind, pattern in HOLE_PATTERNS.items()}
@@ -80,15 +78,11 @@ _HOLES = re.compile(
     + rf"|%{_hole('name')}"
     + rf"|loc\(#{_hole('alias')}\)"
     + rf"|stablehlo\.custom_call[ \t]+@{_hole('target')}"
-    + rf"|=[ \t]*(?:{_hole('float')}{_FLOAT_TYPE}"
+    + rf"|=[ \t]*(?:{_hole('float')}{FLOAT_TYPE}"
     + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
     + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
-    # The constants a rewrite writes, for the validation of its output (syntax/validation.py)
-    + rf"|arith\.constant[ \t]+(?:{_hole('constant')}{_FLOAT_TYPE}"
-    + rf"|{_hole('constant_bool')}(?![\w$.]))"
 )
 BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
-BLANK |= {"constant": "0.0", "constant_bool": "true"}
 _INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
 
 Hole = tuple[int, int, str]  # start and end in the statement, kind

@@ -27,9 +27,12 @@ Why a remembered outcome is the outcome the line itself would have:
    only start HASH_ID (line-start terminals need the line's start, and ``#-}`` a ``}``),
    which takes the whole run and ends at the ``)``; in a string or a comment it is text
    like any other, with no quote, backslash or newline in it. So two lines of one shape
-   lex to the same token types at the same places, up to the lengths of the names. A
-   custom call statement's shape blanks more: its target and scalar attribute values too,
-   each of which lexes to one token of one type whatever its text
+   lex to the same token types at the same places, up to the lengths of the names. The
+   name ``X`` of every ``@X`` (the longest run of ``[A-Za-z_$.-][A-Za-z0-9_$.-]*``) is
+   blanked too: SYMBOL is the only terminal with a ``@`` outside strings and comments, and
+   it takes the whole run; so a ``func.call @kernel_7`` shares its line with the other
+   targets' calls. A custom call statement's shape blanks more: its scalar attribute
+   values too, each of which lexes to one token of one type whatever its text
    (``rewriter/plan/call_shapes.py``, point 2).
 4. The number of a splat, ``dense<L>`` with ``L`` of the INT form (``[-+]?[0-9]+``) or the
    FLOAT form right before the ``>``, is blanked to ``0`` or ``0.0`` (its sign kept): an
@@ -42,6 +45,18 @@ Why a remembered outcome is the outcome the line itself would have:
    the ``>`` after it ends it. The range check below reads no splat: only the elements of
    ``array<iN: ...>`` (a line holding ``array<`` keeps its splats), ``= L}`` and
    ``L : iN``, and a splat's number has ``<`` before it and ``>`` after it.
+5. The value ``V`` of ``arith.constant V`` (a rewrite writes one for each attribute of
+   a call) is blanked when it is a FLOAT-form literal before ``: f32`` or ``: f64`` (to
+   ``0.0``), ``true`` or ``false`` (to ``true``), or an INT-form literal of at most nine
+   digits before ``: iN``, ``siN`` or ``uiN`` of 32 or 64 bits (to ``0``). ``V`` starts a
+   token after the blank, unless it is text in a string or a comment: the line-start
+   terminals hold only the blanks that start a line, LS_RESULTS only blanks before a
+   ``,`` or ``=``, and no other terminal holds one. What follows ``V`` (a blank or ``:``,
+   after a boolean no name character) ends that token, and each form lexes to one token
+   type whatever its text, as point 2 of ``rewriter/plan/call_shapes.py`` argues for
+   attribute values. The range check reads such an integer as ``L : iN`` only (a line
+   holding ``array<`` keeps its value, as it keeps its splats), and the types that may
+   follow take any nine digits, as they take ``0``.
 
 Only successful outcomes are remembered: a line that fails was parsed for real and
 reports its own place. Lines go in file order, so the first error is the one a
@@ -69,7 +84,7 @@ from lark.utils import TextSlice
 
 from .diagnostics import Diagnostic
 from .grammar import parser
-from .holes import ShapeFinder
+from .holes import FLOAT, FLOAT_TYPE, ShapeFinder
 from .integers import integer_type_width, range_error
 from .source import Source
 
@@ -79,6 +94,15 @@ LONG_LINE = 10_000
 _VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
 _LOCATION_ALIAS = re.compile(r"loc\(#[A-Za-z_$.\-][\w$.\-]*\)")
 _SPLAT = re.compile(r"dense<([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?>")
+_SYMBOL = re.compile(r"@[A-Za-z_$.\-][\w$.\-]*")
+# The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
+# every 32- or 64-bit integer type takes.
+_CONSTANT_VALUE = re.compile(
+    rf"arith\.constant (?:(?P<float>{FLOAT}){FLOAT_TYPE}"
+    r"|(?P<bool>true|false)(?![\w$.])"
+    r"|(?P<int>[0-9]{1,9})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
+)
+_CONSTANT_BLANK = {"float": "0.0", "bool": "true", "int": "0"}
 
 
 def _blank_splat(match: re.Match[str]) -> str:
@@ -223,10 +247,10 @@ class _Parser:
 
 
 def _line_shape(line: str, shapes: ShapeFinder) -> str:
-    """What decides a line's outcome besides the state (points 3 and 4): custom call
-    statements and constants by their shape (``holes.shape_of``, found by ``shapes``), other
-    lines with their names, location aliases and splat numbers blanked."""
-    if "custom_call" in line or "arith.constant" in line:
+    """What decides a line's outcome besides the state (points 3 to 5): a custom call
+    statement by its shape (``holes.shape_of``, found by ``shapes``), another line with its
+    names, location aliases, symbols, splat numbers and constant value blanked."""
+    if "custom_call" in line:
         known, texts, _ = shapes.find(line)
         # The range check reads integers: a line with one its type rejects is its own key.
         return known.key if known.integers_taken(texts) else line
@@ -234,8 +258,18 @@ def _line_shape(line: str, shapes: ShapeFinder) -> str:
         line = _VALUE_NAME.sub("%_", line)
     if "loc(#" in line:
         line = _LOCATION_ALIAS.sub("loc(#_)", line)
-    if "dense<" in line and "array<" not in line:
-        line = _SPLAT.sub(_blank_splat, line)
+    if "@" in line:
+        line = _SYMBOL.sub("@_", line)
+    if "array<" not in line:  # the range check reads an array's elements
+        if "dense<" in line:
+            line = _SPLAT.sub(_blank_splat, line)
+        if "arith.constant " in line:
+            constant = _CONSTANT_VALUE.search(line)
+            if constant is not None:
+                kind = constant.lastgroup
+                assert kind is not None  # every alternative is a group
+                start, end = constant.span(kind)
+                line = f"{line[:start]}{_CONSTANT_BLANK[kind]}{line[end:]}"
     return line
 
 
