@@ -15,9 +15,7 @@ member of its class:
 - ``target``: ``T`` in ``stablehlo.custom_call @T`` (a bare symbol name);
 - ``float``: ``L`` in ``= L : f32`` (or ``f64``), ``L`` of the grammar's FLOAT form;
 - ``int``: ``L`` in ``= L : iN`` (or ``siN``, ``uiN``), ``L`` of the INT form;
-- ``bool``: ``true`` or ``false`` after ``=``, before ``,`` or ``}``;
-- ``constant``, ``constant_bool``: the same forms after ``arith.constant``, in no custom
-  call but in the rewritten module, whose validation remembers lines by these shapes.
+- ``bool``: ``true`` or ``false`` after ``=``, before ``,`` or ``}``.
 
 Why a shape's outcome is each of its statements' own outcome:
 
