@@ -7,6 +7,7 @@ like earlier valid ones but are broken in or next to a name.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from pathlib import Path
@@ -20,7 +21,7 @@ from rewriter.syntax import validation
 from rewriter.syntax.grammar import parser
 from rewriter.syntax.holes import ShapeFinder
 from rewriter.syntax.source import Source
-from rewriter.syntax.validation import _line_shape
+from rewriter.syntax.validation import _line_shape, blanked_line, constant_line_shape
 
 pytestmark = pytest.mark.jax
 
@@ -344,3 +345,29 @@ def test_a_call_whose_symbol_differs_gets_the_diagnostic_of_a_whole_module_parse
     assert _line_shape(FUNC_CALL.format(1, "k_1") + "\n", ShapeFinder()) == _line_shape(
         FUNC_CALL.format(2, "other.kernel") + "\n", ShapeFinder()
     )
+
+
+def test_the_constant_line_fast_path_blanks_as_the_general_one():
+    """``constant_line_shape`` is a shortcut for the constant lines a rewrite writes: where
+    it answers, it answers what ``blanked_line`` (points 3 to 5) does, and it answers for
+    every constant of the rewritten call-dense exports but strings and arrays."""
+    values = ["5.0e-01", "-2.5", "1.", "1e5", "7", "-7", "123456789", "1234567890", "true",
+              "false", "trueish", "0x1F", ""]  # fmt: skip
+    types = ["", " : f32", " : f64", " : f16", " : i32", " : si64", " : ui32", " : i8",
+             " : i1", " : index", " : f32x"]  # fmt: skip
+    answered = 0
+    for indent, name, alias in [("    ", "eps_7", "loc9"), ("\t", "0", "a.b-c$")]:
+        for value, type_ in itertools.product(values, types):
+            line = f"{indent}%{name} = arith.constant {value}{type_} loc(#{alias})\n"
+            shape = constant_line_shape(line)
+            answered += shape is not None
+            assert shape in (None, blanked_line(line)), line
+    assert answered == 2 * 9 * len(types)  # the FLOAT-, INT- and boolean-form values
+    folder = Path(__file__).parent / "data" / "call_dense"
+    written = 0
+    for path in sorted(folder.glob("*.mlir")):
+        for line in rewriter.rewrite(path.read_text()).text.splitlines(keepends=True):
+            if "arith.constant " in line and '"' not in line and "<" not in line:
+                assert constant_line_shape(line) == blanked_line(line), line
+                written += 1
+    assert written > 500
