@@ -67,7 +67,8 @@ Integer literals out of range for their type (``300 : i8``) parse, but MLIR reje
 they are checked on the tokens of each line lexed, and the first is reported when the text
 parses. A line's shape keeps its numbers, but for a custom call's typed integer attributes,
 which it blanks only when they are in range (a line with one out of range is its own
-key), so a remembered line is one already checked.
+key), and a constant's integer that every type it may have takes (point 5); so a
+remembered line is one already checked.
 """
 
 from __future__ import annotations
