@@ -12,7 +12,11 @@ from jax._src.interpreters import mlir
 from jax._src.lib.mlir import ir
 
 import rewriter
-from rewriter.syntax.integers import digits_always_taken, range_error
+from rewriter.syntax.integers import (
+    digits_always_taken,
+    negative_digits_always_taken,
+    range_error,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 RMS = (ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text()
@@ -149,3 +153,20 @@ def test_digits_always_taken_is_a_bound_the_rule_agrees_with(type_):
         assert range_error("9" * digits, type_) is None
         assert range_error("0" * digits, type_) is None
     assert range_error("9" * (digits + 1), type_) is not None
+
+
+@pytest.mark.parametrize(
+    "type_", ["i1", "i2", "i4", "i8", "si8", "ui8", "i10", "si16", "i32", "si64", "ui64"]
+)
+def test_negative_digits_always_taken_is_a_bound_the_rule_agrees_with(type_):
+    """The quick yes for negative literals: every one of at most that many digits after the
+    minus sign, the first not 0, is taken; one more digit is not always taken; an unsigned
+    type takes none."""
+    digits = negative_digits_always_taken(type_)
+    if digits:
+        assert range_error("-" + "9" * digits, type_) is None
+        assert range_error("-1" + "0" * (digits - 1), type_) is None
+        assert range_error("-1", type_) is None
+    assert range_error("-" + "9" * (digits + 1), type_) is not None
+    if type_.startswith("u"):
+        assert digits == 0 and range_error("-1", type_) is not None

@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .compact import STRING
-from .integers import digits_always_taken, range_error
+from .integers import digits_always_taken, negative_digits_always_taken, range_error
 
 FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
 _INT = r"[-+]?[0-9]+"  # the grammar's INT terminal
@@ -145,7 +145,8 @@ class KnownShape:
     key: str
     made_from: str
     holes: list[Hole]
-    int_holes: tuple[tuple[int, str, int], ...]  # (hole, its type, digits always taken)
+    # (hole, its type, digits always taken without a sign and after a minus sign)
+    int_holes: tuple[tuple[int, str, int, int], ...]
     found: int = 0  # statements found of this shape without the matcher
     matcher: re.Pattern[str] | None = None
 
@@ -187,9 +188,18 @@ class KnownShape:
     def integers_taken(self, texts: Sequence[str]) -> bool:
         """Whether each integer hole of a statement (its ``texts``) is a value its type
         takes (``rewriter/syntax/integers.py``): the one value that decides more than its text."""
-        for hole, type_, digits in self.int_holes:
+        for hole, type_, digits, negative_digits in self.int_holes:
             text = texts[hole]
-            if not (len(text) <= digits and text.isdigit()) and range_error(text, type_):
+            if len(text) <= digits and text.isdigit():
+                continue
+            if (
+                text[:1] == "-"
+                and 1 < len(text) <= negative_digits + 1
+                and text[1] != "0"
+                and text[1:].isdigit()
+            ):
+                continue
+            if range_error(text, type_):
                 return False
         return True
 
@@ -237,12 +247,14 @@ class ShapeFinder:
             known.matcher = shape_matcher(known.made_from, known.holes)
 
 
-def _int_holes(piece: str, holes: list[Hole]) -> tuple[tuple[int, str, int], ...]:
+def _int_holes(piece: str, holes: list[Hole]) -> tuple[tuple[int, str, int, int], ...]:
     found = []
     for index, (_, end, kind) in enumerate(holes):
         if kind == "int":
             type_ = integer_type(piece, end)
-            found.append((index, type_, digits_always_taken(type_)))
+            found.append(
+                (index, type_, digits_always_taken(type_), negative_digits_always_taken(type_))
+            )
     return tuple(found)
 
 

@@ -34,6 +34,17 @@ def digits_always_taken(type_: str) -> int:
     return len(str(high + 1)) - 1
 
 
+def negative_digits_always_taken(type_: str) -> int:
+    """How many decimal digits, the first not 0, a literal of ``type_`` after a minus sign
+    may have and always be taken (``-99 : i8``): the quick yes for negative literals. 0
+    for unsigned and other types, which take none (or are not this rule's business)."""
+    kind = integer_type_width(type_)
+    if kind is None or kind[0] == "u":
+        return 0
+    half = (1 << kind[1]) >> 1  # the largest magnitude taken after a minus sign
+    return len(str(half)) - 1 if half else 0
+
+
 def range_error(literal: str, type_: str) -> str | None:
     """Why MLIR rejects ``literal : type_``, or None when it takes it (or it is no integer
     literal of an integer type: ``1.5``, ``f32`` are not this rule's business)."""

@@ -104,26 +104,30 @@ _CONSTANT_VALUE = re.compile(
     r"|(?P<int>[0-9]{1,9})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
 )
 _CONSTANT_BLANK = {"float": "0.0", "bool": "true", "int": "0"}
-_NINE_DIGITS = re.compile(r"[0-9]{1,9}")
-# The constant lines a rewrite writes, whole: one name, one alias, no `@`, `<` or `"`.
+# The constant lines a rewrite writes, whole: one name, one alias, no `@`, `%` or `array<`.
+# A dense value's body is a hexadecimal string or numbers, lists and booleans (of the
+# letters of `true`, `false` and `E` only): no text a blanking of points 3 to 5 finds.
 _CONSTANT_LINE = re.compile(
     rf"([ \t]*)%[A-Za-z0-9_$.\-]+ = arith\.constant "
-    rf"(?:(?P<float>{FLOAT})|(?P<bool>true|false)|(?P<int>[-+]?[0-9]+))"
-    r"(?P<type> : [a-z0-9]+)? loc\(#[A-Za-z_$.\-][\w$.\-]*\)\n"
+    rf"(?:(?P<float>{FLOAT})|(?P<bool>true|false)|(?P<int>[-+]?[0-9]+)"
+    r'|dense<(?P<dense>"0x[0-9A-Fa-f]*"|[-+0-9.eE, \[\]()truefals]*)>)'
+    r"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#[A-Za-z_$.\-][\w$.\-]*\)\n"
 )
-# The types after which _CONSTANT_VALUE blanks a value of each form (None: any)
-_BLANKED_AFTER = {
-    "float": {" : f32", " : f64"},
-    "int": {f" : {sign}i{bits}" for sign in ("", "s", "u") for bits in (32, 64)},
-    "bool": None,
-}
+_SPLAT_NUMBER = re.compile(r"([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?")  # point 4's L
+# The types after which _CONSTANT_VALUE blanks a float, and an integer of nine digits.
+_FLOAT_BLANKED_AFTER = frozenset({" : f32", " : f64"})
+_INT_BLANKED_AFTER = frozenset(f" : {sign}i{bits}" for sign in ("", "s", "u") for bits in (32, 64))
 
 
-def _blank_splat(match: re.Match[str]) -> str:
-    return f"dense<{match.group(1)}{'0' if match.group(2) is None else '0.0'}>"
+def _blank_splat(number: re.Match[str]) -> str:
+    """A splat's number blanked (point 4), its sign kept: ``number`` has the sign and the
+    fraction as groups 1 and 2, as _SPLAT and _SPLAT_NUMBER match it."""
+    return f"{number.group(1)}{'0' if number.group(2) is None else '0.0'}"
 
 
 Stack = tuple[int, ...]
+# Line shape -> (the stack after the line, the outcomes remembered from that stack).
+_Outcomes = dict[str, "tuple[Stack, _Outcomes]"]
 
 
 class _Unexpected(Exception):
@@ -277,18 +281,27 @@ def _line_shape(line: str, shapes: ShapeFinder) -> str:
 
 def constant_line_shape(line: str) -> str | None:
     """``blanked_line(line)`` at half its cost, for a constant line as a rewrite writes it
-    for an attribute (``%eps_7 = arith.constant 5.0e-01 : f32 loc(#loc9)``); None for
-    another line. Such a line holds one name, one alias and no ``@``, ``<`` or quote, so
-    blanking it is blanking its name, its alias and its value where point 5 does."""
+    for an attribute (``%eps_7 = arith.constant 5.0e-01 : f32 loc(#loc9)``, or a
+    ``dense<...>`` of numbers); None for another line. Such a line holds one name, one
+    alias, no ``@`` and no ``array<``, and its value no ``%``, ``#`` or ``arith.constant``;
+    so blanking it is blanking its name, its alias, and its value where point 4 (a splat)
+    or point 5 does."""
     match = _CONSTANT_LINE.fullmatch(line)
     if match is None:
         return None
-    kind = "float" if match.group("float") else "bool" if match.group("bool") else "int"
-    value, type_ = match.group(kind), match.group("type") or ""
-    types = _BLANKED_AFTER[kind]
-    if (types is None or type_ in types) and (kind != "int" or _NINE_DIGITS.fullmatch(value)):
-        value = _CONSTANT_BLANK[kind]
-    return f"{match.group(1)}%_ = arith.constant {value}{type_} loc(#_)\n"
+    indent, float_, bool_, int_, dense, type_ = match.groups()
+    type_ = type_ or ""
+    if float_ is not None:
+        value = "0.0" if type_ in _FLOAT_BLANKED_AFTER else float_
+    elif bool_ is not None:
+        value = "true"
+    elif int_ is not None:  # blanked when it has no sign and nine digits at most
+        taken = type_ in _INT_BLANKED_AFTER and len(int_) <= 9 and int_.isdigit()
+        value = "0" if taken else int_
+    else:
+        splat = _SPLAT_NUMBER.fullmatch(dense)
+        value = f"dense<{_blank_splat(splat) if splat else dense}>"
+    return f"{indent}%_ = arith.constant {value}{type_} loc(#_)\n"
 
 
 def blanked_line(line: str) -> str:
@@ -302,7 +315,7 @@ def blanked_line(line: str) -> str:
         line = _SYMBOL.sub("@_", line)
     if "array<" not in line:  # the range check reads an array's elements
         if "dense<" in line:
-            line = _SPLAT.sub(_blank_splat, line)
+            line = _SPLAT.sub(lambda splat: f"dense<{_blank_splat(splat)}>", line)
         if "arith.constant " in line:
             constant = _CONSTANT_VALUE.search(line)
             if constant is not None:
@@ -319,7 +332,11 @@ def first_error(source: Source) -> Diagnostic | None:
     tables = _tables()
     parse = _Parser(tables)
     stack: Stack = (tables.start_state,)
-    outcomes: dict[tuple[Stack, str], Stack] = {}
+    # The outcomes remembered from each state stack, by line shape: the stack after the
+    # line and the outcomes remembered from that one. A line's lookup hashes its shape
+    # alone; a stack is hashed only when a line is lexed.
+    outcomes: dict[Stack, _Outcomes] = {stack: {}}
+    known = outcomes[stack]
     shapes = ShapeFinder()
     start = 0
     try:
@@ -327,12 +344,14 @@ def first_error(source: Source) -> Diagnostic | None:
             end = text.find("\n", start) + 1 or len(text)
             if end - start > LONG_LINE:
                 stack = parse.run(text, start, end, stack)
+                known = outcomes.setdefault(stack, {})
             else:
-                key = (stack, _line_shape(text[start:end], shapes))
-                after = outcomes.get(key)
+                shape = _line_shape(text[start:end], shapes)
+                after = known.get(shape)
                 if after is None:
-                    after = outcomes[key] = parse.run(text, start, end, stack)
-                stack = after
+                    stack = parse.run(text, start, end, stack)
+                    after = known[shape] = (stack, outcomes.setdefault(stack, {}))
+                stack, known = after
             start = end
         parse.finish(stack, len(text))
     except _Unexpected as error:
