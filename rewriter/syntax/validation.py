@@ -83,6 +83,7 @@ from lark.lexer import Lexer, LexerState, LineCounter
 from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
+from .compact import STRING
 from .diagnostics import Diagnostic
 from .grammar import parser
 from .holes import FLOAT, FLOAT_TYPE, ShapeFinder
@@ -96,6 +97,10 @@ _VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
 _LOCATION_ALIAS = re.compile(r"loc\(#[A-Za-z_$.\-][\w$.\-]*\)")
 _SPLAT = re.compile(r"dense<([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?>")
 _SYMBOL = re.compile(r"@[A-Za-z_$.\-][\w$.\-]*")
+_STRING = re.compile(STRING)
+# Where a line may hold a string that must stay (point 6): a comment, `"stablehlo.custom_call"`.
+_STRING_KEPT_OR_COMMENT = re.compile(rf'(?P<kept>"stablehlo\.custom_call"|//[^\n]*)|{STRING}')
+_ALIAS_DEFINITION = re.compile(r"#[A-Za-z_][\w$.\-]*(?=[ \t]*=)")  # at a line's start
 # The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
 # every 32- or 64-bit integer type takes.
 _CONSTANT_VALUE = re.compile(
@@ -104,15 +109,18 @@ _CONSTANT_VALUE = re.compile(
     r"|(?P<int>[0-9]{1,9})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
 )
 _CONSTANT_BLANK = {"float": "0.0", "bool": "true", "int": "0"}
-# The constant lines a rewrite writes, whole: one name, one alias, no `@`, `%` or `array<`.
-# A dense value's body is a hexadecimal string or numbers, lists and booleans (of the
-# letters of `true`, `false` and `E` only): no text a blanking of points 3 to 5 finds.
-_CONSTANT_LINE = re.compile(
-    rf"([ \t]*)%[A-Za-z0-9_$.\-]+ = arith\.constant "
+# A line that binds one name: its indentation and the name, before ` = ` and the rest.
+_ONE_RESULT = re.compile(r"([ \t]*)%[A-Za-z0-9_$.\-]+(?= = )")
+# The rest of a constant line as a rewrite writes it, whole: one alias, no `@`, `%` or
+# `array<`. A dense value's body is a hexadecimal string or numbers, lists and booleans (of
+# the letters of `true`, `false` and `E` only): no text a blanking of points 3 to 6 finds.
+_CONSTANT_REST = re.compile(
+    r" = arith\.constant "
     rf"(?:(?P<float>{FLOAT})|(?P<bool>true|false)|(?P<int>[-+]?[0-9]+)"
     r'|dense<(?P<dense>"0x[0-9A-Fa-f]*"|[-+0-9.eE, \[\]()truefals]*)>)'
     r"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#[A-Za-z_$.\-][\w$.\-]*\)\n"
 )
+_REMEMBERED_RESTS = 1 << 14  # blanked rests of lines a validation keeps, at most
 _SPLAT_NUMBER = re.compile(r"([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?")  # point 4's L
 # The types after which _CONSTANT_VALUE blanks a float, and an integer of nine digits.
 _FLOAT_BLANKED_AFTER = frozenset({" : f32", " : f64"})
@@ -264,32 +272,60 @@ class _Parser:
                 return
 
 
-def _line_shape(line: str, shapes: ShapeFinder) -> str:
-    """What decides a line's outcome besides the state (points 3 to 5): a custom call
-    statement by its shape (``holes.shape_of``, found by ``shapes``), another line with its
-    names, location aliases, symbols, splat numbers and constant value blanked."""
-    if "custom_call" in line:
-        known, texts, _ = shapes.find(line)
-        # The range check reads integers: a line with one its type rejects is its own key.
-        return known.key if known.integers_taken(texts) else line
-    if "arith.constant " in line:
-        shape = constant_line_shape(line)
-        if shape is not None:
-            return shape
-    return blanked_line(line)
+class LineShapes:
+    """The shapes of one validation's lines (points 3 to 6).
+
+    A custom call statement has its shape (``holes.shape_of``, found by a ShapeFinder);
+    another line has its names, location aliases, symbols, splat numbers, constant value
+    and strings blanked (``blanked_line``). A line that binds one name is that name's
+    blanking followed by its rest's (no blanking reaches across the `` = `` between them),
+    and the rests without a name in them, an export's constants above all, recur: so
+    their blankings are remembered."""
+
+    def __init__(self) -> None:
+        self.calls = ShapeFinder()
+        self.rests: dict[str, str] = {}
+
+    def of(self, line: str) -> str:
+        """The shape of ``line``."""
+        if "custom_call" in line:
+            known, texts, _ = self.calls.find(line)
+            # The range check reads integers: a line with one its type rejects is its own key.
+            return known.key if known.integers_taken(texts) else line
+        named = _ONE_RESULT.match(line)
+        if named is None:
+            return blanked_line(line)
+        rest = line[named.end() :]
+        blanked = self.rests.get(rest)
+        if blanked is None:
+            blanked = _constant_rest_shape(rest) if "arith.constant " in rest else None
+            if blanked is None:
+                blanked = blanked_line(rest)
+            if "%" not in rest and len(self.rests) < _REMEMBERED_RESTS:
+                self.rests[rest] = blanked
+        return f"{named.group(1)}%_{blanked}"
 
 
 def constant_line_shape(line: str) -> str | None:
     """``blanked_line(line)`` at half its cost, for a constant line as a rewrite writes it
     for an attribute (``%eps_7 = arith.constant 5.0e-01 : f32 loc(#loc9)``, or a
     ``dense<...>`` of numbers); None for another line. Such a line holds one name, one
-    alias, no ``@`` and no ``array<``, and its value no ``%``, ``#`` or ``arith.constant``;
-    so blanking it is blanking its name, its alias, and its value where point 4 (a splat)
-    or point 5 does."""
-    match = _CONSTANT_LINE.fullmatch(line)
+    alias, no ``@`` and no ``array<``, and its value no ``%``, ``#``, ``arith.constant``
+    or string but a hexadecimal one; so blanking it is blanking its name, its alias, and
+    its value where point 4 (a splat), point 5 or point 6 (a string) does."""
+    named = _ONE_RESULT.match(line)
+    if named is None:
+        return None
+    shape = _constant_rest_shape(line[named.end() :])
+    return None if shape is None else f"{named.group(1)}%_{shape}"
+
+
+def _constant_rest_shape(rest: str) -> str | None:
+    """``constant_line_shape`` of the rest of a line after its name."""
+    match = _CONSTANT_REST.fullmatch(rest)
     if match is None:
         return None
-    indent, float_, bool_, int_, dense, type_ = match.groups()
+    float_, bool_, int_, dense, type_ = match.groups()
     type_ = type_ or ""
     if float_ is not None:
         value = "0.0" if type_ in _FLOAT_BLANKED_AFTER else float_
@@ -300,13 +336,20 @@ def constant_line_shape(line: str) -> str | None:
         value = "0" if taken else int_
     else:
         splat = _SPLAT_NUMBER.fullmatch(dense)
-        value = f"dense<{_blank_splat(splat) if splat else dense}>"
-    return f"{indent}%_ = arith.constant {value}{type_} loc(#_)\n"
+        body = '""' if dense[:1] == '"' else _blank_splat(splat) if splat else dense
+        value = f"dense<{body}>"
+    return f" = arith.constant {value}{type_} loc(#_)\n"
 
 
 def blanked_line(line: str) -> str:
-    """``line`` with its names, location aliases, symbols, splat numbers and constant
-    value blanked (points 3 to 5)."""
+    """``line`` with its names, location aliases, symbols, splat numbers, constant value
+    and strings blanked (points 3 to 6)."""
+    if '"' in line:
+        line = _blank_strings(line)
+    if line[:1] == "#":
+        definition = _ALIAS_DEFINITION.match(line)
+        if definition is not None:
+            line = f"#_{line[definition.end() :]}"
     if "%" in line:
         line = _VALUE_NAME.sub("%_", line)
     if "loc(#" in line:
@@ -326,6 +369,16 @@ def blanked_line(line: str) -> str:
     return line
 
 
+def _blank_strings(line: str) -> str:
+    """``line`` with every string ``""`` but in a comment and ``"stablehlo.custom_call"``
+    (point 6)."""
+    if "//" in line or '"stablehlo.custom_call"' in line:
+        return _STRING_KEPT_OR_COMMENT.sub(
+            lambda found: found.group() if found.group("kept") else '""', line
+        )
+    return _STRING.sub('""', line)
+
+
 def first_error(source: Source) -> Diagnostic | None:
     """The first place where ``source`` leaves the grammar, or None if all of it parses."""
     text = source.text
@@ -337,7 +390,7 @@ def first_error(source: Source) -> Diagnostic | None:
     # alone; a stack is hashed only when a line is lexed.
     outcomes: dict[Stack, _Outcomes] = {stack: {}}
     known = outcomes[stack]
-    shapes = ShapeFinder()
+    shapes = LineShapes()
     start = 0
     try:
         while start < len(text):
@@ -346,7 +399,7 @@ def first_error(source: Source) -> Diagnostic | None:
                 stack = parse.run(text, start, end, stack)
                 known = outcomes.setdefault(stack, {})
             else:
-                shape = _line_shape(text[start:end], shapes)
+                shape = shapes.of(text[start:end])
                 after = known.get(shape)
                 if after is None:
                     stack = parse.run(text, start, end, stack)
