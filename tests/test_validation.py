@@ -292,13 +292,18 @@ def test_a_constant_whose_value_differs_gets_the_diagnostic_of_a_whole_module_pa
     integer its type does not take is reported as when no line shares an outcome."""
     ops = [CONSTANT.format(n, v, type_) for n, v in enumerate(["1.5", "true", "3", "0"])]
     text = module(*ops, CONSTANT.format(7, value, type_))
-    found = reported(text)
+    assert reported(text) == expected_report(text, monkeypatch)
+
+
+def expected_report(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, str] | None:
+    """What lark's whole-module parse says, and where it finds no fault, what the
+    validation says with each line its own shape (lark has no range check)."""
     expected = whole_module_parse(text)
-    if expected is None:  # lark has no range check: each line parsed on its own has
+    if expected is None:
         with monkeypatch.context() as each_line_itself:
             each_line_itself.setattr(validation.LineShapes, "of", lambda self, line: line)
             expected = reported(text)
-    assert found == expected
+    return expected
 
 
 def test_constants_that_differ_only_in_their_value_share_a_line_shape():
@@ -417,17 +422,26 @@ def aliased(*definitions: str) -> str:
 )
 @pytest.mark.parametrize("indent", ["", "  "])
 @pytest.mark.parametrize(
-    "value", ['loc("x")', 'loc("f.py":17:1 to :9)', "loc(unknown)", '"s"', 'loc("x"']
-)
+    "value",
+    ['loc("x")', 'loc("f.py":17:1 to :9)', "loc(unknown)", '"s"', 'loc("x"', 'loc("n"(#loc3))',
+     "loc(callsite(#a at #b.c-d))", "loc(callsite(#-} at #b))", "loc(fused[#a, #b])",
+     'loc("f":1:2 to 3:4)', 'loc("f":1:2x)', 'loc("f":1:2 to :3x)', 'loc("f":1.5:2)',
+     'loc("f":0x1:2)', 'loc("f":1:)', 'loc(#9)', "array<i8: 300>", 'array<i8: "":300:1>',
+     'loc("f":300:1) // array<i8: 1>'],
+)  # fmt: skip
 def test_an_alias_definition_whose_name_differs_gets_the_diagnostic_of_a_whole_module_parse(
-    name, indent, value
-):
-    """Alias definitions' names are blanked in a line's shape (point 3): a definition like
-    earlier valid ones but for its name, odd names too (``#-}`` closes file metadata),
-    gets what lark's whole-module parse says."""
+    name: str, indent: str, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alias definitions' names, the aliases they use and their file locations' numbers
+    are blanked in a line's shape (point 3): a definition like earlier valid ones, odd
+    names and values too (``#-}`` closes file metadata, an array's integers are checked),
+    gets what lark's whole-module parse says, and where it finds no fault what each line
+    parsed on its own gives."""
     valid = [f'#loc{n} = loc("v{n}")' for n in range(3)]
+    valid += ['#loc3 = loc("f.py":1:2 to :3)', "#loc4 = loc(callsite(#loc1 at #loc2))"]
+    valid += ['#loc5 = loc("g"(#loc4))', "#loc6 = array<i8: 1>"]
     text = aliased(*valid, f"{indent}#{name} = {value}")
-    assert reported(text) == whole_module_parse(text)
+    assert reported(text) == expected_report(text, monkeypatch)
 
 
 def test_strings_and_alias_definitions_share_line_shapes():
@@ -440,6 +454,9 @@ def test_strings_and_alias_definitions_share_line_shapes():
         return shapes.of(line + "\n")
 
     assert shape('#loc1 = loc("x")') == shape('#loc27 = loc("index")') != shape("#loc1 = loc(a)")
+    assert shape('#loc3 = loc("/a.py":177:11 to :31)') == shape('#loc4 = loc("b.py":1:5 to :9)')
+    assert shape('#loc23 = loc("f"(#loc3))') == shape('#loc24 = loc("main"(#loc4))')
+    assert shape("#loc5 = loc(callsite(#loc1 at #loc2))") == shape("#l = loc(callsite(#a at #b))")
     declaration = (
         "  func.func private @{0}(tensor<4xf32>) -> tensor<4xf32> attributes "
         '{{llvm.emit_c_interface, rewriter.xla_ffi = {{attributes = {{}}, target = "{0}"}}}}'

@@ -101,6 +101,11 @@ _STRING = re.compile(STRING)
 # Where a line may hold a string that must stay (point 6): a comment, `"stablehlo.custom_call"`.
 _STRING_KEPT_OR_COMMENT = re.compile(rf'(?P<kept>"stablehlo\.custom_call"|//[^\n]*)|{STRING}')
 _ALIAS_DEFINITION = re.compile(r"#[A-Za-z_][\w$.\-]*(?=[ \t]*=)")  # at a line's start
+# In an alias definition (point 3): an alias used after `(` or a blank, and the line and
+# column numbers of a file location.
+_ALIAS_USE = re.compile(r"(?<=[( ])#[A-Za-z_][\w$.\-]*")
+_FILE_LOCATION = re.compile(r'(?<="":)[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?(?![\w$.])')
+_DIGITS = re.compile(r"[0-9]+")
 # The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
 # every 32- or 64-bit integer type takes.
 _CONSTANT_VALUE = re.compile(
@@ -347,9 +352,7 @@ def blanked_line(line: str) -> str:
     if '"' in line:
         line = _blank_strings(line)
     if line[:1] == "#":
-        definition = _ALIAS_DEFINITION.match(line)
-        if definition is not None:
-            line = f"#_{line[definition.end() :]}"
+        line = _blanked_definition(line)
     if "%" in line:
         line = _VALUE_NAME.sub("%_", line)
     if "loc(#" in line:
@@ -367,6 +370,18 @@ def blanked_line(line: str) -> str:
                 start, end = constant.span(kind)
                 line = f"{line[:start]}{_CONSTANT_BLANK[kind]}{line[end:]}"
     return line
+
+
+def _blanked_definition(line: str) -> str:
+    """An alias definition's line (a line starting with ``#``) with its name, the aliases
+    it uses and its file locations' numbers blanked (point 3); its strings are already."""
+    definition = _ALIAS_DEFINITION.match(line)
+    if definition is None:
+        return line
+    line = _ALIAS_USE.sub("#_", line[definition.end() :])
+    if "array<" not in line:  # the range check reads an array's elements
+        line = _FILE_LOCATION.sub(lambda numbers: _DIGITS.sub("0", numbers.group()), line)
+    return f"#_{line}"
 
 
 def _blank_strings(line: str) -> str:
