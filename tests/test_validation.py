@@ -389,7 +389,8 @@ GENERIC_OP = "%{0} = {1}(%arg0) {{s = {2}}} : (tensor<f32>) -> tensor<f32> loc(#
 COMMENTED = "%{0} = stablehlo.add %arg0, %arg0 : tensor<f32> loc(#loc{0}) // note {1}"
 ODD_STRINGS = ['"x"', '""', r'"a\"b"', r'"\\"', r'"a\"', '"unterminated', '"a" "b"', '"a"b"',
                '"stablehlo.custom_call"', '"//"', '"// "', '"%x"', '"@y"', '"loc(#a)"', r'"\n"',
-               '"dense<5>"', '"arith.constant 5 : i32"', '"array<i8: 300>"', 'x "y', "x"]  # fmt: skip
+               '"dense<5>"', '"arith.constant 5 : i32"', '"array<i8: 300>"', 'x "y',
+               "x"]  # fmt: skip
 
 
 @pytest.mark.parametrize("string", ODD_STRINGS)
@@ -475,9 +476,9 @@ def test_a_line_that_binds_one_name_is_blanked_as_its_name_then_its_rest():
     line, for every line of the call-dense exports and their rewrites, seen once and again,
     and for odd lines."""
     folder = Path(__file__).parent / "data" / "call_dense"
-    odd = [
-        GENERIC_OP.format(1, '"a"', string) for string in ODD_STRINGS
-    ] + [CONSTANT.format(1, value, "i32") for value in ["7", "-7", "1.5", "true", '"s"', "x"]]
+    odd = [GENERIC_OP.format(1, '"a"', string) for string in ODD_STRINGS] + [
+        CONSTANT.format(1, value, "i32") for value in ["7", "-7", "1.5", "true", '"s"', "x"]
+    ]
     odd += ["%a:2 = foo.bar", "%a, %b = foo.bar", "%a = %b", "%a =", " %a = loc(#x)", "%a= x"]
     checked = 0
     for path in sorted(folder.glob("*.mlir")):
