@@ -31,7 +31,17 @@ Why a remembered outcome is the outcome the line itself would have:
    name ``X`` of every ``@X`` (the longest run of ``[A-Za-z_$.-][A-Za-z0-9_$.-]*``) is
    blanked too: SYMBOL is the only terminal with a ``@`` outside strings and comments, and
    it takes the whole run; so a ``func.call @kernel_7`` shares its line with the other
-   targets' calls. A custom call statement's shape blanks more: its scalar attribute
+   targets' calls. In an alias definition, a line that starts with ``#X`` before a ``=``
+   (``X`` such a run that starts with a letter or ``_``), ``X`` is blanked, and so are
+   the aliases it uses after a ``(`` or a blank and the line and column numbers of a file
+   location (``"":12:5 to :9``, its string blanked by point 6; no name character after
+   the last). At a line's start and after ``(`` or a blank, a ``#`` before a letter or
+   ``_`` can only start LS_HASH_ID or HASH_ID (``#-}`` has a ``-`` after it, ``{-#`` one
+   before), which take the whole run. The numbers are INT tokens whatever their digits
+   (FLOAT needs a ``.``, HEX and DIMS an ``x``), which the range check reads only in an
+   ``array<`` (a line holding one keeps them). So ``#loc12 = loc("f.py":7:3 to :9)`` and
+   ``#loc13 = loc(callsite(#loc4 at #loc9))`` share their shapes with their kind.
+   A custom call statement's shape blanks more: its scalar attribute
    values too, each of which lexes to one token of one type whatever its text
    (``rewriter/plan/call_shapes.py``, point 2).
 4. The number of a splat, ``dense<L>`` with ``L`` of the INT form (``[-+]?[0-9]+``) or the
@@ -57,6 +67,22 @@ Why a remembered outcome is the outcome the line itself would have:
    attribute values. The range check reads such an integer as ``L : iN`` only (a line
    holding ``array<`` keeps its value, as it keeps its splats), and the types that may
    follow take any nine digits, as they take ``0``.
+6. Every string (``compact.STRING``: the grammar's STRING pattern) outside a comment is
+   blanked to ``""``, but ``"stablehlo.custom_call"``; a scan left to right finds them,
+   a comment (``//`` to the line's end) taken where it starts first. Outside comments a
+   ``"`` can only start STRING or LS_STRING, sit in a quoted SYMBOL (``@"x"``), or start
+   CUSTOM_CALL_GENERIC (or its line-start twin), the one terminal that takes a particular
+   string, which is kept. The first three take a string whole by the same pattern (from
+   a quote to the next one not escaped) whatever it holds, as they take ``""``. A string
+   that does not close on its line stays as written, and no later quote on the line
+   starts one that closes (the escapes after a quote pair up alike whichever earlier
+   quote a scan starts from). No check reads a string. So the externs a rewrite declares,
+   which differ in their symbols and strings, share one shape.
+
+``LineShapes`` makes the shape of a line that binds one name (``%x = ...``) as ``%_`` and
+its rest's shape: every part a blanking takes lies in the name or in the rest, and what
+decides a blanking (an ``array<``, a ``//``, a ``#`` at the start) is never in the name.
+It remembers the blanked rests that hold no ``%``: an export's constants repeat theirs.
 
 Only successful outcomes are remembered: a line that fails was parsed for real and
 reports its own place. Lines go in file order, so the first error is the one a
