@@ -54,7 +54,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, is_dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..syntax import model
@@ -113,8 +113,10 @@ def _strings(value: Any) -> list[str]:
             found.append(item)
         elif isinstance(item, (tuple, list)):
             pending.extend(item)
-        elif is_dataclass(item) and not isinstance(item, type):
-            pending.extend([getattr(item, name) for name in model.field_names(type(item))])
+        else:
+            names = model.field_names_if_dataclass(type(item))  # None for a class itself
+            if names is not None:
+                pending.extend([getattr(item, name) for name in names])
     return found
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import is_dataclass
 from typing import cast
 
 from lark import Token, Tree
@@ -142,10 +141,11 @@ class _Resizer:
             return model.Span(self.offset(span.start), self.offset(span.end))
         if kind is list:
             return [self.value(item) for item in cast(list, value)]
-        if is_dataclass(kind):
+        names = model.field_names_if_dataclass(kind)
+        if names is not None:
             if isinstance(value, model.Attr) and value.span.end <= self.first:
                 return value  # all of it before the first size: its text, spans and parts
-            return kind(*[self.value(getattr(value, name)) for name in model.field_names(kind)])
+            return kind(*[self.value(getattr(value, name)) for name in names])
         return value  # bytes, numbers, booleans, None, enums: no size is written in them
 
     def _text(self, text: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 
 from .element_types import dim_sizes
 from .text_enum import TextEnum
@@ -14,6 +14,13 @@ def field_names(kind: type) -> tuple[str, ...]:
     """The field names of a model dataclass, in order: code that walks or rebuilds model
     values (call shapes, sizes written back) asks per value, ``dataclasses.fields`` is slow."""
     return tuple(item.name for item in fields(kind))
+
+
+@functools.cache
+def field_names_if_dataclass(kind: type) -> tuple[str, ...] | None:
+    """``field_names(kind)`` for a dataclass, None for any other type: the one question a
+    walk over model values asks of each value's type (``is_dataclass`` is slow too)."""
+    return field_names(kind) if is_dataclass(kind) else None
 
 
 @dataclass(frozen=True)
