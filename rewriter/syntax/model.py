@@ -16,11 +16,18 @@ def field_names(kind: type) -> tuple[str, ...]:
     return tuple(item.name for item in fields(kind))
 
 
-@functools.cache
+_FIELD_NAMES_IF_DATACLASS: dict[type, tuple[str, ...] | None] = {}
+
+
 def field_names_if_dataclass(kind: type) -> tuple[str, ...] | None:
     """``field_names(kind)`` for a dataclass, None for any other type: the one question a
     walk over model values asks of each value's type (``is_dataclass`` is slow too)."""
-    return field_names(kind) if is_dataclass(kind) else None
+    try:
+        return _FIELD_NAMES_IF_DATACLASS[kind]
+    except KeyError:
+        names = field_names(kind) if is_dataclass(kind) else None
+        _FIELD_NAMES_IF_DATACLASS[kind] = names
+        return names
 
 
 @dataclass(frozen=True)
