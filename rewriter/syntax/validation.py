@@ -431,23 +431,23 @@ def first_error(source: Source) -> Diagnostic | None:
     # alone; a stack is hashed only when a line is lexed.
     outcomes: dict[Stack, _Outcomes] = {stack: {}}
     known = outcomes[stack]
-    shapes = LineShapes()
+    shape_of, find, size = LineShapes().of, text.find, len(text)  # per line: kept at hand
     start = 0
     try:
-        while start < len(text):
-            end = text.find("\n", start) + 1 or len(text)
+        while start < size:
+            end = find("\n", start) + 1 or size
             if end - start > LONG_LINE:
                 stack = parse.run(text, start, end, stack)
                 known = outcomes.setdefault(stack, {})
             else:
-                shape = shapes.of(text[start:end])
+                shape = shape_of(text[start:end])
                 after = known.get(shape)
                 if after is None:
                     stack = parse.run(text, start, end, stack)
                     after = known[shape] = (stack, outcomes.setdefault(stack, {}))
                 stack, known = after
             start = end
-        parse.finish(stack, len(text))
+        parse.finish(stack, size)
     except _Unexpected as error:
         return Diagnostic.at(source, error.offset, error.message)
     if parse.integers.first is not None:  # the text parses, but MLIR rejects this literal
