@@ -24,7 +24,7 @@ from rewriter.plan.planner import plan_rewrite
 from rewriter.syntax import model
 from rewriter.syntax.dimensions import size_runs
 from rewriter.syntax.grammar import parser
-from rewriter.syntax.holes import KnownShape, shape_matcher, shape_of
+from rewriter.syntax.holes import KnownShape, shape_of, spelled_matcher
 from rewriter.syntax.scan import scan
 from rewriter.syntax.to_model import custom_call_from_tree
 
@@ -46,27 +46,27 @@ def outcome(text: str, reuse: bool, **options) -> object:
 def assert_same_rewrite(text: str, **options) -> None:
     exact = outcome(text, False, **options)
     assert outcome(text, True, **options) == exact
-    assert outcome_by_matchers(text, **options) == exact
+    assert outcome_spelled(text, **options) == exact
 
 
-def outcome_by_matchers(text: str, **options) -> object:
-    """``outcome`` with every shape's statements found by its matcher from the second on
-    (by default only shapes with dozens of statements get one)."""
+def outcome_spelled(text: str, **options) -> object:
+    """``outcome`` with every shape spelled out from its third statement on (by default
+    only shapes with a thousand statements are)."""
     import rewriter.syntax.holes as holes
 
-    default = holes.MATCHER_AFTER
-    holes.MATCHER_AFTER = 1
+    default = holes.SPELLED_AFTER
+    holes.SPELLED_AFTER = 1
     try:
         return outcome(text, True, **options)
     finally:
-        holes.MATCHER_AFTER = default
+        holes.SPELLED_AFTER = default
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTS))
 def test_every_export_rewrites_as_when_every_statement_is_parsed(name):
     text = EXPORTS[name]
     rewritten = outcome(text, True)
-    assert rewritten == outcome(text, False) == outcome_by_matchers(text)
+    assert rewritten == outcome(text, False) == outcome_spelled(text)
     reports = rewritten[1]
     assert len(reports) == text.count("stablehlo.custom_call @")
     assert all(report.status == "rewritten" for report in reports)
@@ -229,19 +229,23 @@ def test_a_shape_is_its_own_shape(text, data):
 
 def _matcher_agrees_with_shape_of(made_from: str, line: str) -> bool:
     """Whether the matcher of ``made_from``'s shape takes ``line`` (when it does, ``line``
-    must have that shape, with its holes at the matcher's groups); the shape's walk takes
-    what the matcher takes, with the same hole texts and ends."""
+    must have that shape, with shape_of's hole texts and ends); the spelled-out matcher
+    takes what the matcher takes, with the same hole texts and ends."""
     key, holes = shape_of(made_from)
-    match = shape_matcher(made_from, holes).fullmatch(line)
-    walked = KnownShape(key, made_from, holes, ()).walk(line)
-    if match is None:
-        assert walked is None
+    matched = KnownShape(key, made_from, holes, ()).match(line)
+    spelled = spelled_matcher(made_from, holes).fullmatch(line)
+    assert (spelled is None) == (matched is None)  # both take what shape_of reads alike
+    if matched is None or spelled is None:
         return False
-    assert walked == (match.groups(), [0, *(match.end(g) for g in range(1, len(holes) + 1))])
+    texts, end_of = matched
+    assert spelled.groups() == texts
+    assert [spelled.end(k + 1) for k in range(len(holes))] == [
+        end_of(k + 1) for k in range(len(holes))
+    ]
     line_key, line_holes = shape_of(line)
     assert line_key == key
-    spans = [match.span(group) for group in range(1, len(holes) + 1)]
-    assert [(start, end) for start, end, _ in line_holes] == spans
+    assert list(texts) == [line[start:end] for start, end, _ in line_holes]
+    assert [end_of(k + 1) for k in range(len(holes))] == [end for _, end, _ in line_holes]
     assert [kind for _, _, kind in line_holes] == [kind for _, _, kind in holes]
     return True
 

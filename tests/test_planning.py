@@ -14,7 +14,7 @@ from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier
 from rewriter.plan.planner import CallReport, plan_rewrite
 from rewriter.plan.selection import compiler_meaning, exact_pattern, patterns, skip_reason
-from rewriter.syntax.holes import MATCHER_AFTER, ShapeFinder, shape_of
+from rewriter.syntax.holes import ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
 from rewriter.syntax.source import Source
 
@@ -63,7 +63,7 @@ def test_statements_of_one_shape_share_it_and_keep_their_own_holes():
     finder = ShapeFinder()
     first, first_texts, _ = finder.find(FIRST)
     second, second_texts, end_of = finder.find(SECOND)
-    assert second is first and first.found == 2 and first.made_from == FIRST
+    assert second is first and first.made_from == FIRST
     assert first_texts == ("0", "scale", "arg0", "4", "2.0")
     assert second_texts == ("1", "scale", "0", "4", "3.0")
     assert [end_of(k + 1) for k in range(2)] == [2, 33]
@@ -71,18 +71,16 @@ def test_statements_of_one_shape_share_it_and_keep_their_own_holes():
     assert other is not first and len(finder.shapes) == 2
 
 
-def test_a_shape_seen_often_is_found_by_its_matcher():
-    """After MATCHER_AFTER statements read without a matcher (by ``shape_of``, then by the
-    shape's walk), the shape has a matcher; the next statement of the shape is found by it,
-    so ``found`` (statements read without the matcher) stays at MATCHER_AFTER, and the
-    matcher's groups are the hole texts."""
+def test_a_shape_seen_again_is_found_by_its_matcher():
+    """The first statement of a shape is read by ``shape_of``, and the shape gets no
+    matcher; the next statement tried against the shape makes it, and the matcher's hole
+    groups are that statement's hole texts."""
     finder = ShapeFinder()
-    for index in range(MATCHER_AFTER):
-        known, _, _ = finder.find(CALL.format(result=index, target="k", operand="a", factor="1.0"))
-    assert known.found == MATCHER_AFTER and known.matcher is not None
+    known, _, _ = finder.find(CALL.format(result=0, target="k", operand="a", factor="1.0"))
+    assert known.matcher is None
     statement = CALL.format(result="x9", target="other.k", operand="y", factor="-5.5e3")
     again, texts, end_of = finder.find(statement)
-    assert again is known and known.found == MATCHER_AFTER
+    assert again is known and known.matcher is not None
     assert texts == ("x9", "other.k", "y", "4", "-5.5e3")
     assert end_of(2) == statement.index("(")
 

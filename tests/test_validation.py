@@ -154,16 +154,6 @@ def test_mutated_exports_get_the_diagnostic_of_a_whole_module_parse():
     assert checked > 700 and 150 < errors < checked - 150  # both outcomes well represented
 
 
-@pytest.fixture(params=["shape_of", "matchers"])
-def line_shapes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Line shapes found by shape_of, or by a shape's matcher from its second line on."""
-    import rewriter.syntax.holes as holes
-
-    if request.param == "matchers":
-        monkeypatch.setattr(holes, "MATCHER_AFTER", 1)
-
-
-@pytest.mark.usefixtures("line_shapes")
 def test_call_dense_exports_with_other_holes_get_the_diagnostic_of_a_whole_module_parse():
     """Custom call lines are remembered by their shape (names, aliases, targets and scalar
     values blanked): other values, and breaks in and around them, are still found."""
@@ -202,7 +192,6 @@ def test_call_dense_exports_with_other_holes_get_the_diagnostic_of_a_whole_modul
     assert 10 < errors < checked - 10  # both outcomes well represented
 
 
-@pytest.mark.usefixtures("line_shapes")
 def test_rewritten_call_dense_exports_with_other_constants_get_the_diagnostic_of_lark():
     """The constants of a rewrite are remembered by their shape too (``--validate`` checks
     the output): other values, and breaks in them, are still found."""

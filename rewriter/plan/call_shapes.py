@@ -41,7 +41,7 @@ Why a shape's outcome is each of its statements' own outcome:
    anywhere else, that fails to parse or is judged an error is not reused: its
    statements are parsed one by one, for real, so every diagnostic is their own.
 
-Once a shape is known, its statements are found by its matcher (``holes.shape_matcher``:
+Once a shape is known, its statements are found by its matcher (``holes.KnownShape``:
 one regular expression match gives their holes), and their replacement text is one
 ``str.format`` pattern made once per shape with the holes as fields.
 

@@ -4,39 +4,45 @@
 statement's *shape* is its text with each hole blanked. Which parts are holes, and why a
 shape's parse is every one of its statements' parse, is argued in ``call_shapes``.
 
-That loop is most of what a call of a known shape costs, so every shape also gets a
-*matcher* (``shape_matcher``): the literal text of the statement it was made from, escaped,
-with a group in each hole's place that takes what ``shape_of`` takes for a hole of that
-kind. One C-speed ``fullmatch`` then finds a statement's holes. It finds them exactly
-where ``shape_of`` would, with the same shape: let S be the statement a matcher was made
-from and P one it matches. They agree outside the holes, and each hole of P is a string
-of its kind's pattern. ``shape_of``'s scan takes the same steps on both:
+That loop is most of what a call of a known shape costs, so every shape seen twice gets
+a *matcher* (``shape_matcher``): a group for each hole that takes what ``shape_of`` takes
+for a hole of that kind, and between them a group for each literal piece of the
+statement it was made from, taken by its length alone (``.{n}``). A short pattern, so
+compiling it costs tens of microseconds, and the shapes whose pieces have the same lengths
+and holes the same kinds share it (``re`` keeps compiled patterns). A statement has the
+shape when the matcher's ``fullmatch`` takes it and the pieces it captures are the
+shape's; its holes are then the hole groups. Why exactly then, and with ``shape_of``'s
+holes: let S be the statement the shape was made from and P another.
 
-- Every hole is preceded by the context its kind's alternative needs (``%``, ``loc(#``,
-  ``stablehlo.custom_call @``, ``=`` and blanks), whose
-  last character (``%#@=``, blank) is in no hole's alphabet; so no two holes touch, a run
-  of name characters in literal text ends before any hole, and a hole ends where the
-  literal text after it starts (that text starts with a character the hole's pattern
-  cannot continue with: the hole was maximal in S, or its look-ahead asked for it).
-- Where S's scan matched a string or a comment, the same text is in P (strings and
-  comments hold no hole). Where it matched a hole, P has the same context and a hole of
-  the same kind: the alternatives tried before it fail in P as in S (they start with
-  other characters, or, for numbers, ask for a ``.``, a type or a ``,``/``}`` that the
-  literal text after the hole decides).
-- Where S's scan matched nothing, no alternative matches in P either: an attempt reads
-  literal text until it fails, because reaching a hole would take the hole's own
-  context, and then S's scan would have matched there. The one alternative that may
-  read past a hole, a string with no closing quote on its line, fails in P too: holes
-  hold no quote, backslash or newline.
+- If P has S's shape, ``shape_of`` finds in P holes of S's kinds with S's literal pieces
+  between them, each hole the longest text its kind's pattern takes there (see below). The
+  regex engine tries each hole's longest text first, earlier holes first, so the first
+  match it finds is that one, and it captures S's pieces.
+- If a match captures S's pieces, P is S's literal text with a string of each kind's
+  pattern in each hole: that is the match of a pattern spelling S's pieces out, which
+  takes exactly the statements of S's shape, with ``shape_of``'s holes:
 
-A shape seen fewer times than a matcher is worth compiling is *walked* instead
-(``KnownShape.walk``): each literal piece compared with ``startswith``, each hole taken by
-its kind's pattern alone, at the place the piece before it ends. A walk takes what the
-matcher takes, with the same groups: a hole's pattern, where the matcher could let a hole
-end sooner, would leave a character its pattern can continue with (a name character, a
-digit, ``.``, ``e``), and the literal text after the hole starts with one it cannot take
-(the first point above); so the matcher's only choice for each hole is the longest one,
-which is what a greedy match of the pattern alone gives.
+  - Every hole is preceded by the context its kind's alternative needs (``%``, ``loc(#``,
+    ``stablehlo.custom_call @``, ``=`` and blanks), whose last character (``%#@=``,
+    blank) is in no hole's alphabet; so no two holes touch, a run of name characters in
+    literal text ends before any hole, and a hole ends where the literal text after it
+    starts (that text starts with a character the hole's pattern cannot continue with:
+    the hole was maximal in S, or its look-ahead asked for it; so each hole is the
+    longest text its pattern takes there).
+  - Where S's scan matched a string or a comment, the same text is in P (strings and
+    comments hold no hole). Where it matched a hole, P has the same context and a hole of
+    the same kind: the alternatives tried before it fail in P as in S (they start with
+    other characters, or, for numbers, ask for a ``.``, a type or a ``,``/``}`` that the
+    literal text after the hole decides).
+  - Where S's scan matched nothing, no alternative matches in P either: an attempt reads
+    literal text until it fails, because reaching a hole would take the hole's own
+    context, and then S's scan would have matched there. The one alternative that may
+    read past a hole, a string with no closing quote on its line, fails in P too: holes
+    hold no quote, backslash or newline.
+
+A shape whose matcher has taken many statements is spelled out (``spelled_matcher``: its
+literal pieces escaped, a group in each hole's place), which takes exactly the statements
+of the shape by the second point above, without copying the pieces to compare them.
 
 ``tests/test_call_shapes.py`` checks the claims on mutated call-dense exports.
 """
@@ -63,9 +69,6 @@ HOLE_PATTERNS = {
     "bool": "true|false",
 }
 FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
-
-
-_HOLE_MATCHERS = {kind: re.compile(pattern) for kind, pattern in HOLE_PATTERNS.items()}
 
 
 def _hole(kind: str) -> str:
@@ -106,8 +109,22 @@ def shape_of(piece: str) -> tuple[str, list[Hole]]:
 
 
 def shape_matcher(piece: str, holes: Sequence[Hole]) -> re.Pattern[str]:
-    """A pattern whose ``fullmatch`` takes exactly the statements of ``piece``'s shape, with
-    group k + 1 on hole k (see the module docstring)."""
+    """A pattern whose ``fullmatch`` takes the statements of ``piece``'s shape when the
+    literal pieces it captures (groups 1, 3, ..., by their lengths) are ``piece``'s; hole k
+    is group 2k + 2 (see the module docstring)."""
+    parts: list[str] = []
+    position = 0
+    for start, end, kind in holes:
+        parts.append(f"(.{{{start - position}}})({HOLE_PATTERNS[kind]})")
+        position = end
+    parts.append(f"(.{{{len(piece) - position}}})")
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def spelled_matcher(piece: str, holes: Sequence[Hole]) -> re.Pattern[str]:
+    """A pattern that spells ``piece``'s literal pieces out, hole k as group k + 1: its
+    ``fullmatch`` takes exactly the statements of ``piece``'s shape (see the module
+    docstring), and copies no piece."""
     parts: list[str] = []
     position = 0
     for start, end, kind in holes:
@@ -132,23 +149,27 @@ def matcher_key(piece: str) -> str | bytes:
     return piece[:end].encode("utf-8", "surrogatepass").translate(None, b"0123456789")
 
 
-MATCHER_AFTER = 64  # statements shape_of finds of a shape before the shape gets a matcher
+SPELLED_AFTER = 64  # statements a shape's matcher takes before the shape is spelled out
 _MATCHERS_PER_GUESS = 8  # matchers tried for one guess before shape_of decides
 
 
 @dataclass(eq=False)
 class KnownShape:
-    """A shape seen in a file: the statement it was first seen in, and its matcher once it
-    has been seen often (compiling one costs about what 64 runs of shape_of do, so a shape
-    costs at most twice what the best choice would have); until then it is walked."""
+    """A shape seen in a file: the statement it was first seen in, its matcher, made when a
+    second statement is tried against the shape, and its spelled-out matcher, made once the
+    matcher has taken SPELLED_AFTER statements. Spelled out, a statement takes about 2 us
+    less, and compiling costs about a millisecond (a shape's text is long): so a shape
+    costs at most about a millisecond more than the better choice for its number of
+    statements."""
 
     key: str
     made_from: str
     holes: list[Hole]
     # (hole, its type, digits always taken without a sign and after a minus sign)
     int_holes: tuple[tuple[int, str, int, int], ...]
-    found: int = 0  # statements found of this shape without the matcher
     matcher: re.Pattern[str] | None = None
+    spelled: re.Pattern[str] | None = None
+    found: int = 0  # statements the matcher took
 
     def __post_init__(self) -> None:
         literals: list[str] = []
@@ -157,33 +178,27 @@ class KnownShape:
             literals.append(self.made_from[position:start])
             position = end
         literals.append(self.made_from[position:])
-        self._first = literals[0]
-        self._steps = [
-            (_HOLE_MATCHERS[kind], literal)
-            for (_, _, kind), literal in zip(self.holes, literals[1:], strict=True)
-        ]
+        self.literals = tuple(literals)
 
-    def walk(self, piece: str) -> tuple[tuple[str, ...], list[int]] | None:
-        """The hole texts of ``piece`` and where hole k ends (``ends[k + 1]``), if ``piece``
-        has this shape (see the module docstring); else None."""
-        if not piece.startswith(self._first):
+    def match(self, piece: str) -> tuple[tuple[str, ...], Callable[[int], int]] | None:
+        """The hole texts of ``piece`` and where hole k ends (``end_of(k + 1)``), if
+        ``piece`` has this shape (see the module docstring); else None."""
+        if self.spelled is not None:
+            spelled = self.spelled.fullmatch(piece)
+            return None if spelled is None else (spelled.groups(), spelled.end)
+        if self.matcher is None:
+            self.matcher = shape_matcher(self.made_from, self.holes)
+        found = self.matcher.fullmatch(piece)
+        if found is None:
             return None
-        position = len(self._first)
-        texts: list[str] = []
-        ends = [0]
-        for pattern, literal in self._steps:
-            match = pattern.match(piece, position)
-            if match is None:
-                return None
-            end = match.end()
-            if not piece.startswith(literal, end):
-                return None
-            texts.append(match.group())
-            ends.append(end)
-            position = end + len(literal)
-        if position != len(piece):
+        groups = found.groups()
+        if groups[0::2] != self.literals:
             return None
-        return tuple(texts), ends
+        self.found += 1
+        if self.found >= SPELLED_AFTER:
+            self.spelled = spelled_matcher(self.made_from, self.holes)
+        ends = found.end
+        return groups[1::2], lambda group: ends(2 * group)
 
     def integers_taken(self, texts: Sequence[str]) -> bool:
         """Whether each integer hole of a statement (its ``texts``) is a value its type
@@ -205,8 +220,8 @@ class KnownShape:
 
 
 class ShapeFinder:
-    """The shapes of one file's statements, by a known shape's matcher or walk when one
-    takes the statement (see the module docstring), else by ``shape_of``."""
+    """The shapes of one file's statements, by a known shape's matcher when one takes the
+    statement (see the module docstring), else by ``shape_of``."""
 
     def __init__(self) -> None:
         self.shapes: dict[str, KnownShape] = {}
@@ -219,32 +234,19 @@ class ShapeFinder:
         if tried is None:
             tried = self._by_guess[guess] = []
         for known in tried:
-            if known.matcher is not None:
-                match = known.matcher.fullmatch(piece)
-                if match is not None:
-                    return known, match.groups(), match.end
-            else:
-                walked = known.walk(piece)
-                if walked is not None:
-                    self._found(known)
-                    texts, ends = walked
-                    return known, texts, ends.__getitem__
+            matched = known.match(piece)
+            if matched is not None:
+                texts, end_of = matched
+                return known, texts, end_of
         key, holes = shape_of(piece)
         if key in self.shapes:
             known = self.shapes[key]
         else:
             known = self.shapes[key] = KnownShape(key, piece, holes, _int_holes(piece, holes))
-        self._found(known)
         if len(tried) < _MATCHERS_PER_GUESS and all(shape is not known for shape in tried):
             tried.append(known)
         texts = tuple([piece[start:end] for start, end, _ in holes])
         return known, texts, lambda group: holes[group - 1][1]
-
-    @staticmethod
-    def _found(known: KnownShape) -> None:
-        known.found += 1
-        if known.found >= MATCHER_AFTER and known.matcher is None:
-            known.matcher = shape_matcher(known.made_from, known.holes)
 
 
 def _int_holes(piece: str, holes: list[Hole]) -> tuple[tuple[int, str, int, int], ...]:
