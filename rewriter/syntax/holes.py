@@ -8,8 +8,9 @@ That loop is most of what a call of a known shape costs, so every shape seen twi
 a *matcher* (``shape_matcher``): a group for each hole that takes what ``shape_of`` takes
 for a hole of that kind, and between them a group for each literal piece of the
 statement it was made from, taken by its length alone (``.{n}``). A short pattern, so
-compiling it costs tens of microseconds, and the shapes whose pieces have the same lengths
-and holes the same kinds share it (``re`` keeps compiled patterns). A statement has the
+compiling it costs about a third of what spelling the pieces out does (0.35 ms against
+0.9 ms for a 300-character call), and the shapes whose pieces have the same lengths and
+holes the same kinds share it (``re`` keeps compiled patterns). A statement has the
 shape when the matcher's ``fullmatch`` takes it and the pieces it captures are the
 shape's; its holes are then the hole groups. Why exactly then, and with ``shape_of``'s
 holes: let S be the statement the shape was made from and P another.

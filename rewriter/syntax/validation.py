@@ -121,7 +121,9 @@ START = "module_file"
 LONG_LINE = 10_000
 _VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
 _LOCATION_ALIAS = re.compile(r"loc\(#[A-Za-z_$.\-][\w$.\-]*\)")
-_SPLAT = re.compile(r"dense<([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?>")
+# Point 4's L: an INT- or FLOAT-form number, its sign and its fraction as groups 1 and 2.
+_SPLAT_NUMBER_FORM = r"([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?"
+_SPLAT = re.compile(rf"dense<{_SPLAT_NUMBER_FORM}>")
 _SYMBOL = re.compile(r"@[A-Za-z_$.\-][\w$.\-]*")
 _STRING = re.compile(STRING)
 # Where a line may hold a string that must stay (point 6): a comment, `"stablehlo.custom_call"`.
@@ -152,7 +154,7 @@ _CONSTANT_REST = re.compile(
     r"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#[A-Za-z_$.\-][\w$.\-]*\)\n"
 )
 _REMEMBERED_RESTS = 1 << 14  # blanked rests of lines a validation keeps, at most
-_SPLAT_NUMBER = re.compile(r"([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?")  # point 4's L
+_SPLAT_NUMBER = re.compile(_SPLAT_NUMBER_FORM)
 # The types after which _CONSTANT_VALUE blanks a float, and an integer of nine digits.
 _FLOAT_BLANKED_AFTER = frozenset({" : f32", " : f64"})
 _INT_BLANKED_AFTER = frozenset(f" : {sign}i{bits}" for sign in ("", "s", "u") for bits in (32, 64))
