@@ -41,3 +41,13 @@ def test_every_compact_offset_maps_back_to_the_same_character():
         assert all(
             squeezed.text[i] == text[squeezed.original(i)] for i in range(len(squeezed.text))
         )
+
+
+def test_offsets_map_back_in_one_walk_as_one_by_one():
+    """``originals`` (ascending offsets, one walk) agrees with ``original`` per offset:
+    before, inside (quotes included) and after every squeezed token."""
+    for text in texts()[:400]:
+        squeezed = compact(text)
+        offsets = list(range(len(squeezed.text) + 1))
+        assert squeezed.originals(offsets) == [squeezed.original(i) for i in offsets]
+        assert squeezed.originals(offsets[::7]) == [squeezed.original(i) for i in offsets[::7]]

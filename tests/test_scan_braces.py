@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewriter.syntax.scan import _brackets_nest, _match_close
+from rewriter.syntax.scan import Scan, _brackets_nest, _check_top_level, _match_close
+from rewriter.syntax.source import Source
 
 
 def _closes_by_stack(text: str) -> dict[int, int]:
@@ -41,6 +42,21 @@ def test_the_close_of_every_brace_is_the_one_a_stack_gives(text):
         assert _match_close(text, open_offset) == close
         assert _match_close(text, open_offset, remembered) == close
         assert remembered[open_offset] == close
+
+
+@settings(max_examples=300, deadline=None)
+@given(nested_braces(), st.integers(0, 3))
+def test_top_level_groups_close_where_a_stack_says(text, groups):
+    """The top-level check finds each top-level group's close, the first group that holds
+    another by the file's last `}` when that is its close (an export's module body). The
+    text is repeated, so that the last `}` is sometimes another group's."""
+    text = text * groups + "{" + text + "}" + text * (groups // 2)
+    result = Scan()
+    _check_top_level(Source(text), text, result)
+    expected = _closes_by_stack(text)
+    assert result.closes, "every text here has a top-level group"
+    for open_offset, close in result.closes.items():
+        assert close == expected[open_offset]
 
 
 def _nest_by_stack(text: str) -> bool:

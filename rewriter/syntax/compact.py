@@ -43,6 +43,24 @@ class Compact:
         end = self._original_starts[index] + self._original_lengths[index]
         return end + (inside - length)
 
+    def originals(self, offsets: list[int]) -> list[int]:
+        """``original`` of each of ``offsets``, which ascend: one walk along the squeezed
+        tokens for all of them (a scan maps an offset per custom call)."""
+        starts = self._compact_starts
+        mapped: list[int] = []
+        index = -1  # the last squeezed token at or before the offset
+        shift = 0  # what the tokens up to it took out
+        for offset in offsets:
+            while index + 1 < len(starts) and starts[index + 1] <= offset:
+                index += 1
+                shift = self._original_starts[index] + self._original_lengths[index]
+                shift -= starts[index] + self._compact_lengths[index]
+            if index >= 0 and offset - starts[index] < self._compact_lengths[index]:
+                mapped.append(self.original(offset))  # inside a squeezed string
+            else:
+                mapped.append(offset + shift)
+        return mapped
+
 
 # Group 1 and 2 are a string's quotes: substituting r"\1\2" squeezes a string to `""` and
 # a comment (no groups) to nothing, at C speed.

@@ -44,9 +44,13 @@ from lark import Token, Tree
 from . import model
 from .compact import STRING
 
+# Each alternative starts with a character of its own, so the regex engine skips to the
+# next `"`, `/`, `t`, `m` or `v` at C speed; what may precede a type keyword (no name
+# character: `size_runs` checks) would, as a look-behind, make it try every position.
 _DIMENSION_LIST = re.compile(
-    STRING + r"|//[^\n]*|(?<![\w$.\-])(?:tensor|memref|vector)<((?:(?:[0-9]+|\?|\*)x)+)"
+    STRING + r"|//[^\n]*|(?:tensor|memref|vector)<((?:(?:[0-9]+|\?|\*)x)+)"
 )
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 _SIZE = re.compile(r"[0-9]+")
 
 Run = tuple[int, int]  # a size's start and end in its text
@@ -57,6 +61,9 @@ def size_runs(text: str) -> list[Run]:
     runs: list[Run] = []
     for match in _DIMENSION_LIST.finditer(text):
         if match.group(1) is not None:
+            keyword = match.start()
+            if keyword and text[keyword - 1] in _NAME_CHARACTERS:
+                continue  # `xtensor<2x`: a name, whose match holds no other string or type
             base = match.start(1)
             runs.extend(
                 (base + size.start(), base + size.end()) for size in _SIZE.finditer(match.group(1))

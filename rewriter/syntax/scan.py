@@ -20,9 +20,11 @@ from .source import Source
 from .strings import decode_string
 
 # Patterns start with a literal so that the regex engine can skip ahead quickly; what may
-# precede the match is checked by ``_starts_word``. A custom call's match ends where its
-# `@target` starts.
-_CUSTOM_CALL = re.compile(r"stablehlo\.custom_call(?![\w$.])[ \t]*")
+# precede the match is checked by ``_starts_word``, or by a look-behind of fixed width after
+# the literal (the same characters). A custom call's match ends where its `@target` starts.
+_CUSTOM_CALL = re.compile(
+    r"stablehlo\.custom_call(?<![\w$.%@#!^\-]stablehlo\.custom_call)(?![\w$.])[ \t]*"
+)
 _GENERIC_CUSTOM_CALL = '"stablehlo.custom_call"'
 _GENERIC_MODULE = '"builtin.module"'
 _MODULE = re.compile(r"module(?![\w$.\-])")
@@ -37,8 +39,9 @@ _STATEMENT_PREFIX = re.compile(
     r"[ \t]*=[ \t]*)?"
 )
 _INVALID_CHAR = re.compile(r"[^\t\n\r\x20-\x7e]")
-_VALID_BYTES = bytes([9, 10, 13, *range(0x20, 0x7F)])
-_NOT_BRACKETS = bytes(b for b in range(128) if chr(b) not in "(){}[]")
+_BRACKETS = b"(){}[]"
+_VALID_NOT_BRACKETS = bytes(b for b in [9, 10, 13, *range(0x20, 0x7F)] if b not in _BRACKETS)
+_NOT_BRACES = bytes(b for b in range(128) if b not in b"{}")
 _CHUNK = 1 << 22  # characters encoded at a time: C-speed byte passes in bounded memory
 _BRACKET = re.compile(r"[(){}\[\]]")
 _CLOSING = {")": "(", "]": "[", "}": "{"}
@@ -95,29 +98,29 @@ def scan(source: Source) -> Scan:
     text = source.text
     squeezed = compact(text, frozenset({_GENERIC_CUSTOM_CALL, _GENERIC_MODULE}))
     masked = squeezed.text
-    original = squeezed.original
     result = Scan()
     if not text or text.isspace():
         result.diagnostics.append(Diagnostic.at(source, 0, "empty input: expected an MLIR module"))
         return result
-    _check_characters(source, squeezed, result)
+    # The brackets and any invalid character, in order: one pass at C speed for both checks.
+    skeleton = _without(masked, _VALID_NOT_BRACKETS) if masked.isascii() else None
+    _check_characters(source, squeezed, result, skeleton)
     if not result.diagnostics:
-        _check_brackets(source, squeezed, result)
+        assert skeleton is not None  # the text is ASCII
+        _check_brackets(source, squeezed, result, skeleton)
     if not result.diagnostics:
         _check_top_level(source, masked, result)
     if result.diagnostics:
         return result
 
     result.values = set(_VALUE.findall(masked))
-    targets = set()
-    add_call = result.calls.append
-    for match in _CUSTOM_CALL.finditer(masked):
-        start, target = match.span()
-        if start and masked[start - 1] in _WORD_CHARACTERS:  # _starts_word, inline
-            continue
-        targets.add(target)
-        keyword = original(start)
-        add_call(CallSite(keyword, text.rfind("\n", 0, keyword) + 1, CallForm.PRETTY))
+    matches = [match.span() for match in _CUSTOM_CALL.finditer(masked)]
+    keywords = squeezed.originals([start for start, _ in matches])
+    line_start = text.rfind
+    pretty = CallForm.PRETTY
+    result.calls = [
+        CallSite(keyword, line_start("\n", 0, keyword) + 1, pretty) for keyword in keywords
+    ]
     generic_modules = []
     for compact_offset, offset, token in squeezed.strings:
         if token == _GENERIC_CUSTOM_CALL:
@@ -127,11 +130,12 @@ def scan(source: Source) -> Scan:
         else:  # generic form: `sym_name = "f"` defines the symbol @f
             result.symbols.add(decode_string(token).decode("utf-8", "replace"))
     result.calls.sort(key=lambda call: call.keyword)
+    targets = {target for _, target in matches}
     for match in _SYMBOL.finditer(masked):
         if match.start() in targets:
             continue
         if match.group() == '@""':
-            quoted = _QUOTED_SYMBOL.match(text, original(match.start()))
+            quoted = _QUOTED_SYMBOL.match(text, squeezed.original(match.start()))
             if quoted:
                 result.symbols.add(_decode_symbol(quoted.group()))
             continue
@@ -164,13 +168,14 @@ def _decode_symbol(quoted: str) -> str:
 _LONE_QUOTE = re.compile(r'"(?!")|(?<!")"')
 
 
-def _check_characters(source: Source, squeezed: Compact, result: Scan) -> None:
+def _check_characters(
+    source: Source, squeezed: Compact, result: Scan, skeleton: bytes | None
+) -> None:
+    """``skeleton``: the ASCII text with its valid bytes but brackets deleted, or None for
+    text that is not ASCII. Deleting the brackets too leaves nothing in a clean file; only
+    a file with something else left is searched for where."""
     masked = squeezed.text
-    # Deleting the valid bytes leaves nothing in a clean file, at memcpy-like speed; only
-    # a file with something else left is searched for where.
-    clean = masked.isascii() and not any(
-        chunk.translate(None, _VALID_BYTES) for chunk in _ascii_chunks(masked)
-    )
+    clean = skeleton is not None and not skeleton.translate(None, _BRACKETS)
     bad = None if clean else _INVALID_CHAR.search(masked)
     if bad:
         char = bad.group()
@@ -193,13 +198,14 @@ def _check_characters(source: Source, squeezed: Compact, result: Scan) -> None:
         return
 
 
-def _check_brackets(source: Source, squeezed: Compact, result: Scan) -> None:
+def _check_brackets(source: Source, squeezed: Compact, result: Scan, skeleton: bytes) -> None:
+    """``skeleton``: the text's brackets in order (its valid characters checked)."""
     masked = squeezed.text
 
     def at(offset: int, message: str) -> Diagnostic:
         return Diagnostic.at(source, squeezed.original(offset), message)
 
-    if _brackets_nest(masked):
+    if _pairs_vanish(skeleton):
         return
     stack: list[int] = []
     for match in _BRACKET.finditer(masked):
@@ -246,11 +252,21 @@ def _check_top_level(source: Source, masked: str, result: Scan) -> None:
     """
     pieces: list[str] = []
     position = 0
+    last_close = masked.rfind("}")
+    tried_last = False
     while True:
         open_ = masked.find("{", position)
         if open_ == -1:
             break
-        close = _match_close(masked, open_, result.closes)
+        close = -1
+        if not tried_last and masked.find("{", open_ + 1, masked.find("}", open_)) != -1:
+            # The first group that holds a group: in an export, the module body, which
+            # holds everything and ends at the file's last `}`. Tried once, for linear time.
+            tried_last = True
+            if _pairs_vanish(_without(masked, _NOT_BRACES, open_ + 1, last_close)):
+                close = result.closes[open_] = last_close
+        if close == -1:
+            close = _match_close(masked, open_, result.closes)
         pieces.append(masked[position : open_ + 1])
         pieces.append("\n" * masked.count("\n", open_ + 1, close))
         position = close
@@ -287,13 +303,19 @@ def _partner(opener: str) -> str:
 
 
 def _brackets_nest(masked: str) -> bool:
-    """Whether brackets nest properly; strips innermost pairs at C speed.
+    """Whether the brackets of ``masked`` (ASCII) nest properly."""
+    return _pairs_vanish(_without(masked, bytes(set(range(128)) - set(_BRACKETS))))
 
-    ``masked`` is ASCII: ``scan`` checks brackets only when ``_check_characters`` found
-    nothing, and it reports any character outside tab, newline, return and ``\x20-\x7e``
-    (strings and comments, where other characters may be, are blanked by then)."""
-    # The brackets alone, by deleting every other byte.
-    skeleton = b"".join(chunk.translate(None, _NOT_BRACKETS) for chunk in _ascii_chunks(masked))
+
+def _without(text: str, deleted: bytes, start: int = 0, end: int | None = None) -> bytes:
+    """``text[start:end]`` (ASCII) as bytes, ``deleted`` deleted: at C speed, a few
+    megabytes at a time."""
+    return b"".join(chunk.translate(None, deleted) for chunk in _ascii_chunks(text, start, end))
+
+
+def _pairs_vanish(skeleton: bytes) -> bool:
+    """Whether the brackets ``skeleton`` holds (and nothing else) nest properly; strips
+    innermost pairs at C speed."""
     if any(skeleton.count(o) != skeleton.count(c) for o, c in (b"()", b"[]", b"{}")):
         return False
     # Deleting an adjacent pair `()`, `[]` or `{}` keeps brackets nested exactly when they
@@ -308,10 +330,11 @@ def _brackets_nest(masked: str) -> bool:
     return False
 
 
-def _ascii_chunks(text: str) -> Iterator[bytes]:
-    """``text`` (ASCII) as bytes, a few megabytes at a time."""
-    for start in range(0, len(text), _CHUNK):
-        yield text[start : start + _CHUNK].encode("ascii")
+def _ascii_chunks(text: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+    """``text[start:end]`` (ASCII) as bytes, a few megabytes at a time."""
+    end = len(text) if end is None else end
+    for first in range(start, end, _CHUNK):
+        yield text[first : min(first + _CHUNK, end)].encode("ascii")
 
 
 def _match_close(masked: str, open_offset: int, closes: dict[int, int] | None = None) -> int:
