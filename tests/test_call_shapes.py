@@ -366,6 +366,53 @@ def test_signatures_share_one_parse(monkeypatch):
     assert len(parsed) == 1
 
 
+def _leaks_by_blanking(shape) -> bool:
+    """The reference for ``_leaks``: a copy of the report with the parts filled per call
+    blanked, and every string of it and of the call's kept parts searched."""
+    from dataclasses import replace
+
+    from rewriter.plan.call_shapes import _SENTINEL, _clone, _strings
+
+    call = shape.call
+    report = _clone(shape.report)
+    filled = {index for index, _ in shape.attribute_values}
+    report.attributes = tuple(
+        replace(attribute, value="") if index in filled else attribute
+        for index, attribute in enumerate(report.attributes)
+    )
+    report.target = ""
+    if report.ffi_facts is not None:
+        report.ffi_facts = replace(report.ffi_facts, target="")
+    kept = (call.indent, call.input_types, call.result_types, call.results_text, call.form)
+    return _SENTINEL.search("\0".join(_strings((kept, report)))) is not None
+
+
+@pytest.mark.parametrize("encoding", ["", "#foo<%arg0>", "{a = 1.5 : f32}", "#foo<loc(#loc3)>"])
+def test_a_shape_leaks_exactly_when_its_blanked_report_holds_a_sentinel(monkeypatch, encoding):
+    """``_leaks`` reads the report's fields but those filled per call; the reference blanks
+    them in a copy. Every shape of every export, with a hole in its result type's encoding
+    (which leaks) or without (which does not)."""
+    from rewriter.plan import call_shapes
+
+    leaks = call_shapes._leaks
+    seen: list[bool] = []
+
+    def compared(shape) -> bool:
+        found = leaks(shape)
+        assert found == _leaks_by_blanking(shape)
+        seen.append(found)
+        return found
+
+    monkeypatch.setattr(call_shapes, "_leaks", compared)
+    for text in EXPORTS.values():
+        if encoding:
+            text = re.sub(r"-> tensor<([^>]*)>", rf"-> tensor<\1, {encoding}>", text)
+        outcome(text, True)
+        outcome(text, True, abi=_iree_abi())
+    assert len(seen) > 2 * len(EXPORTS)
+    assert all(seen) if encoding else not any(seen)
+
+
 @pytest.mark.parametrize(
     "encoding",
     ["#foo<%arg0>", "{a = 1.5 : f32}", "#foo<loc(#loc3)>"],

@@ -81,6 +81,19 @@ def test_statements_that_differ_in_sizes_share_one_parse():
     assert "tensor<4x1xf32>" not in models.parses[0]
 
 
+def test_models_that_share_a_parse_share_no_mutable_part():
+    """A resize keeps the immutable parts with no size in them, and rebuilds the rest: the
+    models of two statements share no call and no list (a call's notes)."""
+    models = Counting()
+    line = next(line for line in CALL_LINES if "tensor<4x1xf32>" in line)
+    first = models.parse(line)
+    second = models.parse(line.replace("tensor<4x1xf32>", "tensor<4x2xf32>"))
+    assert len(models.parses) == 1
+    assert first is not second and first.notes is not second.notes
+    first.notes.append("only the first's")
+    assert second.notes == [] and models.parse(line).notes == []
+
+
 @pytest.mark.parametrize("line", CALL_LINES[:: max(1, len(CALL_LINES) // 40)])
 def test_export_statements_model_as_lark_makes_them(line):
     assert Counting().parse(line) == lark_model(line)

@@ -54,7 +54,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..syntax import model
@@ -109,12 +109,19 @@ def _strings(value: Any) -> list[str]:
     pending = [value]
     while pending:
         item = pending.pop()
-        if isinstance(item, str):
+        kind = type(item)  # exact types first, the common ones
+        if kind is str:
+            found.append(item)
+        elif kind is tuple or kind is list:
+            pending.extend(item)
+        elif kind is int or item is None:
+            continue
+        elif isinstance(item, str):  # a str Enum
             found.append(item)
         elif isinstance(item, (tuple, list)):
             pending.extend(item)
         else:
-            names = model.field_names_if_dataclass(type(item))  # None for a class itself
+            names = model.field_names_if_dataclass(kind)  # None for a class itself
             if names is not None:
                 pending.extend([getattr(item, name) for name in names])
     return found
@@ -472,20 +479,27 @@ def _attribute_values(
 
 
 def _leaks(shape: CallShape) -> bool:
-    """Whether a sentinel reached any part of the outcome that is not filled per call."""
-    call = shape.call
-    report = _clone(shape.report)
+    """Whether a sentinel reached any part of the outcome that is not filled per call: all
+    of the report but its target, the values of the attributes filled from holes and the
+    target of its FFI facts; and the parts of the call that are not rewritten per call."""
+    call, report = shape.call, shape.report
     filled = {index for index, _ in shape.attribute_values}
-    report.attributes = tuple(
-        replace(attribute, value="") if index in filled else attribute
-        for index, attribute in enumerate(report.attributes)
-    )
-    report.target = ""
+    parts: list[Any] = [call.indent, call.input_types, call.result_types, call.results_text]
+    parts.append(call.form)
+    for name in type(report).__slots__:
+        if name not in ("target", "attributes", "ffi_facts"):
+            parts.append(getattr(report, name))
+    for index, attribute in enumerate(report.attributes):
+        parts.append(_fields_but(attribute, "value") if index in filled else attribute)
     if report.ffi_facts is not None:
-        report.ffi_facts = replace(report.ffi_facts, target="")
-    kept = (call.indent, call.input_types, call.result_types, call.results_text, call.form)
+        parts.append(_fields_but(report.ffi_facts, "target"))
     # "\0" is in no sentinel: joined, no two strings make one
-    return _SENTINEL.search("\0".join(_strings((kept, report)))) is not None
+    return _SENTINEL.search("\0".join(_strings(parts))) is not None
+
+
+def _fields_but(value: Any, name: str) -> list[Any]:
+    """The fields of a slotted dataclass instance but one."""
+    return [getattr(value, other) for other in type(value).__slots__ if other != name]
 
 
 __all__ = ["CallShape", "CallShapes", "CallSyntaxError", "PlacedCall"]

@@ -7,7 +7,9 @@ agree but for the digits in ``tensor<4x1xf32>``, ``tensor<4x2xf32>``, ... Their 
 must be (sizes decide the extern's signature). What they share is lark's work, which is most
 of what a new shape costs. So a statement is parsed with a sentinel in place of each size
 (``sized_apart``), once for all statements equal to it but for sizes, and its model is the
-sentinel parse's model with the sizes written back (``resized``).
+sentinel parse's model with the sizes written back (``resize_step``: which parts of the
+model hold sentinels or offsets past one is worked out once per sentinel parse, and only
+those parts are rebuilt for each statement; the others are shared, being immutable).
 
 Why that is the model lark would make of the statement itself:
 
@@ -34,7 +36,6 @@ Why that is the model lark would make of the statement itself:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import cast
@@ -110,63 +111,115 @@ def in_dims_tokens(tree: Tree, runs: list[Run]) -> bool:
     return all(any(start <= a and b <= end for start, end in tokens) for a, b in runs)
 
 
-class _Resizer:
-    """Writes a statement's sizes into the model of its sentinel parse (point 3). A shape
-    costs one of these, so it dispatches on exact types and writes each distinct string
-    once (a type's text recurs in its call's types and results)."""
+# A step of a resize: rebuilds one part of the sentinel parse's model from a statement's
+# sizes. A part that holds no sentinel and no offset past one has no step: it is kept.
+Step = Callable[["_Sizes"], object]
+
+
+class _Sizes:
+    """One statement's sizes, and how far an offset after the first k sizes moves."""
+
+    __slots__ = ("moved", "sizes")
 
     def __init__(self, sentinel_runs: list[Run], sizes: list[str]):
+        self.sizes = sizes
+        moved = [0]
+        for (start, end), size in zip(sentinel_runs, sizes, strict=True):
+            moved.append(moved[-1] + len(size) - (end - start))
+        self.moved = moved
+
+
+class _Recipe:
+    """How to write sizes into one sentinel parse's model (point 3), worked out once for
+    all the statements that share the parse: which strings hold which sentinels, how many
+    sizes precede each offset, which parts hold neither (kept as they are). A statement's
+    model is then its steps run on its sizes."""
+
+    def __init__(self, sentinel_runs: list[Run]):
+        self.runs = sentinel_runs
         self.first = sentinel_runs[0][0]
-        self.moves = [
-            (start, end, len(size) - (end - start))
-            for (start, end), size in zip(sentinel_runs, sizes, strict=True)
-        ]
-        by_sentinel = {_sentinel(index): size for index, size in enumerate(sizes)}
-        pattern = re.compile("|".join(by_sentinel))
-        self._write_sizes = functools.partial(pattern.sub, lambda match: by_sentinel[match.group()])
-        self._texts: dict[str, str] = {}
+        self.sentinels = re.compile("|".join(_sentinel(i) for i in range(len(sentinel_runs))))
 
-    def offset(self, offset: int) -> int:
-        if offset <= self.first:
-            return offset
-        moved = offset
-        for start, end, change in self.moves:
-            if end <= offset:
-                moved += change
-            elif start < offset:
-                raise ValueError("an offset inside a size")  # no token boundary is there
-        return moved
-
-    def value(self, value: object) -> object:
+    def step(self, value: object) -> Step | None:
+        """The step that rebuilds ``value``, or None when it is kept; raises ValueError for
+        an offset inside a size (no token boundary is there)."""
         kind = type(value)  # exact types first: a str Enum (a type's kind) is no text
         if kind is str:
             return self._text(cast(str, value))
-        if kind is tuple:
-            return tuple([self.value(item) for item in cast(tuple, value)])
         if kind is model.Span:
             span = cast(model.Span, value)
-            return model.Span(self.offset(span.start), self.offset(span.end))
-        if kind is list:
-            return [self.value(item) for item in cast(list, value)]
+            if span.end <= self.first:
+                return None
+            start, end = span.start, span.end
+            before_start, before_end = self._sizes_before(start), self._sizes_before(end)
+            return lambda sizes: model.Span(
+                start + sizes.moved[before_start], end + sizes.moved[before_end]
+            )
+        if kind is tuple or kind is list:
+            items = cast("tuple[object, ...] | list[object]", value)
+            steps = [self.step(item) for item in items]
+            if kind is tuple and not any(steps):
+                return None
+            return _rebuild(kind, list(items), steps)
         names = model.field_names_if_dataclass(kind)
-        if names is not None:
-            if isinstance(value, model.Attr) and value.span.end <= self.first:
-                return value  # all of it before the first size: its text, spans and parts
-            return kind(*[self.value(getattr(value, name)) for name in names])
-        return value  # bytes, numbers, booleans, None, enums: no size is written in them
+        if names is None:
+            return None  # bytes, numbers, booleans, None, enums: no size is written in them
+        if isinstance(value, model.Attr) and value.span.end <= self.first:
+            return None  # all of it before the first size: its text, spans and parts
+        fields = [getattr(value, name) for name in names]
+        steps = [self.step(field) for field in fields]
+        frozen = kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
+        if frozen and not any(steps):
+            return None  # kept, as immutable; a mutable part is each model's own
+        return _rebuild(kind, fields, steps)
 
-    def _text(self, text: str) -> str:
-        written = self._texts.get(text)
-        if written is None:
-            written = self._texts[text] = self._write_sizes(text)
-        return written
+    def _text(self, text: str) -> Step | None:
+        pieces: list[str | int] = []
+        position = 0
+        for match in self.sentinels.finditer(text):
+            pieces += [text[position : match.start()], int(match.group()[1:-1])]
+            position = match.end()
+        if not pieces:
+            return None
+        pieces.append(text[position:])
+        parts = tuple(piece for piece in pieces if piece != "")
+
+        def write(sizes: _Sizes) -> str:
+            return "".join([part if isinstance(part, str) else sizes.sizes[part] for part in parts])
+
+        return write
+
+    def _sizes_before(self, offset: int) -> int:
+        """How many sizes end at or before ``offset``."""
+        count = 0
+        for start, end in self.runs:
+            if end <= offset:
+                count += 1
+            elif start < offset:
+                raise ValueError("an offset inside a size")
+        return count
 
 
-def resized(call: model.CustomCall, sentinel_runs: list[Run], sizes: list[str]) -> model.CustomCall:
-    """The model of the sentinel parse ``call`` with ``sizes`` written back (point 3)."""
-    result = _Resizer(sentinel_runs, sizes).value(call)
-    assert isinstance(result, model.CustomCall)
-    return result
+def _rebuild(kind: type, values: list[object], steps: list[Step | None]) -> Step:
+    """The step that makes a ``kind`` of ``values``, those with a step rebuilt."""
+    rebuilt = [(index, step) for index, step in enumerate(steps) if step is not None]
+
+    def run(sizes: _Sizes) -> object:
+        parts = values.copy()
+        for index, step in rebuilt:
+            parts[index] = step(sizes)
+        return kind(parts) if kind is tuple or kind is list else kind(*parts)
+
+    return run
+
+
+def resize_step(call: model.CustomCall, sentinel_runs: list[Run]) -> Step | None:
+    """The step that writes a statement's sizes into ``call``, the model of the sentinel
+    parse (point 3); None when an offset of the model lies inside a size."""
+    try:
+        return _Recipe(sentinel_runs).step(call)
+    except ValueError:
+        return None
 
 
 class SizedModels:
@@ -181,7 +234,8 @@ class SizedModels:
     ):
         self.parse_tree = parse_tree
         self.to_model = to_model
-        self._apart: dict[str, model.CustomCall | None] = {}  # None: parse each on its own
+        # The resize step of each sentinel parse; None: each statement parsed on its own.
+        self._apart: dict[str, Step | None] = {}
 
     def parse(self, text: str) -> model.CustomCall:
         runs = size_runs(text)
@@ -191,15 +245,14 @@ class SizedModels:
         apart_text, sentinel_runs = apart
         if apart_text not in self._apart:
             self._apart[apart_text] = self._parse_apart(apart_text, sentinel_runs)
-        call = self._apart[apart_text]
-        if call is not None:
-            try:
-                return resized(call, sentinel_runs, [text[start:end] for start, end in runs])
-            except ValueError:
-                pass  # an offset inside a size (no token boundary is there): parse it
-        return self.to_model(self.parse_tree(text), text)
+        step = self._apart[apart_text]
+        if step is None:
+            return self.to_model(self.parse_tree(text), text)
+        call = step(_Sizes(sentinel_runs, [text[start:end] for start, end in runs]))
+        assert isinstance(call, model.CustomCall)
+        return call
 
-    def _parse_apart(self, text: str, sentinel_runs: list[Run]) -> model.CustomCall | None:
+    def _parse_apart(self, text: str, sentinel_runs: list[Run]) -> Step | None:
         import lark
 
         try:
@@ -208,4 +261,5 @@ class SizedModels:
             return None  # the statement itself is parsed, for its own outcome
         if not in_dims_tokens(tree, sentinel_runs):
             return None
-        return self.to_model(tree, text)
+        # An offset inside a size: no token boundary is there; each is parsed.
+        return resize_step(self.to_model(tree, text), sentinel_runs)
