@@ -52,7 +52,8 @@ def test_top_level_groups_close_where_a_stack_says(text, groups):
     text is repeated, so that the last `}` is sometimes another group's."""
     text = text * groups + "{" + text + "}" + text * (groups // 2)
     result = Scan()
-    _check_top_level(Source(text), text, result)
+    braces = bytes(char for char in text.encode() if char in b"{}")
+    _check_top_level(Source(text), text, result, braces)
     expected = _closes_by_stack(text)
     assert result.closes, "every text here has a top-level group"
     for open_offset, close in result.closes.items():

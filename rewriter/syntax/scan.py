@@ -41,7 +41,6 @@ _STATEMENT_PREFIX = re.compile(
 _INVALID_CHAR = re.compile(r"[^\t\n\r\x20-\x7e]")
 _BRACKETS = b"(){}[]"
 _VALID_NOT_BRACKETS = bytes(b for b in [9, 10, 13, *range(0x20, 0x7F)] if b not in _BRACKETS)
-_NOT_BRACES = bytes(b for b in range(128) if b not in b"{}")
 _CHUNK = 1 << 22  # characters encoded at a time: C-speed byte passes in bounded memory
 _BRACKET = re.compile(r"[(){}\[\]]")
 _CLOSING = {")": "(", "]": "[", "}": "{"}
@@ -59,7 +58,7 @@ class ModuleBody:
     needs_newline: bool = False  # body starts on the `{` line: insertion must open a line
 
 
-@dataclass
+@dataclass(slots=True)
 class CallSite:
     keyword: int  # offset of `stablehlo.custom_call` or of the generic form's string
     statement: int  # offset of the line start holding the statement
@@ -109,7 +108,8 @@ def scan(source: Source) -> Scan:
         assert skeleton is not None  # the text is ASCII
         _check_brackets(source, squeezed, result, skeleton)
     if not result.diagnostics:
-        _check_top_level(source, masked, result)
+        assert skeleton is not None
+        _check_top_level(source, masked, result, skeleton.translate(None, b"()[]"))
     if result.diagnostics:
         return result
 
@@ -244,11 +244,12 @@ _TOP_LEVEL_LINE = re.compile(
 )
 
 
-def _check_top_level(source: Source, masked: str, result: Scan) -> None:
+def _check_top_level(source: Source, masked: str, result: Scan, braces: bytes) -> None:
     """Every top-level line must start an op, an alias definition or file metadata.
 
     Bracketed content is skipped, so this costs one pass over the brackets; it catches
-    text that is not MLIR at all, which the bracket checks cannot.
+    text that is not MLIR at all, which the bracket checks cannot. ``braces``: the text's
+    braces in order (they nest).
     """
     pieces: list[str] = []
     position = 0
@@ -263,7 +264,8 @@ def _check_top_level(source: Source, masked: str, result: Scan) -> None:
             # The first group that holds a group: in an export, the module body, which
             # holds everything and ends at the file's last `}`. Tried once, for linear time.
             tried_last = True
-            if _pairs_vanish(_without(masked, _NOT_BRACES, open_ + 1, last_close)):
+            before = masked.count("{", 0, open_) + masked.count("}", 0, open_)
+            if _pairs_vanish(braces[before + 1 : -1]):  # those between it and the last
                 close = result.closes[open_] = last_close
         if close == -1:
             close = _match_close(masked, open_, result.closes)
