@@ -25,7 +25,9 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("name", ["call_dense.py", "compile_speed.py", "speed.py"])
+@pytest.mark.parametrize(
+    "name", ["call_dense.py", "compile_speed.py", "instructions.py", "speed.py"]
+)
 def test_help_prints_usage(name):
     done = run_script(name, "--help")
     assert done.returncode == 0, done.stderr
@@ -76,3 +78,30 @@ def test_call_dense_times_its_actions_in_turns():
     runs.clear()
     call_dense.least_in_turns({"a": lambda: action("a", 0.1)}, 1, 0.35)
     assert runs == ["a"] * 4  # rounds go on until 0.35 s have passed: 0.1, 0.2, 0.3, 0.4
+
+
+def test_instructions_names_a_missing_file():
+    done = run_script("instructions.py", "no/such.mlir")
+    assert done.returncode == 2
+    assert "error: no such file: no/such.mlir" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_instructions_reads_callgrinds_count():
+    """The count is callgrind's "Collected" line, valgrind 3.19's format."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instructions", BENCHMARKS / "instructions.py")
+    assert spec is not None and spec.loader is not None
+    instructions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(instructions)
+    report = (
+        "==4242== Callgrind, a call-graph generating cache profiler\n"
+        "==4242== Events    : Ir\n"
+        "==4242== Collected : 187812345\n"
+        "==4242== \n"
+        "==4242== I   refs:      187,812,345\n"
+    )
+    assert instructions.collected(report) == 187812345
+    with pytest.raises(RuntimeError, match="no instruction count"):
+        instructions.collected("==1== Memcheck, a memory error detector\n")
