@@ -35,10 +35,17 @@ def test_help_prints_usage(name):
     assert "Traceback" not in done.stderr
 
 
-def test_compile_speed_names_an_unknown_program():
-    done = run_script("compile_speed.py", "nope")
+@pytest.mark.parametrize(
+    ("name", "argument", "error"),
+    [
+        ("compile_speed.py", "nope", "unknown program 'nope' (choose from block, attention, conv)"),
+        ("instructions.py", "no/such.mlir", "no such file: no/such.mlir"),
+    ],
+)
+def test_a_wrong_argument_is_named(name, argument, error):
+    done = run_script(name, argument)
     assert done.returncode == 2
-    assert "error: unknown program 'nope' (choose from block, attention, conv)" in done.stderr
+    assert f"error: {error}" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -78,13 +85,6 @@ def test_call_dense_times_its_actions_in_turns():
     runs.clear()
     call_dense.least_in_turns({"a": lambda: action("a", 0.1)}, 1, 0.35)
     assert runs == ["a"] * 4  # rounds go on until 0.35 s have passed: 0.1, 0.2, 0.3, 0.4
-
-
-def test_instructions_names_a_missing_file():
-    done = run_script("instructions.py", "no/such.mlir")
-    assert done.returncode == 2
-    assert "error: no such file: no/such.mlir" in done.stderr
-    assert "Traceback" not in done.stderr
 
 
 def test_instructions_reads_callgrinds_count():
