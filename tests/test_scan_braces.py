@@ -1,13 +1,13 @@
 """Brackets in the scan: ``_match_close`` (the `}` that closes a `{`, found with
 ``str.find`` steps) is the one a stack of braces gives, on any text whose braces nest (as the
-scan has checked by then); ``_brackets_nest`` says what a stack of brackets says."""
+scan has checked by then); ``_pairs_vanish`` says what a stack of brackets says."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewriter.syntax.scan import Scan, _brackets_nest, _check_top_level, _match_close
+from rewriter.syntax.scan import Scan, _check_top_level, _match_close, _pairs_vanish
 from rewriter.syntax.source import Source
 
 
@@ -75,9 +75,14 @@ def _nest_by_stack(text: str) -> bool:
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(nested_braces(), st.text(alphabet="()[]{}a \n", max_size=40)))
 def test_brackets_nest_as_a_stack_says(text):
-    """``_brackets_nest`` deletes adjacent pairs until none is left (or none goes); a
+    """``_pairs_vanish`` deletes adjacent pairs until none is left (or none goes); a
     stack of brackets is the reference. Nested text has only braces: other brackets are
     put around parts of it too."""
-    assert _brackets_nest(text) == _nest_by_stack(text)
+    assert _pairs_vanish(_brackets(text)) == _nest_by_stack(text)
     wrapped = "(" + text + ")[" + text + "]"
-    assert _brackets_nest(wrapped) == _nest_by_stack(wrapped)
+    assert _pairs_vanish(_brackets(wrapped)) == _nest_by_stack(wrapped)
+
+
+def _brackets(text: str) -> bytes:
+    """The skeleton the scan hands ``_pairs_vanish``: the brackets alone, in order."""
+    return bytes(char for char in text.encode() if char in b"()[]{}")

@@ -105,11 +105,10 @@ def scan(source: Source) -> Scan:
     skeleton = _without(masked, _VALID_NOT_BRACKETS) if masked.isascii() else None
     _check_characters(source, squeezed, result, skeleton)
     if not result.diagnostics:
-        assert skeleton is not None  # the text is ASCII
+        assert skeleton is not None  # no diagnostic: the text is ASCII
         _check_brackets(source, squeezed, result, skeleton)
-    if not result.diagnostics:
-        assert skeleton is not None
-        _check_top_level(source, masked, result, skeleton.translate(None, b"()[]"))
+        if not result.diagnostics:
+            _check_top_level(source, masked, result, skeleton.translate(None, b"()[]"))
     if result.diagnostics:
         return result
 
@@ -304,15 +303,10 @@ def _partner(opener: str) -> str:
     return {v: k for k, v in _CLOSING.items()}[opener]
 
 
-def _brackets_nest(masked: str) -> bool:
-    """Whether the brackets of ``masked`` (ASCII) nest properly."""
-    return _pairs_vanish(_without(masked, bytes(set(range(128)) - set(_BRACKETS))))
-
-
-def _without(text: str, deleted: bytes, start: int = 0, end: int | None = None) -> bytes:
-    """``text[start:end]`` (ASCII) as bytes, ``deleted`` deleted: at C speed, a few
-    megabytes at a time."""
-    return b"".join(chunk.translate(None, deleted) for chunk in _ascii_chunks(text, start, end))
+def _without(text: str, deleted: bytes) -> bytes:
+    """``text`` (ASCII) as bytes, ``deleted`` deleted: at C speed, a few megabytes at a
+    time."""
+    return b"".join(chunk.translate(None, deleted) for chunk in _ascii_chunks(text))
 
 
 def _pairs_vanish(skeleton: bytes) -> bool:
@@ -332,11 +326,10 @@ def _pairs_vanish(skeleton: bytes) -> bool:
     return False
 
 
-def _ascii_chunks(text: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
-    """``text[start:end]`` (ASCII) as bytes, a few megabytes at a time."""
-    end = len(text) if end is None else end
-    for first in range(start, end, _CHUNK):
-        yield text[first : min(first + _CHUNK, end)].encode("ascii")
+def _ascii_chunks(text: str) -> Iterator[bytes]:
+    """``text`` (ASCII) as bytes, a few megabytes at a time."""
+    for start in range(0, len(text), _CHUNK):
+        yield text[start : start + _CHUNK].encode("ascii")
 
 
 def _match_close(masked: str, open_offset: int, closes: dict[int, int] | None = None) -> int:
