@@ -55,6 +55,7 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..syntax import model
@@ -180,8 +181,8 @@ class CallShape:
     holes: int  # the statements' holes: fields 0 to holes - 1 of the patterns
     # Per target: why its calls are left alone, or their reports' field values.
     by_target: dict[str, tuple[str | None, list[Any]]] = field(default_factory=dict)
-    # The attribute operands of the calls with these values (filled from the holes).
-    attributes_by_values: dict[tuple[str, ...], tuple[Any, ...]] = field(default_factory=dict)
+    # The attribute operands of a call, from its holes; None when no value is a hole.
+    operands: FilledOperands | None = None
 
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
@@ -194,6 +195,50 @@ class CallShape:
             if filled == index:
                 return _format_pattern(template)
         return escape_format(value)
+
+
+class FilledOperands:
+    """The attribute operands of a shape's calls, from their hole texts. Calls that agree
+    in their values share one tuple, and calls that agree in one value its operand (up to
+    a few hundred of each a shape): exports repeat most values, and 70k calls of a dozen
+    attributes must fit in memory. What a call needs is worked out once per shape: which
+    holes are the values (an ``itemgetter`` when each value is one hole, as numbers are),
+    and each filled operand's class and other fields."""
+
+    def __init__(self, attributes: tuple[Any, ...], filled: tuple[tuple[int, Template], ...]):
+        self.attributes = list(attributes)
+        templates = [template for _, template in filled]
+        holes = [part for template in templates for part in template if type(part) is int]
+        if len(holes) == len(templates) and all(len(template) == 1 for template in templates):
+            self.values_of: Callable[[tuple[str, ...]], tuple[str, ...]] = (
+                itemgetter(*holes) if len(holes) > 1 else lambda texts: (texts[holes[0]],)
+            )
+        else:
+            self.values_of = lambda texts: tuple([_fill(t, texts) for t in templates])
+        self.slots = [(index, *_fields(attributes[index])) for index, _ in filled]
+        self.by_values: dict[tuple[str, ...], tuple[Any, ...]] = {}
+        self.by_value: dict[tuple[int, str], Any] = {}
+
+    def of(self, holes: tuple[str, ...]) -> tuple[Any, ...]:
+        """The attribute operands of a call with these hole texts."""
+        values = self.values_of(holes)
+        found = self.by_values.get(values)
+        if found is not None:
+            return found
+        attributes, shared = self.attributes.copy(), self.by_value
+        for (index, kind, fields, at), value in zip(self.slots, values, strict=True):
+            operand = shared.get((index, value))
+            if operand is None:
+                fields = fields.copy()
+                fields[at] = value
+                operand = kind(*fields)
+                if len(shared) < _SHARED_OPERANDS:
+                    shared[index, value] = operand
+            attributes[index] = operand
+        found = tuple(attributes)
+        if len(self.by_values) < _SHARED_OPERANDS:
+            self.by_values[values] = found
+        return found
 
 
 class Literal:
@@ -293,8 +338,8 @@ class CallShapes:
         reason, fields = judged
         if reason is None:
             report = type(shape.report)(*fields)
-            if shape.attribute_values:
-                report.attributes = self._attributes(shape, hole_texts)
+            if shape.operands is not None:
+                report.attributes = shape.operands.of(hole_texts)
         else:
             report, _ = self.judge(shape.source, shape.call, reason)
             report.target = target
@@ -320,40 +365,6 @@ class CallShapes:
             facts = _clone(facts, target=target)
         report = _clone(shape.report, ffi_facts=facts, target=target)
         return reason, [getattr(report, name) for name in type(report).__slots__]
-
-    def _attributes(self, shape: CallShape, hole_texts: tuple[str, ...]) -> tuple[Any, ...]:
-        """The shape's attribute operands with this call's values. Calls that agree in their
-        values share one tuple, and calls that agree in one value its operand (up to a few
-        hundred of each a shape): exports repeat most values, and 70k calls of a dozen
-        attributes must fit in memory."""
-        values = tuple([_fill(template, hole_texts) for _, template in shape.attribute_values])
-        attributes = shape.attributes_by_values.get(values)
-        if attributes is None:
-            attributes = self._operands_of(shape, values)
-            if len(shape.attributes_by_values) < _SHARED_OPERANDS:
-                shape.attributes_by_values[values] = attributes
-        return attributes
-
-    @staticmethod
-    def _operands_of(shape: CallShape, values: tuple[str, ...]) -> tuple[Any, ...]:
-        memo = shape.memo
-        attributes = list(shape.report.attributes)
-        if "operands" not in memo:
-            memo["operands"] = {}
-            memo["operand fields"] = [_fields(attributes[i]) for i, _ in shape.attribute_values]
-        shared, operand_fields = memo["operands"], memo["operand fields"]
-        for (index, _), value, (kind, fields, at) in zip(
-            shape.attribute_values, values, operand_fields, strict=True
-        ):
-            operand = shared.get((index, value))
-            if operand is None:
-                fields = fields.copy()
-                fields[at] = value
-                operand = kind(*fields)
-                if len(shared) < _SHARED_OPERANDS:
-                    shared[index, value] = operand
-            attributes[index] = operand
-        return tuple(attributes)
 
     def _place_exact(self, site: CallSite) -> tuple[PlacedCall, list[Any]]:
         call = parse_call(self.source, self.scan, site)
@@ -425,7 +436,11 @@ class CallShapes:
             {},
             len(holes),
         )
-        return None if _leaks(shape) else shape
+        if _leaks(shape):
+            return None
+        if attribute_values:
+            shape.operands = FilledOperands(report.attributes, attribute_values)
+        return shape
 
 
 def _parse_statement(text: str) -> Any:
