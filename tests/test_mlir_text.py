@@ -22,7 +22,7 @@ def test_ops():
     assert mlir_text.func_call("k", ["%0", "%c"], "(f32, i8) -> f32") == (
         "func.call @k(%0, %c) : (f32, i8) -> f32"
     )
-    assert mlir_text.func_call_around_callee([], "() -> ()") == ("func.call @", "() : () -> ()")
+    assert mlir_text.func_call("k", [], "() -> ()") == "func.call @k() : () -> ()"
     assert mlir_text.arith_constant("%c", "2.0", "f32") == "%c = arith.constant 2.0 : f32"
     assert mlir_text.arith_constant("%t", "true") == "%t = arith.constant true"
     assert mlir_text.arith_bitcast("%b", "%c", "f16", "i16") == "%b = arith.bitcast %c : f16 to i16"

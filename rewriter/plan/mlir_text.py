@@ -41,14 +41,7 @@ def function_type(parameters: Iterable[str], results: str | Sequence[str]) -> st
 
 def func_call(callee: str, arguments: Iterable[str], callee_type: str) -> str:
     """``func.call @callee(%a, %b) : (A, B) -> R``."""
-    before, after = func_call_around_callee(arguments, callee_type)
-    return before + callee + after
-
-
-def func_call_around_callee(arguments: Iterable[str], callee_type: str) -> tuple[str, str]:
-    """A ``func.call``'s text before and after its callee's name, for a caller that names
-    the callee later (the planner names externs once it has seen every call)."""
-    return "func.call @", f"({', '.join(arguments)}) : {callee_type}"
+    return f"func.call @{callee}({', '.join(arguments)}) : {callee_type}"
 
 
 def arith_constant(result: str, value: str, type_: str = "") -> str:

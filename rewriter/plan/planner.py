@@ -20,13 +20,9 @@ from .attribute_operands import (
     is_legacy_call,
 )
 from .call_shapes import (
-    LITERAL,
-    CallShape,
     CallShapes,
     CallSyntaxError,
-    Literal,
     PlacedCall,
-    escape_format,
 )
 from .calling_conventions import C_ABI, Abi
 from .edits import Edit
@@ -40,15 +36,13 @@ from .layouts import (
     physical,
 )
 from .mlir_text import (
-    arith_bitcast,
-    arith_constant,
     dictionary,
-    func_call_around_callee,
     function_type,
     private_function,
     string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
+from .replacement import ReplacementForm, operand_types, reorder, replacement_form
 from .selection import skip_reason
 from .status import Status
 
@@ -107,9 +101,8 @@ class Plan:
     errors: list[Diagnostic] = field(default_factory=list)
 
 
-# Each selected call and its replacement, written around its callee; None once its edit
-# is made.
-_Selected = list[tuple[PlacedCall, str, str] | None]
+# Each selected call, None once its edit is made.
+_Selected = list[PlacedCall | None]
 
 
 def plan_rewrite(
@@ -132,10 +125,10 @@ def plan_rewrite(
     plan = Plan()
     shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes)
     newline = _newline_of(source.text)
-    selected = _place_calls(plan, shapes, scan, newline)
-    targets_called = [entry[0].target for entry in selected if entry is not None]
+    selected = _place_calls(plan, shapes, scan)
+    targets_called = [placed.target for placed in selected if placed is not None]
     externs = _Externs(SymbolNamer(scan.symbols, targets_called, abi.prefix), abi)
-    _name_callees(plan, source, selected, externs)
+    _name_callees(plan, source, selected, externs, ValueNamer(scan.values), newline)
     for module_index, decls in externs.declarations.items():
         plan.edits.append(_declaration_edit(scan, module_index, list(decls.values()), newline))
     return plan
@@ -173,11 +166,11 @@ def _newline_of(text: str) -> str:
     return "\r\n" if first_break > 0 and text[first_break - 1] == "\r" else "\n"
 
 
-def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan, newline: str) -> _Selected:
-    """The first pass: every call parsed, judged (its report and errors go to ``plan``) and,
-    when selected, written but for its callee, whose name waits for all targets. A call's
-    own texts (its holes) are freed as soon as it is placed: 70k calls of them do not fit."""
-    values = ValueNamer(scan.values)
+def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan) -> _Selected:
+    """The first pass: every call parsed and judged (its report and errors go to ``plan``);
+    the selected ones are kept for the second, which writes them once every target is
+    known. A call keeps only its hole texts, no text of its replacement: 70k calls of
+    those would not fit."""
     selected: _Selected = []
     for site in scan.calls:
         try:
@@ -188,29 +181,33 @@ def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan, newline: str) -> _S
         plan.errors.extend(errors)
         plan.reports.append(placed.report)
         if placed.report.status == Status.REWRITTEN:
-            form = _replacement_of(placed, newline)
-            before, after = form.around_callee(placed.holes, values)
-            placed.holes = ()
-            selected.append((placed, before, after))
+            selected.append(placed)
     return selected
 
 
-def _name_callees(plan: Plan, source: Source, selected: _Selected, externs: _Externs) -> None:
+def _name_callees(
+    plan: Plan,
+    source: Source,
+    selected: _Selected,
+    externs: _Externs,
+    values: ValueNamer,
+    newline: str,
+) -> None:
     """The second pass, in file order: each selected call's extern (and layout wrapper) is
-    named and its edit made; renames and externs shared by calls that differ are warnings.
-    Each call's replacement is freed once its edit is made."""
-    for index, entry in enumerate(selected):
-        assert entry is not None
+    named, its constants too, and its edit made; renames and externs shared by calls that
+    differ are warnings. Each call is freed once its edit is made."""
+    for index, placed in enumerate(selected):
+        assert placed is not None
         selected[index] = None
-        placed, before, after = entry
         renamed, differs = externs.decide(placed)
         report = placed.report
         if renamed:
             plan.warnings.append(_renamed_warning(source, placed, externs.abi, renamed))
         if differs:
             plan.warnings.append(_shared_extern_warning(source, placed))
-        callee = report.wrapper or report.symbol
-        plan.edits.append(Edit(placed.start, placed.end, before + callee + after))
+        replacement = _replacement_of(placed, newline)
+        text = replacement.text(placed.holes, values, report.wrapper or report.symbol)
+        plan.edits.append(Edit(placed.start, placed.end, text))
 
 
 def _renamed_warning(source: Source, placed: PlacedCall, abi: Abi, why: str) -> Diagnostic:
@@ -438,10 +435,6 @@ def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
     return None
 
 
-def _operand_types(call: model.CustomCall, attributes: Sequence[AttributeOperand]) -> list[str]:
-    return [t.text for t in call.input_types] + [a.type for a in attributes]
-
-
 def _contract_parameters(report: CallReport) -> list[str]:
     """The extern's parameter types in contract order: operands (as the kernel sees them),
     then attributes."""
@@ -452,75 +445,13 @@ def _extern_parameters(report: CallReport) -> list[str]:
     return reorder(_contract_parameters(report), report.parameter_order)
 
 
-def reorder(items: Sequence[str], order: Sequence[int]) -> list[str]:
-    """``items`` (in contract order) in extern parameter order; no ``order``: unchanged."""
-    return [items[index] for index in order] if order else list(items)
-
-
 def _extern_type(report: CallReport) -> str:
     """The extern's function type: the kernel's view of the operands, then attributes."""
     return function_type(_extern_parameters(report), report.extern_result_types)
 
 
 def _logical_type(call: model.CustomCall, report: CallReport) -> str:
-    return function_type(_operand_types(call, report.attributes), call.results_text)
-
-
-@dataclass(frozen=True)
-class ReplacementForm:
-    """The text that replaces a call, as ``str.format`` patterns before and after the name
-    of its callee: everything a statement shape fixes is written in, what each call has of
-    its own is a positional field: the statement's holes first (``call_shapes``), then the
-    fresh names of the constants, in ``hints`` order."""
-
-    before_callee: str  # the pattern up to the callee's name
-    after_callee: str  # and after it
-    hints: tuple[str, ...]  # what each fresh name is named after, in the order asked
-
-    def around_callee(self, holes: tuple[str, ...], values: ValueNamer) -> tuple[str, str]:
-        """The replacement of a call with these holes, before and after its callee's name
-        (which is handed out once every call has been seen)."""
-        fields = (*holes, *values.fresh_all(self.hints))
-        return self.before_callee.format(*fields), self.after_callee.format(*fields)
-
-
-def replacement_form(
-    call: model.CustomCall,
-    attributes: Sequence[AttributeOperand],
-    newline: str = "\n",
-    order: Sequence[int] = (),
-    fields: CallShape | Literal | None = None,
-) -> ReplacementForm:
-    """The replacement of a call of this shape: one constant (and a bitcast for f16/bf16)
-    per attribute, then the ``func.call`` with the arguments in ``order``. ``fields``
-    writes the call's own texts (``call_shapes``: holes of a shape as fields)."""
-    fields = fields or LITERAL
-    location = f" {fields.text(call.location)}" if call.location else ""
-    lines: list[str] = []
-    names: list[str] = []
-    hints: list[str] = []
-    for index, attribute in enumerate(attributes):
-        name = f"{{{fields.holes + len(hints)}}}"
-        hints.append(attribute.path)
-        value = fields.value(index, attribute.value)
-        constant_type = escape_format(attribute.constant_type)
-        lines.append(arith_constant(name, value, constant_type) + location)
-        if attribute.constant_type and attribute.constant_type != attribute.type:
-            bits = f"{{{fields.holes + len(hints)}}}"
-            hints.append(attribute.path + "_bits")
-            cast = arith_bitcast(bits, name, constant_type, escape_format(attribute.type))
-            lines.append(cast + location)
-            name = bits
-        names.append(name)
-    operands = [fields.text(operand) for operand in call.operands]
-    arguments = reorder([*operands, *names], order)
-    types = [escape_format(t) for t in reorder(_operand_types(call, attributes), order)]
-    callee_type = function_type(types, escape_format(call.results_text))
-    before_callee, after_callee = func_call_around_callee(arguments, callee_type)
-    binding = f"{fields.text(call.results)} = " if call.results else ""
-    lines.append(f"{binding}{before_callee}")
-    pattern_before = escape_format(newline + call.indent).join(lines)
-    return ReplacementForm(pattern_before, after_callee + location, tuple(hints))
+    return function_type(operand_types(call, report.attributes), call.results_text)
 
 
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
