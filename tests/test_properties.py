@@ -254,6 +254,29 @@ def test_output_bytes_do_not_depend_on_hash_seed(tmp_path_factory, text: str):
     assert len(outputs) == 1
 
 
+def escaped_byte_by_byte(value: str) -> str:
+    """The encoding spelled out: printable ASCII but ``"`` and ``\\`` as it is, every other
+    byte of the UTF-8 as ``\\XX``."""
+    return (
+        '"'
+        + "".join(
+            chr(byte) if 0x20 <= byte < 0x7F and chr(byte) not in '"\\' else f"\\{byte:02X}"
+            for byte in value.encode("utf-8")
+        )
+        + '"'
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x80)) | st.text())
+def test_strings_are_encoded_byte_by_byte(value):
+    """encode_string writes a string of printable ASCII at once: as each byte would be."""
+    from rewriter.syntax.strings import encode_string
+
+    assert encode_string(value) == escaped_byte_by_byte(value)
+    assert encode_string('a"b\\c~ \x7f') == '"a\\22b\\5Cc~ \\7F"'
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_encoded_strings_decode_to_their_bytes(value):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewriter.syntax import source
-from rewriter.syntax.source import Source
+from rewriter.syntax.source import LineCounter, Source
 
 
 def starts_by_search(text: str) -> list[int]:
@@ -42,3 +42,16 @@ def test_line_and_column_count_from_one():
         (4, 1),
         (4, 2),
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab\n\r", min_size=1, max_size=60), st.data())
+def test_a_line_counter_gives_what_line_col_gives(text, data):
+    """Offsets mostly ascending, sometimes not (looked up then), each with its line start."""
+    lines = Source(text)
+    counter = LineCounter(lines)
+    offsets = data.draw(st.lists(st.integers(0, len(text) - 1), max_size=20))
+    ascending = sorted(offsets) + offsets
+    for offset in ascending:
+        line_start = text.rfind("\n", 0, offset) + 1
+        assert counter.line_col(offset, line_start) == lines.line_col(offset)

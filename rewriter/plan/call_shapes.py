@@ -64,7 +64,7 @@ from ..syntax.dimensions import SizedModels
 from ..syntax.grammar import parser
 from ..syntax.holes import BLANK, Hole, ShapeFinder
 from ..syntax.scan import CallSite, Scan
-from ..syntax.source import Source
+from ..syntax.source import LineCounter, Source
 from ..syntax.to_model import custom_call_from_tree
 from .attribute_operands import ffi_attributes
 
@@ -295,6 +295,7 @@ class CallShapes:
         self.select = select
         self.reuse = reuse  # False: every statement parsed on its own (the reference)
         self.finder = ShapeFinder()
+        self.lines = LineCounter(source)  # calls are placed in file order
         self.models = SizedModels(_parse_statement, _statement_model)
         self.shapes: dict[str, CallShape | None] = {}  # None: a shape not to reuse
 
@@ -343,7 +344,7 @@ class CallShapes:
         else:
             report, _ = self.judge(shape.source, shape.call, reason)
             report.target = target
-        report.line, report.column = self.source.line_col(start)
+        report.line, report.column = self.lines.line_col(start, statement)
         return PlacedCall(
             shape,
             shape.call,

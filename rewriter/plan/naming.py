@@ -143,24 +143,22 @@ class ValueNamer:
 
     def __init__(self, existing: set[str]):
         self.pool = NamePool(existing)
-        self._bases: dict[str, str] = {}  # hint -> base name; a few hints recur in every call
-        self._bases_of: dict[tuple[str, ...], list[str]] = {}  # the same for a statement's
 
     def fresh(self, hint: str) -> str:
-        return "%" + self.pool.claim(self._base(hint))
+        return "%" + self.pool.claim(ssa_base(hint))
 
     def fresh_all(self, hints: tuple[str, ...]) -> list[str]:
-        """``fresh`` for each hint in turn (one call per statement, not per constant)."""
-        bases = self._bases_of.get(hints)
-        if bases is None:
-            bases = self._bases_of[hints] = [self._base(hint) for hint in hints]
+        """``fresh`` for each hint in turn."""
+        return self.fresh_from([ssa_base(hint) for hint in hints])
+
+    def fresh_from(self, bases: list[str]) -> list[str]:
+        """``fresh`` for hints whose ``ssa_base`` is ``bases``: one call per statement, whose
+        bases its shape worked out once."""
         return self.pool.claim_all(bases, "%")
 
-    def _base(self, hint: str) -> str:
-        base = self._bases.get(hint)
-        if base is None:
-            base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
-            if base[0].isdigit():
-                base = "_" + base
-            self._bases[hint] = base
-        return base
+
+def ssa_base(hint: str) -> str:
+    """The name an SSA value named after ``hint`` (an attribute's path) is given, but for
+    a suffix that makes it unique."""
+    base = _NOT_SSA.sub("_", hint.replace(".", "_")) or "attr"
+    return "_" + base if base[0].isdigit() else base

@@ -273,8 +273,9 @@ class _Externs:
         its extern in what an FFI handler sees."""
         report = placed.report
         key = (id(placed.shape), placed.target, placed.module)
-        if placed.shape is not None and key in self.decided:
-            report.symbol, report.wrapper, differs = self.decided[key]
+        decided = self.decided.get(key) if placed.shape is not None else None
+        if decided is not None:
+            report.symbol, report.wrapper, differs = decided
             return None, differs
         renamed, differs = self._first(placed)
         if placed.shape is not None:
@@ -454,11 +455,13 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
     return function_type(operand_types(call, report.attributes), call.results_text)
 
 
+# Input descriptors are the caller's own buffers, read only (abi/README.md).
+_READ_ONLY = dictionary([("bufferization.access", string_literal("read"))])
+
+
 def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
-    # Input descriptors are the caller's own buffers, read only (abi/README.md).
-    read_only = dictionary([("bufferization.access", string_literal("read"))])
     parameters = [
-        f"{text} {read_only}" if text.startswith("tensor<") else text
+        f"{text} {_READ_ONLY}" if text.startswith("tensor<") else text
         for text in _extern_parameters(report)
     ]
     facts = report.ffi_facts.attribute_value() if report.ffi_facts else None

@@ -17,7 +17,7 @@ from ..syntax import model
 from .attribute_operands import AttributeOperand
 from .call_shapes import LITERAL, CallShape, Literal, escape_format
 from .mlir_text import arith_bitcast, arith_constant, func_call, function_type
-from .naming import ValueNamer
+from .naming import ValueNamer, ssa_base
 
 CALLEE = "callee"  # the field of the callee's name, which is known last
 
@@ -31,6 +31,7 @@ class ReplacementForm:
     def __init__(self, pattern: str, holes: int, hints: tuple[str, ...]):
         self.pattern = pattern
         self.hints = hints  # what each fresh name is named after, in the order asked
+        self._bases = [ssa_base(hint) for hint in hints]
         callee = holes + len(hints)  # its place among a call's field values
         pieces: list[str] = []
         picks: list[int] = []  # the join's items: field values, then the pieces
@@ -47,7 +48,7 @@ class ReplacementForm:
     def text(self, holes: tuple[str, ...], values: ValueNamer, callee: str) -> str:
         """The replacement of a call with these holes and this callee (named once every
         call has been seen); equal to ``pattern.format(*holes, *fresh, callee=callee)``."""
-        fields = (*holes, *values.fresh_all(self.hints), callee, *self._pieces)
+        fields = (*holes, *values.fresh_from(self._bases), callee, *self._pieces)
         return "".join(self._pick(fields))
 
 

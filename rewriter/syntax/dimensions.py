@@ -73,7 +73,10 @@ def size_runs(text: str) -> list[Run]:
 
 
 def _sentinel(index: int) -> str:
-    return f"7{index:05d}3"
+    return _SENTINELS[index] if index < len(_SENTINELS) else f"7{index:05d}3"
+
+
+_SENTINELS = [f"7{index:05d}3" for index in range(64)]  # a statement's sizes, written once
 
 
 def sized_apart(text: str, runs: list[Run]) -> tuple[str, list[Run]] | None:

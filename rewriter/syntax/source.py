@@ -49,3 +49,24 @@ class Source:
     def line_start(self, offset: int) -> int:
         """Offset of the first character of the line holding ``offset``."""
         return self.text.rfind("\n", 0, offset) + 1
+
+
+class LineCounter:
+    """Line and column of offsets asked for in ascending order, as ``Source.line_col``
+    gives them: the lines between one offset's line start and the next are counted at C
+    speed (``str.count``), with no table of every line start (the planner asks for each
+    call's, in file order). An offset before the last one asked is looked up instead."""
+
+    def __init__(self, source: Source):
+        self.source = source
+        self.line_start = 0  # the start of the line last asked for, and its number
+        self.line = 1
+
+    def line_col(self, offset: int, line_start: int) -> tuple[int, int]:
+        """1-based line and column of ``offset``, whose line starts at ``line_start``."""
+        if line_start < self.line_start:
+            return self.source.line_col(offset)
+        self.line += self.source.text.count("\n", self.line_start, line_start)
+        self.line_start = line_start
+        return self.line, offset - line_start + 1
+

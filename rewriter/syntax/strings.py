@@ -6,6 +6,8 @@ import re
 
 _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))", re.DOTALL)
 _SIMPLE = {"n": b"\n", "t": b"\t", '"': b'"', "\\": b"\\"}
+# Printable ASCII but the quote and the backslash: written as it is (most names are).
+_VERBATIM = re.compile(r"[ !#-\[\]-~]*")
 
 
 def decode_string(literal: str) -> bytes:
@@ -28,6 +30,8 @@ def encode_string(value: str) -> str:
     """``value`` as a quoted MLIR string: printable ASCII verbatim, every other byte of its
     UTF-8 (quotes and backslashes included) as a ``\\XX`` escape; ``decode_string``
     reads it back exactly."""
+    if _VERBATIM.fullmatch(value):
+        return f'"{value}"'
     out = []
     for byte in value.encode("utf-8"):
         char = chr(byte)
