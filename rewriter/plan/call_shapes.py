@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -62,7 +62,7 @@ from ..syntax import model
 from ..syntax.calls import CallSyntaxError, parse_call
 from ..syntax.dimensions import SizedModels
 from ..syntax.grammar import parser
-from ..syntax.holes import BLANK, Hole, ShapeFinder
+from ..syntax.holes import BLANK, Hole, KnownShape, ShapeFinder
 from ..syntax.scan import CallSite, Scan
 from ..syntax.source import LineCounter, Source
 from ..syntax.to_model import custom_call_from_tree
@@ -179,6 +179,8 @@ class CallShape:
     attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
     memo: dict[object, Any]  # what later stages derive from the shape alone
     holes: int  # the statements' holes: fields 0 to holes - 1 of the patterns
+    # The hole that is the target, when that is all of it (as in every export).
+    target_hole: int | None = None
     # Per target: why its calls are left alone, or their reports' field values.
     by_target: dict[str, tuple[str | None, list[Any]]] = field(default_factory=dict)
     # The attribute operands of a call, from its holes; None when no value is a hole.
@@ -283,6 +285,10 @@ Judge = Callable[[Source, model.CustomCall, "str | None"], tuple[Any, list[Any]]
 Select = Callable[[model.CustomCall, str], "str | None"]
 
 
+_UNSEEN: Any = object()  # a shape not built yet
+_NO_ERRORS: tuple[Any, ...] = ()
+
+
 class CallShapes:
     """Places every custom call of one file, parsing and judging each shape once."""
 
@@ -297,9 +303,10 @@ class CallShapes:
         self.finder = ShapeFinder()
         self.lines = LineCounter(source)  # calls are placed in file order
         self.models = SizedModels(_parse_statement, _statement_model)
-        self.shapes: dict[str, CallShape | None] = {}  # None: a shape not to reuse
+        # By the finder's shape (one per shape key); None: a shape not to reuse.
+        self.shapes: dict[KnownShape, CallShape | None] = {}
 
-    def place(self, site: CallSite) -> tuple[PlacedCall, list[Any]]:
+    def place(self, site: CallSite) -> tuple[PlacedCall, Sequence[Any]]:
         """The call at ``site`` and the errors judging it gave; raises CallSyntaxError."""
         if not self.reuse:
             return self._place_exact(site)
@@ -309,14 +316,13 @@ class CallShapes:
         end = text.find("\n", site.keyword)
         piece = text[site.statement : end if end >= 0 else len(text)]
         known, hole_texts, end_of = self.finder.find(piece)
-        if known.key in self.shapes:
-            shape = self.shapes[known.key]
-        else:
-            shape = self.shapes[known.key] = self._build(piece, known.holes)
+        shape = self.shapes.get(known, _UNSEEN)
+        if shape is _UNSEEN:
+            shape = self.shapes[known] = self._build(piece, known.holes)
         # An integer its type does not take is an error: the statement is parsed for real.
-        if shape is None or not known.integers_taken(hole_texts):
+        if shape is None or (known.int_holes and not known.integers_taken(hole_texts)):
             return self._place_exact(site)
-        return self._instance(shape, site, hole_texts, end_of), []
+        return self._instance(shape, site, hole_texts, end_of), _NO_ERRORS
 
     def _instance(
         self,
@@ -332,7 +338,11 @@ class CallShapes:
         end = statement + delta + (end_of(group) if group else 0)
         group, delta = shape.target_at
         target_start = statement + delta + (end_of(group) if group else 0)
-        target = _fill(shape.target, hole_texts)
+        target = (
+            hole_texts[shape.target_hole]
+            if shape.target_hole is not None
+            else (_fill(shape.target, hole_texts))
+        )
         judged = shape.by_target.get(target)
         if judged is None:
             judged = shape.by_target[target] = self._judged_for(shape, target)
@@ -439,6 +449,8 @@ class CallShapes:
         )
         if _leaks(shape):
             return None
+        if len(shape.target) == 1 and isinstance(shape.target[0], int):
+            shape.target_hole = shape.target[0]
         if attribute_values:
             shape.operands = FilledOperands(report.attributes, attribute_values)
         return shape

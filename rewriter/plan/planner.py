@@ -178,7 +178,8 @@ def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan) -> _Selected:
         except CallSyntaxError as error:
             plan.errors.append(error.diagnostic)
             continue
-        plan.errors.extend(errors)
+        if errors:
+            plan.errors.extend(errors)
         plan.reports.append(placed.report)
         if placed.report.status == Status.REWRITTEN:
             selected.append(placed)

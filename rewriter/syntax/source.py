@@ -69,4 +69,3 @@ class LineCounter:
         self.line += self.source.text.count("\n", self.line_start, line_start)
         self.line_start = line_start
         return self.line, offset - line_start + 1
-
