@@ -338,11 +338,10 @@ class CallShapes:
         end = statement + delta + (end_of(group) if group else 0)
         group, delta = shape.target_at
         target_start = statement + delta + (end_of(group) if group else 0)
-        target = (
-            hole_texts[shape.target_hole]
-            if shape.target_hole is not None
-            else (_fill(shape.target, hole_texts))
-        )
+        if shape.target_hole is not None:
+            target = hole_texts[shape.target_hole]
+        else:
+            target = _fill(shape.target, hole_texts)
         judged = shape.by_target.get(target)
         if judged is None:
             judged = shape.by_target[target] = self._judged_for(shape, target)
