@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.edits import apply_edits
-from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier
+from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier, ssa_base
 from rewriter.plan.planner import CallReport, plan_rewrite
 from rewriter.plan.selection import compiler_meaning, exact_pattern, patterns, skip_reason
 from rewriter.syntax.holes import ShapeFinder, shape_of
@@ -150,7 +150,7 @@ def test_value_names_come_from_the_attribute_path():
     assert namer.fresh("factor") == "%factor_1"
     assert namer.fresh("backend.eps") == "%backend_eps"
     assert namer.fresh("0x") == "%_0x"
-    assert namer.fresh_all(("factor", "factor")) == ["%factor_2", "%factor_3"]
+    assert namer.fresh_from([ssa_base("factor")] * 2) == ["%factor_2", "%factor_3"]
 
 
 # ---------------------------------------------------------------- selection
@@ -369,7 +369,7 @@ def test_a_parsed_type_gives_its_sizes():
 def test_value_names_never_start_with_a_digit(hints):
     """So the file's names that do (``%0`` ... ``%N``, most of an export's) can never clash
     with them, and the scan does not collect them."""
-    names = ValueNamer(set()).fresh_all(tuple(hints))
+    names = ValueNamer(set()).fresh_from([ssa_base(hint) for hint in hints])
     assert all(name.startswith("%") and not name[1:2].isdigit() for name in names)
 
 

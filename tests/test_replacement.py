@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rewriter.api import read_source, scan
 from rewriter.plan import planner
 from rewriter.plan.call_shapes import escape_format
-from rewriter.plan.naming import ValueNamer
+from rewriter.plan.naming import ValueNamer, ssa_base
 from rewriter.plan.replacement import ReplacementForm
 
 DATA = Path(__file__).parent / "data" / "call_dense"
@@ -38,7 +38,8 @@ def test_a_text_is_the_pattern_formatted(form_and_holes, data):
     texts = tuple(data.draw(st.lists(st.text("x{}%0", max_size=3), min_size=holes, max_size=holes)))
     callee = data.draw(st.sampled_from(["k", "k_{0}", "{callee}"]))
     taken = {"eps"}
-    expected = form.pattern.format(*texts, *ValueNamer(taken).fresh_all(form.hints), callee=callee)
+    fresh = ValueNamer(taken).fresh_from([ssa_base(hint) for hint in form.hints])
+    expected = form.pattern.format(*texts, *fresh, callee=callee)
     assert form.text(texts, ValueNamer(taken), callee) == expected
 
 
@@ -53,7 +54,7 @@ def test_every_call_of_the_call_dense_exports_is_written_as_its_pattern_formatte
         for site in found.calls:
             placed, _ = shapes.place(site)
             form = planner._replacement_of(placed, "\n")
-            fresh = formatted.fresh_all(form.hints)
+            fresh = formatted.fresh_from([ssa_base(hint) for hint in form.hints])
             expected = form.pattern.format(*placed.holes, *fresh, callee="kernel")
             assert form.text(placed.holes, joined, "kernel") == expected
             checked += 1

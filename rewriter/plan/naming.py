@@ -147,10 +147,6 @@ class ValueNamer:
     def fresh(self, hint: str) -> str:
         return "%" + self.pool.claim(ssa_base(hint))
 
-    def fresh_all(self, hints: tuple[str, ...]) -> list[str]:
-        """``fresh`` for each hint in turn."""
-        return self.fresh_from([ssa_base(hint) for hint in hints])
-
     def fresh_from(self, bases: list[str]) -> list[str]:
         """``fresh`` for hints whose ``ssa_base`` is ``bases``: one call per statement, whose
         bases its shape worked out once."""
