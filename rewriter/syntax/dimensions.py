@@ -36,6 +36,7 @@ Why that is the model lark would make of the statement itself:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import cast
@@ -72,11 +73,9 @@ def size_runs(text: str) -> list[Run]:
     return runs
 
 
+@functools.cache  # written for every shape of a statement's sizes, and the same each time
 def _sentinel(index: int) -> str:
-    return _SENTINELS[index] if index < len(_SENTINELS) else f"7{index:05d}3"
-
-
-_SENTINELS = [f"7{index:05d}3" for index in range(64)]  # a statement's sizes, written once
+    return f"7{index:05d}3"
 
 
 def sized_apart(text: str, runs: list[Run]) -> tuple[str, list[Run]] | None:
