@@ -23,6 +23,8 @@ from .syntax.source import Source
 if TYPE_CHECKING:
     from jax.export import Exported
 
+    from .syntax.rewrite_validation import Validated
+
 
 @dataclass
 class Result:
@@ -226,6 +228,32 @@ def validate(
     from .syntax.validation import first_error
 
     error = first_error(read_source(text, filename))
+    if error is not None:
+        raise RewriteError([error])
+
+
+def validate_input(text: str, *, filename: str = "<string>") -> Validated:
+    """``validate`` for a text about to be rewritten: what it returns makes the validation
+    of the rewrite (``validate_rewrite``) parse only the lines the rewrite changed."""
+    from .syntax.rewrite_validation import validated
+
+    outcome = validated(read_source(text, filename))
+    if isinstance(outcome, Diagnostic):
+        raise RewriteError([outcome])
+    return outcome
+
+
+def validate_rewrite(result: Result, input_: Validated, *, filename: str = "<string>") -> None:
+    """``validate(result.text)``, at the cost of the lines the edits touched when ``input_``
+    is ``validate_input``'s of ``result.original``."""
+    from .syntax.rewrite_validation import first_error_of_rewrite
+    from .syntax.validation import first_error
+
+    rewritten = Source(result.text, filename)
+    if input_.text == result.original:
+        error = first_error_of_rewrite(rewritten, input_, result.edits)
+    else:
+        error = first_error(rewritten)
     if error is not None:
         raise RewriteError([error])
 

@@ -308,7 +308,7 @@ def _text_input(
 def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
     """The rewrite of one file as the options ask; raises RewriteError. Without --list or
     --check, errors stop the file (with a note per target: how to rewrite the others)."""
-    from .api import analyze, skip_notes, validate
+    from .api import analyze, skip_notes, validate_input, validate_rewrite
     from .syntax.diagnostics import RewriteError
 
     options = {
@@ -320,13 +320,13 @@ def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
     }
     if args.list or args.check:
         return analyze(text, **options)
-    if args.validate:  # the input, so that diagnostics point into the user's file
-        validate(text, filename=name)
+    # --validate: the input first, so that diagnostics point into the user's file
+    validated = validate_input(text, filename=name) if args.validate else None
     result = analyze(text, **options)
     if result.errors:
         raise RewriteError(result.errors + skip_notes(result, _skip_option))
-    if args.validate:  # and what we wrote: an error here would be ours
-        validate(result.text, filename=f"{name} (rewritten)")
+    if validated is not None:  # and what we wrote: an error here would be ours
+        validate_rewrite(result, validated, filename=f"{name} (rewritten)")
     return result
 
 

@@ -171,7 +171,7 @@ Stack = tuple[int, ...]
 _Outcomes = dict[str, "tuple[Stack, _Outcomes]"]
 
 
-class _Unexpected(Exception):
+class Unexpected(Exception):
     """Where the parse stopped and why, before it becomes a Diagnostic."""
 
     def __init__(self, offset: int, message: str):
@@ -274,11 +274,11 @@ class _Parser:
                 self.integers.see(token)
                 self.feed(token)
         except UnexpectedToken as error:  # the contextual lexer found a token out of place
-            raise _Unexpected(_position(error.token), f"unexpected {str(error.token)!r}") from None
+            raise Unexpected(_position(error.token), f"unexpected {str(error.token)!r}") from None
         except UnexpectedCharacters as error:
             offset = error.pos_in_stream
             assert offset is not None  # the lexer always says where it stopped
-            raise _Unexpected(offset, f"unexpected character {text[offset]!r}") from None
+            raise Unexpected(offset, f"unexpected character {text[offset]!r}") from None
         return tuple(self.stack)
 
     def finish(self, stack: Stack, end: int) -> None:
@@ -294,8 +294,8 @@ class _Parser:
                 action, target = actions[stack[-1]][token.type]
             except KeyError:
                 if token.type == "$END":
-                    raise _Unexpected(_position(token), "unexpected end of input") from None
-                raise _Unexpected(_position(token), f"unexpected {str(token)!r}") from None
+                    raise Unexpected(_position(token), "unexpected end of input") from None
+                raise Unexpected(_position(token), f"unexpected {str(token)!r}") from None
             if action is Shift:
                 stack.append(target)
                 return
@@ -422,37 +422,78 @@ def _blank_strings(line: str) -> str:
     return _STRING.sub('""', line)
 
 
-def first_error(source: Source) -> Diagnostic | None:
-    """The first place where ``source`` leaves the grammar, or None if all of it parses."""
-    text = source.text
-    tables = _tables()
-    parse = _Parser(tables)
-    stack: Stack = (tables.start_state,)
-    # The outcomes remembered from each state stack, by line shape: the stack after the
-    # line and the outcomes remembered from that one. A line's lookup hashes its shape
-    # alone; a stack is hashed only when a line is lexed.
-    outcomes: dict[Stack, _Outcomes] = {stack: {}}
-    known = outcomes[stack]
-    shape_of, find, size = LineShapes().of, text.find, len(text)  # per line: kept at hand
-    start = 0
+class Validation:
+    """One validation of ``text``, line by line (points 1 and 2): the parser's state stack,
+    and the outcomes remembered from each stack by line shape. A line's lookup hashes its
+    shape alone; a stack is hashed only when a line is lexed.
+
+    ``shapes``, when given, receives the shape of each line (None for a line too long to
+    remember), each distinct shape one string: what a validation of a rewrite of the
+    text reuses for the lines the rewrite left alone (``rewrite_validation.py``)."""
+
+    def __init__(self, text: str, shapes: list[str | None] | None = None):
+        self.text = text
+        tables = _tables()
+        self.parse = _Parser(tables)
+        self.stack: Stack = (tables.start_state,)
+        self.outcomes: dict[Stack, _Outcomes] = {self.stack: {}}
+        self.known = self.outcomes[self.stack]
+        self.line_shapes = LineShapes()
+        self.shapes = shapes
+        self.distinct: dict[str, str] = {}  # each shape traced, as the one string traced
+
+    def lines(
+        self, start: int, end: int, shapes: list[str | None] | None = None, first: int = 0
+    ) -> None:
+        """Parse the lines of ``text[start:end]``, ``start`` a line start and ``end`` one
+        or the end of the text; raises Unexpected where a line leaves the grammar.
+        ``shapes``: from index ``first`` on, the lines' shapes as a validation of the same
+        lines traced them, so that they are not made again."""
+        text, parse, outcomes = self.text, self.parse, self.outcomes
+        stack, known = self.stack, self.known
+        shape_of, find = self.line_shapes.of, text.find  # per line: kept at hand
+        trace = None if self.shapes is None else self.shapes.append
+        distinct = self.distinct.setdefault
+        shape: str | None
+        try:
+            while start < end:
+                line_end = find("\n", start, end) + 1 or end
+                if shapes is not None:
+                    shape = shapes[first]
+                    first += 1
+                elif line_end - start > LONG_LINE:
+                    shape = None
+                else:
+                    shape = shape_of(text[start:line_end])
+                if trace is not None:
+                    trace(shape if shape is None else distinct(shape, shape))
+                if shape is None:  # a long line: parsed at once, never remembered
+                    stack = parse.run(text, start, line_end, stack)
+                    known = outcomes.setdefault(stack, {})
+                else:
+                    after = known.get(shape)
+                    if after is None:
+                        stack = parse.run(text, start, line_end, stack)
+                        after = known[shape] = (stack, outcomes.setdefault(stack, {}))
+                    stack, known = after
+                start = line_end
+        finally:
+            self.stack, self.known = stack, known
+
+    def finish(self) -> None:
+        """Accept the end of the text, and raise for an integer literal out of range."""
+        self.parse.finish(self.stack, len(self.text))
+        if self.parse.integers.first is not None:  # it parses, but MLIR rejects this literal
+            raise Unexpected(*self.parse.integers.first)
+
+
+def first_error(source: Source, shapes: list[str | None] | None = None) -> Diagnostic | None:
+    """The first place where ``source`` leaves the grammar, or None if all of it parses.
+    ``shapes`` receives the shape of each line (``Validation``)."""
+    validation = Validation(source.text, shapes)
     try:
-        while start < size:
-            end = find("\n", start) + 1 or size
-            if end - start > LONG_LINE:
-                stack = parse.run(text, start, end, stack)
-                known = outcomes.setdefault(stack, {})
-            else:
-                shape = shape_of(text[start:end])
-                after = known.get(shape)
-                if after is None:
-                    stack = parse.run(text, start, end, stack)
-                    after = known[shape] = (stack, outcomes.setdefault(stack, {}))
-                stack, known = after
-            start = end
-        parse.finish(stack, size)
-    except _Unexpected as error:
+        validation.lines(0, len(source.text))
+        validation.finish()
+    except Unexpected as error:
         return Diagnostic.at(source, error.offset, error.message)
-    if parse.integers.first is not None:  # the text parses, but MLIR rejects this literal
-        offset, message = parse.integers.first
-        return Diagnostic.at(source, offset, message)
     return None
