@@ -45,6 +45,45 @@ def test_a_remembered_list_is_written_at_its_own_indentation(value):
     assert json_text.dumps(nested) == json.dumps(nested, indent=2)
 
 
+KEYS = st.text(alphabet='%s{}"\\\né', max_size=3) | st.text(max_size=3)
+
+
+@st.composite
+def records(draw):
+    """Dicts with one tuple of keys (a listing's calls), values of any kind, some of them
+    the same object again."""
+    keys = draw(st.lists(KEYS, unique=True, min_size=1, max_size=4))
+    rows = draw(st.lists(st.lists(VALUES, min_size=len(keys), max_size=len(keys)), max_size=4))
+    dicts = [dict(zip(keys, row, strict=True)) for row in rows]
+    return dicts + dicts[:1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(records())
+def test_dicts_with_the_same_keys_are_written_each_with_its_values(value):
+    nested = {"x": value, "y": [value, {"z": value}], "%s": value[:1]}
+    assert json_text.dumps(nested) == json.dumps(nested, indent=2)
+
+
+def test_keys_in_another_order_or_with_percent_signs_are_written_as_they_are():
+    value = [
+        {"a": 1, "b": [1, {"%s": None}]},
+        {"b": "%s", "a": [{"%s": "%", "%%": 2.5}]},
+        {"a": True, "b": {"%(a)s": "x"}},
+    ]
+    value.append(value[1])
+    assert json_text.dumps(value) == json.dumps(value, indent=2)
+
+
+def test_an_object_changed_after_one_document_is_written_as_it_is_in_the_next():
+    shared = [{"a": ["x"]}, ["y"]]
+    document = {"one": shared, "two": [shared]}
+    assert json_text.dumps(document) == json.dumps(document, indent=2)
+    shared[0]["a"].append("z")
+    shared.append({"b": 1})
+    assert json_text.dumps(document) == json.dumps(document, indent=2)
+
+
 def test_the_listing_of_a_call_dense_export():
     """What ``--list --format json`` prints for a whole export."""
     for path in sorted(DATA.glob("*.mlir")):

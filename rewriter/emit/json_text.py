@@ -2,9 +2,11 @@
 
 With an indent, the standard library encodes in pure Python, node by node: for the listing
 of an export with tens of thousands of calls that costs more than the rewrite itself. This
-writer indents containers itself and leaves strings and numbers to ``json``'s C encoders;
-lists of strings and dicts of strings (a call's types and attributes, repeated call after
-call) are written once each.
+writer indents containers itself and leaves strings and numbers to ``json``'s C encoders.
+What a listing repeats call after call it writes once: a list or dict met again (a shape's
+types and attributes, shared by its calls) is looked up by identity, lists and dicts of
+strings by value, and the keys of a dict (every call has the same ten) by their tuple, as
+one ``%`` template that the dict's values fill in.
 ``tests/test_json_text.py`` compares it with ``json.dumps`` on every value it takes.
 """
 
@@ -24,15 +26,16 @@ def dumps(value: Any) -> str:
 
 
 class _Writer:
-    """One document's writer: what it has written of lists and dicts of strings, and of
-    keys, it writes again by looking it up."""
+    """One document's writer: what it has written of lists and dicts, and of dicts' keys,
+    it writes again by looking it up."""
 
     def __init__(self) -> None:
         self.remembered: dict[tuple[Any, ...], str] = {}
-        self.keys: dict[str, str] = {}
-        # The same object met again at the same indentation (a shape's calls share their
-        # types and attributes; nothing changes while a document is written): kept with
-        # its text, so that its id stays its own.
+        # A dict's keys at one indentation: the text around its values.
+        self.templates: dict[tuple[str, ...], str] = {}
+        # Each list and dict written, by identity and indentation (a shape's calls share
+        # their types and attributes; nothing changes while a document is written): kept
+        # with its text, so that its id stays its own.
         self.seen: dict[tuple[int, str], tuple[Any, str]] = {}
 
     def encode(self, value: Any, newline: str) -> str:
@@ -69,20 +72,23 @@ class _Writer:
             text = self.remembered.get(key)
             if text is None:
                 text = self.remembered[key] = self._members(value, newline)
-            self.seen[id(value), newline] = (value, text)
-            return text
-        return self._members(value, newline)
+        else:
+            text = self._members(value, newline)
+        self.seen[id(value), newline] = (value, text)
+        return text
 
     def _members(self, value: dict[Any, Any], newline: str) -> str:
-        inner = newline + _INDENT
-        keys, encode = self.keys, self.encode
-        parts = []
-        for key, item in value.items():
-            name = keys.get(key)
-            if name is None:
-                name = keys[key] = encode_basestring_ascii(_key(key)) + ": "
-            parts.append(name + encode(item, inner))
-        return "{" + inner + ("," + inner).join(parts) + newline + "}"
+        keys = (newline, *value)
+        template = self.templates.get(keys)
+        if template is None:
+            template = self.templates[keys] = _template(value, newline)
+        inner, encode = newline + _INDENT, self.encode
+        return template % tuple(
+            [
+                encode_basestring_ascii(item) if type(item) is str else encode(item, inner)
+                for item in value.values()
+            ]
+        )
 
     def _list(self, value: list[Any] | tuple[Any, ...], newline: str) -> str:
         if not value:
@@ -97,10 +103,18 @@ class _Writer:
             if text is None:
                 items = ("," + inner).join(map(encode_basestring_ascii, value))
                 text = self.remembered[key] = "[" + inner + items + newline + "]"
-            self.seen[id(value), newline] = (value, text)
-            return text
-        items = ("," + inner).join([self.encode(item, inner) for item in value])
-        return "[" + inner + items + newline + "]"
+        else:
+            items = ("," + inner).join([self.encode(item, inner) for item in value])
+            text = "[" + inner + items + newline + "]"
+        self.seen[id(value), newline] = (value, text)
+        return text
+
+
+def _template(value: dict[Any, Any], newline: str) -> str:
+    """The text of a dict with ``value``'s keys at this indentation, ``%s`` for each value."""
+    inner = newline + _INDENT
+    names = [encode_basestring_ascii(_key(key)).replace("%", "%%") + ": %s" for key in value]
+    return "{" + inner + ("," + inner).join(names) + newline + "}"
 
 
 def _key(key: object) -> str:
