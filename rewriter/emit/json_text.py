@@ -101,13 +101,23 @@ class _Writer:
             key = (newline, *value)
             text = self.remembered.get(key)
             if text is None:
-                items = ("," + inner).join(map(encode_basestring_ascii, value))
-                text = self.remembered[key] = "[" + inner + items + newline + "]"
+                items = list(map(encode_basestring_ascii, value))
+                text = self.remembered[key] = _bracketed(items, inner, newline)
         else:
-            items = ("," + inner).join([self.encode(item, inner) for item in value])
-            text = "[" + inner + items + newline + "]"
+            text = _bracketed([self.encode(item, inner) for item in value], inner, newline)
         self.seen[id(value), newline] = (value, text)
         return text
+
+
+def _bracketed(items: list[str], inner: str, newline: str) -> str:
+    """The text of a list of these items' texts, joined in one copy: a listing runs to
+    megabytes, and chained ``+`` would copy it once per operand, each time into freshly
+    mapped memory."""
+    parts = ["," + inner] * (2 * len(items) + 1)
+    parts[0] = "[" + inner
+    parts[1::2] = items
+    parts[-1] = newline + "]"
+    return "".join(parts)
 
 
 def _template(value: dict[Any, Any], newline: str) -> str:
