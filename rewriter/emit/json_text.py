@@ -12,6 +12,7 @@ one ``%`` template that the dict's values fill in.
 
 from __future__ import annotations
 
+import gc
 import json
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -21,8 +22,18 @@ _INDENT = "  "
 
 def dumps(value: Any) -> str:
     """``json.dumps(value, indent=2)`` for dicts with string keys, lists, tuples, strings,
-    integers, floats, booleans and None."""
-    return _Writer().encode(value, "\n")
+    integers, floats, booleans and None.
+
+    The cyclic collector is paused meanwhile: the writer keeps a small tuple per list and
+    dict it writes, and with a listing's thousands alive (and a rewrite's objects beside
+    them) the collector would walk them all again and again, finding no cycle."""
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        return _Writer().encode(value, "\n")
+    finally:
+        if running:
+            gc.enable()
 
 
 class _Writer:
