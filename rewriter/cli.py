@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from .emit import json_text
@@ -438,13 +439,18 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
         return entry
 
     # A shape's calls share their lists of attribute entries too: the writer writes a list
-    # it has seen once (emit/json_text.py).
-    attribute_lists: dict[tuple[int, ...], list[dict[str, str]]] = {}
+    # it has seen once (emit/json_text.py). Looked up by what the entries show, taken in C.
+    attribute_lists: dict[tuple[tuple[str, str, str], ...], list[dict[str, str]]] = {}
+    shown = attrgetter("path", "source_type", "type")
 
     def attribute_list(attributes) -> list[dict[str, str]]:
-        listed = [attribute_entry(a) for a in attributes]
-        return attribute_lists.setdefault(tuple(map(id, listed)), listed)
+        key = tuple(map(shown, attributes))
+        listed = attribute_lists.get(key)
+        if listed is None:
+            listed = attribute_lists[key] = [attribute_entry(a) for a in attributes]
+        return listed
 
+    words = {status: str(status) for status in Status}
     for report in reports:
         calls.append(
             {
@@ -454,7 +460,7 @@ def _json_file(name: str, reports, errors, warnings) -> dict:
                 "operand_types": report.operand_types,  # a shape's calls share them
                 "result_types": report.result_types,
                 "attributes": attribute_list(report.attributes),
-                "status": str(report.status),  # the word itself (a plain str is written fastest)
+                "status": words[report.status],  # the word itself: a plain str is written fastest
                 "symbol": report.symbol,
                 "wrapper": report.wrapper,
                 "reason": report.reason,
