@@ -75,6 +75,13 @@ def test_keys_in_another_order_or_with_percent_signs_are_written_as_they_are():
     assert json_text.dumps(value) == json.dumps(value, indent=2)
 
 
+def test_a_list_of_dicts_met_again_after_others_is_written_as_it_was():
+    """The first time its pieces are appended; met again, they are joined and reused."""
+    shared = [{"a": [1, "x"], "b": None}, {"a": [], "b": {"c": 2}}]
+    value = [shared, {"d": shared}, shared, [shared], shared, {"e": [shared, shared]}]
+    assert json_text.dumps(value) == json.dumps(value, indent=2)
+
+
 def test_an_object_changed_after_one_document_is_written_as_it_is_in_the_next():
     shared = [{"a": ["x"]}, ["y"]]
     document = {"one": shared, "two": [shared]}

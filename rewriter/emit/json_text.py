@@ -3,10 +3,11 @@
 With an indent, the standard library encodes in pure Python, node by node: for the listing
 of an export with tens of thousands of calls that costs more than the rewrite itself. This
 writer indents containers itself and leaves strings and numbers to ``json``'s C encoders.
+It appends pieces of text to one list, joined once at the end: a listing runs to megabytes,
+and building each container's text from its members' would copy it again at every level.
 What a listing repeats call after call it writes once: a list or dict met again (a shape's
 types and attributes, shared by its calls) is looked up by identity, lists and dicts of
-strings by value, and the keys of a dict (every call has the same ten) by their tuple, as
-one ``%`` template that the dict's values fill in.
+strings by value, and the keys of a dict (every call has the same ten) by their tuple.
 ``tests/test_json_text.py`` compares it with ``json.dumps`` on every value it takes.
 """
 
@@ -30,112 +31,129 @@ def dumps(value: Any) -> str:
     running = gc.isenabled()
     gc.disable()
     try:
-        return _Writer().encode(value, "\n")
+        writer = _Writer()
+        writer.write(value, "\n")
+        return "".join(writer.parts)
     finally:
         if running:
             gc.enable()
 
 
 class _Writer:
-    """One document's writer: what it has written of lists and dicts, and of dicts' keys,
-    it writes again by looking it up."""
+    """One document's writer: the pieces of its text so far, and what it has written of
+    lists and dicts, and of dicts' keys, to write again by looking it up."""
 
     def __init__(self) -> None:
-        self.remembered: dict[tuple[Any, ...], str] = {}
-        # A dict's keys at one indentation: the text around its values.
-        self.templates: dict[tuple[str, ...], str] = {}
+        self.parts: list[str] = []
+        self.remembered: dict[tuple[Any, ...], str] = {}  # lists and dicts of strings
+        # A dict's keys at one indentation: the text before each value, and the close.
+        self.layouts: dict[tuple[str, ...], list[str]] = {}
         # Each list and dict written, by identity and indentation (a shape's calls share
-        # their types and attributes; nothing changes while a document is written): kept
-        # with its text, so that its id stays its own.
-        self.seen: dict[tuple[int, str], tuple[Any, str]] = {}
+        # their types and attributes; nothing changes while a document is written), kept
+        # so that its id stays its own: with its text, or with where its pieces are until
+        # it is met again (joining the pieces of every container would copy the document
+        # once per level).
+        self.texts: dict[tuple[int, str], tuple[Any, str]] = {}
+        self.spans: dict[tuple[int, str], tuple[Any, int, int]] = {}
 
-    def encode(self, value: Any, newline: str) -> str:
-        """``value`` written at the indentation ``newline`` holds (a break and spaces)."""
+    def write(self, value: Any, newline: str) -> None:
+        """Append ``value`` written at the indentation ``newline`` holds (a break and
+        spaces)."""
         kind = type(value)
         if kind is str:
-            return encode_basestring_ascii(value)
-        if kind is int:
-            return int.__repr__(value)
-        if value is None:
-            return "null"
-        if kind is dict or (kind is not bool and isinstance(value, dict)):
-            return self._dict(value, newline)
-        if kind is list or kind is tuple or isinstance(value, (list, tuple)):
-            return self._list(value, newline)
-        if value is True:
-            return "true"
-        if value is False:
-            return "false"
-        if isinstance(value, str):
-            return encode_basestring_ascii(value)
-        if isinstance(value, int):
-            return int.__repr__(value)
-        return json.dumps(value)  # floats (and NaN, Infinity) as json writes them
-
-    def _dict(self, value: dict[Any, Any], newline: str) -> str:
-        if not value:
-            return "{}"
-        seen = self.seen.get((id(value), newline))
-        if seen is not None:
-            return seen[1]
-        if all(type(item) is str for item in value.values()):
-            key = (newline, *value.items())
-            text = self.remembered.get(key)
-            if text is None:
-                text = self.remembered[key] = self._members(value, newline)
+            self.parts.append(encode_basestring_ascii(value))
+        elif kind is int:
+            self.parts.append(int.__repr__(value))
+        elif value is None:
+            self.parts.append("null")
+        elif kind is dict or kind is list or kind is tuple:
+            self._container(value, newline)
+        elif value is True:
+            self.parts.append("true")
+        elif value is False:
+            self.parts.append("false")
+        elif isinstance(value, (dict, list, tuple)):
+            self._container(value, newline)
+        elif isinstance(value, str):
+            self.parts.append(encode_basestring_ascii(value))
+        elif isinstance(value, int):
+            self.parts.append(int.__repr__(value))
         else:
-            text = self._members(value, newline)
-        self.seen[id(value), newline] = (value, text)
-        return text
+            self.parts.append(json.dumps(value))  # floats (and NaN, Infinity) as json does
 
-    def _members(self, value: dict[Any, Any], newline: str) -> str:
+    def _container(self, value: dict[Any, Any] | list[Any] | tuple[Any, ...], newline: str) -> None:
+        parts = self.parts
+        if not value:
+            parts.append("{}" if isinstance(value, dict) else "[]")
+            return
+        mark = (id(value), newline)
+        known = self.texts.get(mark)
+        if known is not None:
+            parts.append(known[1])
+            return
+        span = self.spans.get(mark)
+        if span is not None:  # met again: its pieces joined once
+            joined = "".join(parts[span[1] : span[2]])
+            self.texts[mark] = (value, joined)
+            parts.append(joined)
+            return
+        start = len(parts)
+        items = value.values() if isinstance(value, dict) else value
+        if not all(type(item) is str for item in items):
+            self._members(value, newline)
+            self.spans[mark] = (value, start, len(parts))
+            return
+        key = (newline, *value.items()) if isinstance(value, dict) else (newline, *value)
+        text = self.remembered.get(key)
+        if text is None:
+            self._members(value, newline)
+            text = self.remembered[key] = "".join(parts[start:])
+            del parts[start:]
+        self.texts[mark] = (value, text)
+        parts.append(text)
+
+    def _members(self, value: dict[Any, Any] | list[Any] | tuple[Any, ...], newline: str) -> None:
+        if isinstance(value, dict):
+            self._dict(value, newline)
+        else:
+            self._list(value, newline)
+
+    def _dict(self, value: dict[Any, Any], newline: str) -> None:
         keys = (newline, *value)
-        template = self.templates.get(keys)
-        if template is None:
-            template = self.templates[keys] = _template(value, newline)
-        inner, encode = newline + _INDENT, self.encode
-        return template % tuple(
-            [
-                encode_basestring_ascii(item) if type(item) is str else encode(item, inner)
-                for item in value.values()
-            ]
-        )
+        layout = self.layouts.get(keys)
+        if layout is None:
+            layout = self.layouts[keys] = _layout(value, newline)
+        append, write, inner = self.parts.append, self.write, newline + _INDENT
+        for before, item in zip(layout, value.values(), strict=False):  # and then the close
+            append(before)
+            if type(item) is str:
+                append(encode_basestring_ascii(item))
+            else:
+                write(item, inner)
+        append(layout[-1])
 
-    def _list(self, value: list[Any] | tuple[Any, ...], newline: str) -> str:
-        if not value:
-            return "[]"
-        seen = self.seen.get((id(value), newline))
-        if seen is not None:
-            return seen[1]
+    def _list(self, value: list[Any] | tuple[Any, ...], newline: str) -> None:
         inner = newline + _INDENT
-        if all(type(item) is str for item in value):
-            key = (newline, *value)
-            text = self.remembered.get(key)
-            if text is None:
-                items = list(map(encode_basestring_ascii, value))
-                text = self.remembered[key] = _bracketed(items, inner, newline)
-        else:
-            text = _bracketed([self.encode(item, inner) for item in value], inner, newline)
-        self.seen[id(value), newline] = (value, text)
-        return text
+        parts, write, separator = self.parts, self.write, "," + inner
+        parts.append("[" + inner)
+        for item in value:
+            if type(item) is str:
+                parts.append(encode_basestring_ascii(item))
+            else:
+                write(item, inner)
+            parts.append(separator)
+        parts[-1] = newline + "]"  # the last separator
 
 
-def _bracketed(items: list[str], inner: str, newline: str) -> str:
-    """The text of a list of these items' texts, joined in one copy: a listing runs to
-    megabytes, and chained ``+`` would copy it once per operand, each time into freshly
-    mapped memory."""
-    parts = ["," + inner] * (2 * len(items) + 1)
-    parts[0] = "[" + inner
-    parts[1::2] = items
-    parts[-1] = newline + "]"
-    return "".join(parts)
-
-
-def _template(value: dict[Any, Any], newline: str) -> str:
-    """The text of a dict with ``value``'s keys at this indentation, ``%s`` for each value."""
+def _layout(value: dict[Any, Any], newline: str) -> list[str]:
+    """The text before each value of a dict with ``value``'s keys at this indentation,
+    and after the last."""
     inner = newline + _INDENT
-    names = [encode_basestring_ascii(_key(key)).replace("%", "%%") + ": %s" for key in value]
-    return "{" + inner + ("," + inner).join(names) + newline + "}"
+    names = [encode_basestring_ascii(_key(key)) + ": " for key in value]
+    layout = ["," + inner + name for name in names]
+    layout[0] = "{" + inner + names[0]
+    layout.append(newline + "}")
+    return layout
 
 
 def _key(key: object) -> str:
