@@ -10,10 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewriter.plan.call_shapes import CallShapes
+from rewriter.plan.calling_conventions import C_ABI
 from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier, ssa_base
-from rewriter.plan.planner import CallReport, plan_rewrite
+from rewriter.plan.planner import CallReport, _call_shapes, plan_rewrite, warning_at
 from rewriter.plan.selection import compiler_meaning, exact_pattern, patterns, skip_reason
+from rewriter.syntax.diagnostics import Diagnostic, Severity
 from rewriter.syntax.holes import ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
 from rewriter.syntax.source import Source
@@ -331,6 +333,24 @@ def test_plan_rewrite_warns_of_one_extern_for_calls_an_ffi_handler_tells_apart()
             "shapes); FFI adapters follow the first call",
         )
     ]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("reuse", [True, False])
+def test_a_warning_on_a_call_s_line_is_placed_as_diagnostic_at_places_it(newline, reuse):
+    """``warning_at`` tells a warning's line from the call's report, not from the file's
+    table of line starts: for every offset on a call's line, the line break and either
+    side, it gives what ``Diagnostic.at`` gives (line, column, source line)."""
+    text = MODULE.replace("\n", newline) + "    " + SECOND  # the last line has no break
+    source = Source(text, "m.mlir")
+    found = scan(source)
+    shapes = _call_shapes(source, found, None, None, C_ABI, reuse)
+    for site in found.calls:
+        placed, _ = shapes.place(site)
+        line_start = source.line_start(placed.start)
+        for offset in range(max(line_start - 3, 0), min(placed.end + 4, len(text) + 1)):
+            expected = Diagnostic.at(source, offset, "m", Severity.WARNING)
+            assert warning_at(source, placed, offset, "m") == expected
 
 
 # ---------------------------------------------------------------- types kept parsed

@@ -218,7 +218,7 @@ def _renamed_warning(source: Source, placed: PlacedCall, abi: Abi, why: str) -> 
         f"custom call target '{placed.target}' becomes extern @{symbol} "
         f"({abi.describe(symbol)}): {why}"
     )
-    return Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
+    return warning_at(source, placed, placed.target_start, message)
 
 
 def _shared_extern_warning(source: Source, placed: PlacedCall) -> Diagnostic:
@@ -228,7 +228,28 @@ def _shared_extern_warning(source: Source, placed: PlacedCall) -> Diagnostic:
         "call but differs from it in what an XLA FFI handler sees (attribute names, "
         "signedness, layouts or shapes); FFI adapters follow the first call"
     )
-    return Diagnostic.at(source, placed.target_start, message, Severity.WARNING)
+    return warning_at(source, placed, placed.target_start, message)
+
+
+def warning_at(source: Source, placed: PlacedCall, offset: int, message: str) -> Diagnostic:
+    """``Diagnostic.at(source, offset, message, Severity.WARNING)``, told from the call's
+    report when ``offset`` lies on the line where the call starts: the report has that
+    line's number and the call's column, so the line's start is the call's start less the
+    column, and the line ends at the next line break, as ``Source.line_text`` cuts it.
+    ``Diagnostic.at`` would make the table of every line start of the file (about 3M
+    instructions for a 260 KB export) for the warnings of a target called with several
+    signatures, one per signature."""
+    report, text = placed.report, source.text
+    line_start = placed.start - (report.column - 1)
+    line_end = text.find("\n", line_start)
+    line_end = len(text) if line_end == -1 else line_end
+    if not line_start <= offset <= line_end:
+        return Diagnostic.at(source, offset, message, Severity.WARNING)
+    line = text[line_start:line_end].rstrip("\r")
+    column = offset - line_start + 1
+    return Diagnostic(
+        source.filename, report.line, column, message, line, severity=Severity.WARNING
+    )
 
 
 def _replacement_of(placed: PlacedCall, newline: str) -> ReplacementForm:
