@@ -4,9 +4,11 @@ scan has checked by then); ``_pairs_vanish`` says what a stack of brackets says.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import rewriter.syntax.scan as scan_module
 from rewriter.syntax.scan import Scan, _check_top_level, _match_close, _pairs_vanish
 from rewriter.syntax.source import Source
 
@@ -86,3 +88,29 @@ def test_brackets_nest_as_a_stack_says(text):
 def _brackets(text: str) -> bytes:
     """The skeleton the scan hands ``_pairs_vanish``: the brackets alone, in order."""
     return bytes(char for char in text.encode() if char in b"()[]{}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "module",
+        "module @m {\n}\n",
+        "modulemodule module.x module-y module$ module_ module\nmodule{} %module = x",
+        '"builtin.module"() ({\n}) : () -> ()\nmodule attributes {} {\n  module @inner {}\n}',
+        "submodule module2 amodule module",
+    ],
+)
+def test_module_keywords_are_the_module_pattern_s_matches(text):
+    """``_module_keywords`` finds the word with ``str.find``; its matches are the regular
+    expression's own, with every overlap and look-ahead case."""
+    expected = [match.span() for match in scan_module._MODULE.finditer(text)]
+    assert [match.span() for match in scan_module._module_keywords(text)] == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["module", "modul", "e", " ", ".", "-", "$", "_", "\n", "x"])))
+def test_module_keywords_agree_with_the_pattern_on_any_text(pieces):
+    text = "".join(pieces)
+    expected = [match.span() for match in scan_module._MODULE.finditer(text)]
+    assert [match.span() for match in scan_module._module_keywords(text)] == expected
