@@ -74,7 +74,7 @@ def first_error_of_rewrite(
 def _blocks(original: str, edits: Sequence[Span]) -> Iterator[tuple[int, int, int]]:
     """The blocks of lines the edits touch: for each, where its lines start and end in the
     input (a line start, and a line's end after its line break or the end of the text), and
-    where they end in the rewrite. Edits whose lines meet are one block."""
+    where they end in the rewrite. Edits that share a line are one block."""
     shift = 0  # what the edits before the current block added
     block_start = block_end = -1
     added = 0  # what the current block's edits add

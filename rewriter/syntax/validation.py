@@ -427,11 +427,11 @@ class Validation:
     and the outcomes remembered from each stack by line shape. A line's lookup hashes its
     shape alone; a stack is hashed only when a line is lexed.
 
-    ``shapes``, when given, receives the shape of each line (None for a line too long to
+    ``trace``, when given, receives the shape of each line (None for a line too long to
     remember), each distinct shape one string: what a validation of a rewrite of the
     text reuses for the lines the rewrite left alone (``rewrite_validation.py``)."""
 
-    def __init__(self, text: str, shapes: list[str | None] | None = None):
+    def __init__(self, text: str, trace: list[str | None] | None = None):
         self.text = text
         tables = _tables()
         self.parse = _Parser(tables)
@@ -439,46 +439,44 @@ class Validation:
         self.outcomes: dict[Stack, _Outcomes] = {self.stack: {}}
         self.known = self.outcomes[self.stack]
         self.line_shapes = LineShapes()
-        self.shapes = shapes
+        self.trace = trace
         self.distinct: dict[str, str] = {}  # each shape traced, as the one string traced
 
     def lines(
-        self, start: int, end: int, shapes: list[str | None] | None = None, first: int = 0
+        self, start: int, end: int, traced: list[str | None] | None = None, first: int = 0
     ) -> None:
         """Parse the lines of ``text[start:end]``, ``start`` a line start and ``end`` one
         or the end of the text; raises Unexpected where a line leaves the grammar.
-        ``shapes``: from index ``first`` on, the lines' shapes as a validation of the same
+        ``traced``: from index ``first`` on, the lines' shapes as a validation of the same
         lines traced them, so that they are not made again."""
         text, parse, outcomes = self.text, self.parse, self.outcomes
         stack, known = self.stack, self.known
         shape_of, find = self.line_shapes.of, text.find  # per line: kept at hand
-        trace = None if self.shapes is None else self.shapes.append
+        record = None if self.trace is None else self.trace.append
         distinct = self.distinct.setdefault
         shape: str | None
-        try:
-            while start < end:
-                line_end = find("\n", start, end) + 1 or end
-                if shapes is not None:
-                    shape = shapes[first]
-                    first += 1
-                elif line_end - start > LONG_LINE:
-                    shape = None
-                else:
-                    shape = shape_of(text[start:line_end])
-                if trace is not None:
-                    trace(shape if shape is None else distinct(shape, shape))
-                if shape is None:  # a long line: parsed at once, never remembered
+        while start < end:
+            line_end = find("\n", start, end) + 1 or end
+            if traced is not None:
+                shape = traced[first]
+                first += 1
+            elif line_end - start > LONG_LINE:
+                shape = None
+            else:
+                shape = shape_of(text[start:line_end])
+            if record is not None:
+                record(shape if shape is None else distinct(shape, shape))
+            if shape is None:  # a long line: parsed at once, never remembered
+                stack = parse.run(text, start, line_end, stack)
+                known = outcomes.setdefault(stack, {})
+            else:
+                after = known.get(shape)
+                if after is None:
                     stack = parse.run(text, start, line_end, stack)
-                    known = outcomes.setdefault(stack, {})
-                else:
-                    after = known.get(shape)
-                    if after is None:
-                        stack = parse.run(text, start, line_end, stack)
-                        after = known[shape] = (stack, outcomes.setdefault(stack, {}))
-                    stack, known = after
-                start = line_end
-        finally:
-            self.stack, self.known = stack, known
+                    after = known[shape] = (stack, outcomes.setdefault(stack, {}))
+                stack, known = after
+            start = line_end
+        self.stack, self.known = stack, known
 
     def finish(self) -> None:
         """Accept the end of the text, and raise for an integer literal out of range."""
@@ -487,10 +485,10 @@ class Validation:
             raise Unexpected(*self.parse.integers.first)
 
 
-def first_error(source: Source, shapes: list[str | None] | None = None) -> Diagnostic | None:
+def first_error(source: Source, trace: list[str | None] | None = None) -> Diagnostic | None:
     """The first place where ``source`` leaves the grammar, or None if all of it parses.
-    ``shapes`` receives the shape of each line (``Validation``)."""
-    validation = Validation(source.text, shapes)
+    ``trace`` receives the shape of each line (``Validation``)."""
+    validation = Validation(source.text, trace)
     try:
         validation.lines(0, len(source.text))
         validation.finish()
