@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from jax.export import Exported
 
     from .syntax.rewrite_validation import Validated
+    from .syntax.written_shapes import Written
 
 
 @dataclass
@@ -36,6 +37,9 @@ class Result:
     warnings: list[Diagnostic] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
+    # With ``analyze(..., keep_written=True)``: each rewritten call's replacement as it was
+    # written, by where its edit starts; ``validate_rewrite`` shapes a form's lines once.
+    written: dict[int, Written] | None = field(default=None, repr=False, compare=False)
     # The jax.export.Exported the module came from, when made by ``rewriter.export``.
     exported: Any = field(default=None, repr=False, compare=False)
 
@@ -153,9 +157,12 @@ def analyze(
     filename: str = "<string>",
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
+    keep_written: bool = False,
 ) -> Result:
     """The rewrite that reports instead of raising: the same arguments, work and ``Result``
     as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
+    ``keep_written`` keeps, in ``Result.written``, what each call's replacement was
+    written from, for ``validate_rewrite``: memory a rewrite alone does not need.
     A call that cannot be rewritten is an error in ``Result.errors``, and ``Result.text``
     holds the other calls' rewrites. It is no dry run; the name stays as public API
     (docs/architecture.md, "Where things stay").
@@ -169,13 +176,15 @@ def analyze(
         found = scan(source)
         if found.diagnostics:
             raise RewriteError(_bracket_error_placed(source, found.diagnostics))
-        plan = plan_rewrite(source, found, targets, skip, conventions)
+        plan = plan_rewrite(source, found, targets, skip, conventions, keep_written=keep_written)
         original = source.text
         # The output is as large as the edits and the rest of the text together, and both
         # are alive while it is joined: what only planning needed goes first.
         del found, source
         output = apply_edits(original, plan.edits) if plan.edits else original
-    return Result(output, original, plan.reports, plan.warnings, plan.edits, plan.errors)
+    return Result(
+        output, original, plan.reports, plan.warnings, plan.edits, plan.errors, plan.written
+    )
 
 
 @contextmanager
@@ -245,13 +254,14 @@ def validate_input(text: str, *, filename: str = "<string>") -> Validated:
 
 def validate_rewrite(result: Result, input_: Validated, *, filename: str = "<string>") -> None:
     """``validate(result.text)``, at the cost of the lines the edits touched when ``input_``
-    is ``validate_input``'s of ``result.original``."""
+    is ``validate_input``'s of ``result.original``; of fewer when ``result`` was made with
+    ``keep_written``, whose calls' lines are shaped once per form."""
     from .syntax.rewrite_validation import first_error_of_rewrite
     from .syntax.validation import first_error
 
     rewritten = Source(result.text, filename)
     if input_.text == result.original:
-        error = first_error_of_rewrite(rewritten, input_, result.edits)
+        error = first_error_of_rewrite(rewritten, input_, result.edits, result.written or {})
     else:
         error = first_error(rewritten)
     if error is not None:

@@ -13,6 +13,7 @@ from ..syntax import model
 from ..syntax.diagnostics import Diagnostic, Severity
 from ..syntax.scan import Scan
 from ..syntax.source import Source
+from ..syntax.written_shapes import Written
 from .attribute_operands import (
     AttributeOperand,
     UnsupportedAttribute,
@@ -99,6 +100,9 @@ class Plan:
     reports: list[CallReport] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
+    # With ``keep_written``: each call's replacement as written (``Written``), by where its
+    # edit starts: a validation of the rewrite shapes the lines of one form once.
+    written: dict[int, Written] | None = None
 
 
 # Each selected call, None once its edit is made.
@@ -113,6 +117,7 @@ def plan_rewrite(
     abi: Abi = C_ABI,
     *,
     reuse_shapes: bool = True,
+    keep_written: bool = False,
 ) -> Plan:
     """Decide about every custom call the scan found and collect the edits.
 
@@ -121,8 +126,9 @@ def plan_rewrite(
     ``_name_callees`` names the callees and makes the edits in file order. ``abi`` says
     how externs are named, ordered and declared. Statements of one shape are parsed and
     judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
+    ``keep_written`` keeps what each call's replacement was written from (``Plan.written``).
     """
-    plan = Plan()
+    plan = Plan(written={} if keep_written else None)
     shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes)
     newline = _newline_of(source.text)
     selected = _place_calls(plan, shapes, scan)
@@ -207,8 +213,11 @@ def _name_callees(
         if differs:
             plan.warnings.append(_shared_extern_warning(source, placed))
         replacement = _replacement_of(placed, newline)
-        text = replacement.text(placed.holes, values, report.wrapper or report.symbol)
+        fields = replacement.fields(placed.holes, values, report.wrapper or report.symbol)
+        text = replacement.text(fields)
         plan.edits.append(Edit(placed.start, placed.end, text))
+        if plan.written is not None and placed.shape is not None:  # a form calls share
+            plan.written[placed.start] = Written(replacement.positional, fields, text)
 
 
 def _renamed_warning(source: Source, placed: PlacedCall, abi: Abi, why: str) -> Diagnostic:

@@ -22,12 +22,13 @@ per layer, none of one with a call on every line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic
 from .source import Source
 from .validation import Unexpected, Validation, first_error
+from .written_shapes import Written, WrittenShapes
 
 Span = tuple[int, int, str]  # an edit: the span start:end of the input, and its text
 
@@ -48,20 +49,34 @@ def validated(source: Source) -> Validated | Diagnostic:
 
 
 def first_error_of_rewrite(
-    rewritten: Source, input_: Validated, edits: Sequence[Span]
+    rewritten: Source,
+    input_: Validated,
+    edits: Sequence[Span],
+    written: Mapping[int, Written] | None = None,
 ) -> Diagnostic | None:
     """The first place where ``rewritten``, the validated input's text with ``edits``,
-    leaves the grammar, or None: what ``first_error(rewritten)`` says."""
+    leaves the grammar, or None: what ``first_error(rewritten)`` says. ``written``: what
+    some edits' texts were written from, by where the edit starts (``written_shapes``)."""
     text, original, shapes = rewritten.text, input_.text, input_.shapes
     validation = Validation(text)
+    written_shapes = WrittenShapes(validation.line_shapes)
     position = line = 0  # the next line of the input not yet parsed, and its number
     shift = 0  # how far the rewrite's text is ahead of the input's at ``position``
     try:
-        for start, end, rewritten_end in _blocks(original, edits):
+        for start, end, rewritten_end, alone in _blocks(original, edits):
             if start > position:  # the lines no edit touches, [position, start) of the input
                 validation.lines(position + shift, start + shift, shapes, line)
                 line += original.count("\n", position, start)
-            validation.lines(start + shift, rewritten_end)  # the edited lines, in the rewrite
+            # the edited lines, in the rewrite: a written edit's shaped by its pattern
+            record = None if alone is None or not written else written.get(alone[0])
+            edit_shapes = None
+            if record is not None and alone is not None:
+                before, after = original[start : alone[0]], original[alone[1] : end]
+                edit_shapes = written_shapes.shapes(record, alone[2], before, after)
+            if edit_shapes is None:
+                validation.lines(start + shift, rewritten_end)
+            else:
+                validation.block(start + shift, rewritten_end, edit_shapes)
             line += original.count("\n", start, end)
             position, shift = end, rewritten_end - end
         validation.lines(position + shift, len(text), shapes, line)  # after the last edit
@@ -71,26 +86,34 @@ def first_error_of_rewrite(
     return None
 
 
-def _blocks(original: str, edits: Sequence[Span]) -> Iterator[tuple[int, int, int]]:
+Block = tuple[int, int, int, "Span | None"]
+
+
+def _blocks(original: str, edits: Sequence[Span]) -> Iterator[Block]:
     """The blocks of lines the edits touch: for each, where its lines start and end in the
-    input (a line start, and a line's end after its line break or the end of the text), and
-    where they end in the rewrite. Edits that share a line are one block."""
+    input (a line start, and a line's end after its line break or the end of the text),
+    where they end in the rewrite, and its edit when it has one alone. Edits that share a
+    line are one block."""
     shift = 0  # what the edits before the current block added
     block_start = block_end = -1
     added = 0  # what the current block's edits add
-    for start, end, replacement in sorted(edits, key=lambda edit: (edit[0], edit[1])):
+    alone: Span | None = None
+    for edit in sorted(edits, key=lambda edit: (edit[0], edit[1])):
+        start, end, replacement = edit
         if start >= block_end:
             if block_end != -1:
-                yield block_start, block_end, block_end + shift + added
+                yield block_start, block_end, block_end + shift + added, alone
                 shift += added
             block_start = original.rfind("\n", 0, start) + 1
             block_end = _line_end(original, end)
             added = 0
+            alone = edit
         else:
             block_end = max(block_end, _line_end(original, end))
+            alone = None
         added += len(replacement) - (end - start)
     if block_end != -1:
-        yield block_start, block_end, block_end + shift + added
+        yield block_start, block_end, block_end + shift + added, alone
 
 
 def _line_end(text: str, offset: int) -> int:

@@ -101,6 +101,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lark import Token
@@ -441,9 +442,11 @@ class Validation:
         self.line_shapes = LineShapes()
         self.trace = trace
         self.distinct: dict[str, str] = {}  # each shape traced, as the one string traced
+        # (stack, shapes of lines) -> the stack after them and its outcomes (``block``)
+        self.blocks: dict[tuple[Stack, tuple[str, ...]], tuple[Stack, _Outcomes]] = {}
 
     def lines(
-        self, start: int, end: int, traced: list[str | None] | None = None, first: int = 0
+        self, start: int, end: int, traced: Sequence[str | None] | None = None, first: int = 0
     ) -> None:
         """Parse the lines of ``text[start:end]``, ``start`` a line start and ``end`` one
         or the end of the text; raises Unexpected where a line leaves the grammar.
@@ -477,6 +480,18 @@ class Validation:
                 stack, known = after
             start = line_end
         self.stack, self.known = stack, known
+
+    def block(self, start: int, end: int, shapes: tuple[str, ...]) -> None:
+        """``lines(start, end)``, whose lines have ``shapes``, remembered as one: the
+        outcome of lines in turn is fixed by the stack before them and their shapes, as
+        each line's is. Only when no trace is kept (it would miss the block's lines)."""
+        assert self.trace is None
+        key = (self.stack, shapes)
+        after = self.blocks.get(key)
+        if after is None:
+            self.lines(start, end, shapes)
+            after = self.blocks[key] = (self.stack, self.known)
+        self.stack, self.known = after
 
     def finish(self) -> None:
         """Accept the end of the text, and raise for an integer literal out of range."""

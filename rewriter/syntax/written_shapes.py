@@ -1,0 +1,259 @@
+"""The line shapes of text written from a pattern, made once per pattern and literal values.
+
+A rewrite writes each call's replacement from its shape's ``str.format`` pattern
+(``rewriter/plan/replacement.py``): a dozen lines that differ from call to call only in
+their fields, most of them names (the call's operands and results, the constants' fresh
+names, the callee, the location's alias). Shaping those lines one by one is most of what
+validating such a rewrite costs (``validation.LineShapes``: 7k to 49k instructions a
+line). Here a line's shape is made once per pattern, line and values of the fields that
+are not names, and looked up for the other calls.
+
+Why that is the shape ``LineShapes.of`` gives the line. A field is *blanked* when every
+place it has in the pattern is one of these, and the value it had the first time the
+pattern was seen fits that place's class:
+
+- (a) a whole name, ``%`` and a run of ``N = [A-Za-z0-9_$.-]`` (a constant's fresh name);
+- (b) a run of ``N`` after a literal ``%`` (an operand or result: ``%{3}``);
+- (c) a symbol name ``[A-Za-z_$.-][\\w$.-]*`` after a literal ``@`` (the callee);
+- (d) a symbol name after a literal ``loc(#`` and before a literal ``)`` (an alias);
+
+and in each place a literal character from ``AFTER`` follows it (a blank, ``,():]}``, a
+line break: none a name or symbol character, nor ``<``). Every other field is *literal*:
+a line's shape is remembered under its literal fields' values. A pattern is used for a
+call only when each blanked value fits its classes, none holds ``custom_call``, and the
+text is the pattern filled. Let L and L' be one line of two such calls that agree in
+their literal fields (and in the text before and after the edit, part of the key). The
+values hold no quote, backslash, line break, ``%`` (but (a)'s first), ``@``, ``#``,
+``(``, ``<`` or ``/``, and each is maximal: the character after it ends every run of
+``N`` or symbol characters. Through ``LineShapes.of``, step by step:
+
+1. ``custom_call`` occurs in L as in L': an occurrence is all ``N`` characters, so it
+   cannot take (a)'s ``%``, the marker before (b), (c) and (d), or the character after a
+   value; and no value holds it. So L and L' take the same branch (the call branch
+   never: those texts are not used).
+2. ``_ONE_RESULT`` takes blanks, ``%``, a run of ``N`` and `` = ``: a run that reaches a
+   value is the value (maximal), and what follows it is literal. So both match alike,
+   and their rests differ only in fields. ``_constant_rest_shape`` needs a rest without
+   ``%`` and ``@``, with one alias right before ``)`` and a line break: so it declines
+   both rests when they hold (a), (b) or (c), and otherwise reads the same literals and
+   blanks the alias (d) in both.
+3. ``blanked_line``: strings are found by quotes, backslashes and line breaks alone,
+   which the values do not hold, so the same spans are blanked (a field inside one goes
+   with it); a comment is kept, and the steps below blank its fields as elsewhere. An
+   alias definition (a line that starts with ``#``: the first character is literal, or
+   (a)'s ``%``) reads runs that stop before every value, but for ``_ALIAS_USE``, which may
+   blank a (d) alias as ``#_`` in one line and not the other: step 5 blanks both. Its
+   ``array<`` test cannot reach a value, which no ``<`` follows.
+4. ``_VALUE_NAME`` takes ``%`` and its run: (a) and (b) whole, each to ``%_``; a run from
+   another ``%`` stops at the marker of every value.
+5. ``_LOCATION_ALIAS`` and ``_SYMBOL`` blank (d) and (c) whole, to ``loc(#_)`` and ``@_``,
+   and other matches stop at their markers.
+
+After step 5 the two lines are one text, so the rest of ``blanked_line`` (splats,
+constants, ``array<``) does the same to both. A line's shape counts its text's length
+only to skip remembering lines longer than ``LONG_LINE``: a line made here is shaped
+whatever its length, and the key is still sound for it (``validation``, point 3).
+
+``tests/test_written_shapes.py`` checks, on the call-dense exports with their fields'
+values mutated within and out of their classes, that every line's shape made here is
+``LineShapes.of``'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from string import Formatter
+from typing import NamedTuple
+
+from .validation import LineShapes
+
+_NAME = r"[A-Za-z0-9_$.\-]+"
+_SYMBOL_NAME = r"[A-Za-z_$.\-][\w$.\-]*"
+# Each class of blanked field: the pattern its values fit, and how the literal before it ends.
+_WHOLE_NAME = f"%{_NAME}"  # (a): any literal before
+_CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _SYMBOL_NAME))  # (b), (c), (d)
+AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
+_SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
+_REMEMBERED = 1 << 16  # line shapes kept, at most
+
+
+class Written(NamedTuple):
+    """A text written from a ``str.format`` pattern with positional fields only:
+    ``text == pattern.format(*values)``, which its maker vouches for."""
+
+    pattern: str
+    values: tuple[str, ...]
+    text: str
+
+
+Piece = str | int  # a literal text, or the index of a field
+Shapes = tuple[str, ...]
+
+
+class _Template:
+    """A pattern cut into lines of pieces, with which fields are blanked (decided by the
+    values of the first text written from it), and the line shapes made so far: of the
+    lines with no literal field, one each (``fixed``), and of the others, and of the first
+    and last lines (which the text around the edit completes), one per key."""
+
+    def __init__(self, pattern: str, values: Sequence[str]):
+        pieces: list[Piece] = []
+        for literal, name, spec, conversion in Formatter().parse(pattern):
+            if literal:
+                pieces.append(literal)
+            if name is not None:
+                positional = name.isdigit() and not spec and not conversion
+                pieces.append(int(name) if positional else len(values))  # unusable
+        self.usable = all(
+            piece < len(values) if isinstance(piece, int) else "custom_call" not in piece
+            for piece in pieces
+        )
+        self.fields = len(values)
+        self.lines = _lines(pieces)
+        classes = _classes(pieces, values) if self.usable else {}
+        self.blanked = _blanked_picker(list(classes))
+        self.check = re.compile(_SEPARATOR.join(classes.values()))
+        literal_fields = [
+            [piece for piece in line if isinstance(piece, int) and piece not in classes]
+            for line in self.lines
+        ]
+        last = len(self.lines) - 1
+        # Lines shaped per key: (number, what picks the key's values, the shapes by key).
+        self.keyed: list[tuple[int, Callable[[Sequence[str]], object], dict[object, str]]] = [
+            (number, _picker(fields), {})
+            for number, fields in enumerate(literal_fields)
+            if fields or number in (0, last)
+        ]
+        self.fixed: list[str] | None = None  # made with the first text's shapes
+
+    def fits(self, values: Sequence[str]) -> bool:
+        """Whether the blanked fields' values fit their classes, and none is a call's."""
+        blanked = _SEPARATOR.join(self.blanked(values))
+        return "custom_call" not in blanked and self.check.fullmatch(blanked) is not None
+
+
+def _lines(pieces: list[Piece]) -> list[list[Piece]]:
+    """``pieces`` cut at each line break of their literals (kept at the line's end)."""
+    lines: list[list[Piece]] = [[]]
+    for piece in pieces:
+        if isinstance(piece, int):
+            lines[-1].append(piece)
+            continue
+        first, *others = piece.split("\n")
+        if first:
+            lines[-1].append(first)
+        for other in others:
+            lines.append([other] if other else [])
+    return lines
+
+
+def _classes(pieces: list[Piece], values: Sequence[str]) -> dict[int, str]:
+    """The fields to blank and the pattern of their class (see the module docstring):
+    a field whose every place is of one class, with a value that fits it."""
+    classes: dict[int, str] = {}
+    refused: set[int] = set()
+    for place, piece in enumerate(pieces):
+        if not isinstance(piece, int) or piece in refused:
+            continue
+        before = pieces[place - 1] if place > 0 else None
+        after = pieces[place + 1] if place + 1 < len(pieces) else None
+        found = _class_at(before, after, values[piece])
+        if found is None or classes.setdefault(piece, found) != found:
+            refused.add(piece)
+            classes.pop(piece, None)
+    return classes
+
+
+def _class_at(before: Piece | None, after: Piece | None, value: str) -> str | None:
+    """The class pattern of a field between ``before`` and ``after`` with ``value``."""
+    if not isinstance(after, str) or after[0] not in AFTER:
+        return None
+    for marker, pattern in _CLASSES:
+        if isinstance(before, str) and before.endswith(marker):
+            if marker == "loc(#" and after[0] != ")":
+                return None
+            return pattern if re.fullmatch(pattern, value) else None
+    return _WHOLE_NAME if re.fullmatch(_WHOLE_NAME, value) else None
+
+
+def _picker(indices: list[int]) -> Callable[[Sequence[str]], object]:
+    """What tells apart the values at ``indices``: the value itself for one, a tuple of
+    them for more, ``None`` for none."""
+    if not indices:
+        return lambda values: None
+    return itemgetter(*indices)
+
+
+def _blanked_picker(indices: list[int]) -> Callable[[Sequence[str]], tuple[str, ...]]:
+    """The values at ``indices``, as a tuple."""
+    if len(indices) > 1:
+        return itemgetter(*indices)
+    return lambda values: tuple(values[index] for index in indices)
+
+
+def _filled(line: list[Piece], values: Sequence[str]) -> str:
+    return "".join(piece if isinstance(piece, str) else values[piece] for piece in line)
+
+
+class WrittenShapes:
+    """The shapes of written lines, for one validation (its ``LineShapes``)."""
+
+    def __init__(self, line_shapes: LineShapes):
+        self.line_shapes = line_shapes
+        self.templates: dict[str, _Template] = {}
+        self.remembered = 0
+
+    def shapes(self, written: Written, text: str, before: str, after: str) -> Shapes | None:
+        """The shapes of the lines of ``before + text + after``, ``before`` and ``after``
+        the rest of the first and last lines of an edit whose text is ``text``; None when
+        they are to be shaped one by one (``text`` is not ``written``'s, or a value is not
+        of its field's class)."""
+        if text is not written.text:  # the edit is not the one written
+            return None
+        pattern, values, _ = written
+        template = self.templates.get(pattern)
+        if template is None:
+            template = self.templates[pattern] = _Template(pattern, values)
+        if (
+            not template.usable
+            or len(values) != template.fields
+            or text.count("\n") != len(template.lines) - 1  # no value holds a line break
+            or not template.fits(values)
+            or "custom_call" in before
+            or "custom_call" in after
+        ):
+            return None
+        shapes = template.fixed
+        if shapes is None:  # the lines without a key: shaped once
+            shapes = template.fixed = [
+                self._shape(template, number, values, before, after)
+                for number in range(len(template.lines))
+            ]
+        shapes = shapes.copy()
+        last = len(template.lines) - 1
+        for number, pick, by_key in template.keyed:
+            key = pick(values)
+            if number == 0:
+                key = (before, key)
+            if number == last:
+                key = (after, key)
+            shape = by_key.get(key)
+            if shape is None:
+                shape = self._shape(template, number, values, before, after)
+                if self.remembered < _REMEMBERED:
+                    by_key[key] = shape
+                    self.remembered += 1
+            shapes[number] = shape
+        if not after and not template.lines[last]:  # the text ends the file with a line break
+            del shapes[last]
+        return tuple(shapes)
+
+    def _shape(
+        self, template: _Template, number: int, values: Sequence[str], before: str, after: str
+    ) -> str:
+        """The shape of line ``number`` of ``before + text + after``."""
+        line = _filled(template.lines[number], values)
+        first, last = number == 0, number == len(template.lines) - 1
+        return self.line_shapes.of(f"{before if first else ''}{line}{after if last else chr(10)}")
