@@ -37,7 +37,7 @@ class Result:
     warnings: list[Diagnostic] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
-    # With ``analyze(..., keep_written=True)``: each rewritten call's replacement as it was
+    # With ``analyze(..., validated=...)``: each rewritten call's replacement as it was
     # written, by where its edit starts; ``validate_rewrite`` shapes a form's lines once.
     written: dict[int, Written] | None = field(default=None, repr=False, compare=False)
     # The jax.export.Exported the module came from, when made by ``rewriter.export``.
@@ -157,12 +157,14 @@ def analyze(
     filename: str = "<string>",
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
-    keep_written: bool = False,
+    validated: Validated | None = None,
 ) -> Result:
     """The rewrite that reports instead of raising: the same arguments, work and ``Result``
     as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
-    ``keep_written`` keeps, in ``Result.written``, what each call's replacement was
-    written from, for ``validate_rewrite``: memory a rewrite alone does not need.
+    ``validated``, ``validate_input``'s of the same text, makes the rewrite take the call
+    shapes that validation found, and keep in ``Result.written`` what each call's
+    replacement was written from, for ``validate_rewrite``: memory a rewrite alone does
+    not need.
     A call that cannot be rewritten is an error in ``Result.errors``, and ``Result.text``
     holds the other calls' rewrites. It is no dry run; the name stays as public API
     (docs/architecture.md, "Where things stay").
@@ -176,7 +178,16 @@ def analyze(
         found = scan(source)
         if found.diagnostics:
             raise RewriteError(_bracket_error_placed(source, found.diagnostics))
-        plan = plan_rewrite(source, found, targets, skip, conventions, keep_written=keep_written)
+        same_text = validated is not None and validated.text == source.text
+        plan = plan_rewrite(
+            source,
+            found,
+            targets,
+            skip,
+            conventions,
+            keep_written=validated is not None,
+            found=validated.calls if same_text and validated is not None else None,
+        )
         original = source.text
         # The output is as large as the edits and the rest of the text together, and both
         # are alive while it is joined: what only planning needed goes first.
@@ -255,7 +266,7 @@ def validate_input(text: str, *, filename: str = "<string>") -> Validated:
 def validate_rewrite(result: Result, input_: Validated, *, filename: str = "<string>") -> None:
     """``validate(result.text)``, at the cost of the lines the edits touched when ``input_``
     is ``validate_input``'s of ``result.original``; of fewer when ``result`` was made with
-    ``keep_written``, whose calls' lines are shaped once per form."""
+    ``analyze(..., validated=input_)``, whose calls' lines are shaped once per form."""
     from .syntax.rewrite_validation import first_error_of_rewrite
     from .syntax.validation import first_error
 

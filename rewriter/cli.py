@@ -323,7 +323,7 @@ def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
         return analyze(text, **options)
     # --validate: the input first, so that diagnostics point into the user's file
     validated = validate_input(text, filename=name) if args.validate else None
-    result = analyze(text, **options, keep_written=args.validate)
+    result = analyze(text, **options, validated=validated)
     if result.errors:
         raise RewriteError(result.errors + skip_notes(result, _skip_option))
     if validated is not None:  # and what we wrote: an error here would be ours

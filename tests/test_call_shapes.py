@@ -24,9 +24,10 @@ from rewriter.plan.planner import plan_rewrite
 from rewriter.syntax import model
 from rewriter.syntax.dimensions import size_runs
 from rewriter.syntax.grammar import parser
-from rewriter.syntax.holes import KnownShape, shape_of, spelled_matcher
+from rewriter.syntax.holes import FoundShapes, KnownShape, ShapeFinder, shape_of, spelled_matcher
 from rewriter.syntax.scan import scan
 from rewriter.syntax.to_model import custom_call_from_tree
+from rewriter.syntax.validation import first_error
 
 DATA = Path(__file__).parent / "data" / "call_dense"
 EXPORTS = {path.stem: path.read_text() for path in sorted(DATA.glob("*.mlir"))}
@@ -47,6 +48,20 @@ def assert_same_rewrite(text: str, **options) -> None:
     exact = outcome(text, False, **options)
     assert outcome(text, True, **options) == exact
     assert outcome_spelled(text, **options) == exact
+    assert outcome_taken(text, **options) == exact
+
+
+def outcome_taken(text: str, **options) -> object:
+    """``outcome`` of a rewrite that takes the statement shapes a validation of the text
+    found (``--validate``'s), as far as the validation got."""
+    source = read_source(text, "call_dense.mlir")
+    found = scan(source)
+    if found.diagnostics:
+        return ("unusable", found.diagnostics)
+    calls = FoundShapes()
+    first_error(source, None, calls)
+    plan = plan_rewrite(source, found, found=calls, **options)
+    return apply_edits(source.text, plan.edits), plan.reports, plan.warnings, plan.errors
 
 
 def outcome_spelled(text: str, **options) -> object:
@@ -66,7 +81,7 @@ def outcome_spelled(text: str, **options) -> object:
 def test_every_export_rewrites_as_when_every_statement_is_parsed(name):
     text = EXPORTS[name]
     rewritten = outcome(text, True)
-    assert rewritten == outcome(text, False) == outcome_spelled(text)
+    assert rewritten == outcome(text, False) == outcome_spelled(text) == outcome_taken(text)
     reports = rewritten[1]
     assert len(reports) == text.count("stablehlo.custom_call @")
     assert all(report.status == "rewritten" for report in reports)
@@ -430,3 +445,21 @@ def test_a_hole_in_a_tensor_encoding_is_no_hole_of_the_outcome(encoding):
     assert all(report.status == "rewritten" for report in exact[1])
     assert f"tensor<16x16xf32, {encoding}>" in exact[0]
     assert outcome(text, True) == exact
+
+
+def test_a_rewrite_takes_every_statement_shape_its_validation_found(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The rewrite after ``--validate``'s validation of its input finds no statement's
+    shape again: the validation found each at the place the rewrite looks it up."""
+    finds: list[str] = []
+    for text in EXPORTS.values():
+        source = read_source(text, "call_dense.mlir")
+        found = scan(source)
+        calls = FoundShapes()
+        assert first_error(source, None, calls) is None
+        assert len(calls.at) == len(found.calls) > 0
+        monkeypatch.setattr(ShapeFinder, "find", lambda self, piece: finds.append(piece))
+        plan_rewrite(source, found, found=calls)
+        monkeypatch.undo()
+    assert finds == []

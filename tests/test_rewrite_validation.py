@@ -89,9 +89,9 @@ def test_lines_no_edit_touches_are_not_shaped_again(monkeypatch: pytest.MonkeyPa
     shaped: list[str] = []
     shape_of = validation.LineShapes.of
 
-    def counted(self: validation.LineShapes, line: str) -> str:
+    def counted(self: validation.LineShapes, line: str, offset: int = -1) -> str:
         shaped.append(line)
-        return shape_of(self, line)
+        return shape_of(self, line, offset)
 
     monkeypatch.setattr(validation.LineShapes, "of", counted)
     assert first_error_of_rewrite(Source(result.text), input_, result.edits) is None

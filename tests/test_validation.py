@@ -290,7 +290,9 @@ def expected_report(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, in
     expected = whole_module_parse(text)
     if expected is None:
         with monkeypatch.context() as each_line_itself:
-            each_line_itself.setattr(validation.LineShapes, "of", lambda self, line: line)
+            each_line_itself.setattr(
+                validation.LineShapes, "of", lambda self, line, offset=-1: line
+            )
             expected = reported(text)
     return expected
 

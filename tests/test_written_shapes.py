@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rewriter
+from rewriter.api import validate_input
 from rewriter.plan.edits import Edit, apply_edits
 from rewriter.syntax import validation
 from rewriter.syntax.rewrite_validation import Validated, first_error_of_rewrite, validated
@@ -38,7 +39,7 @@ def records() -> list[tuple[str, Written, Edit]]:
     found = []
     for path in sorted(CALL_DENSE.glob("*.mlir")):
         text = path.read_text()
-        result = rewriter.analyze(text, keep_written=True)
+        result = rewriter.analyze(text, validated=validate_input(text))
         assert result.written is not None
         for edit in result.edits:
             if edit.start in result.written:
@@ -118,7 +119,7 @@ def test_a_validation_with_written_shapes_says_what_the_plain_one_says():
     exports = []
     for path in sorted(CALL_DENSE.glob("*.mlir")):
         text = path.read_text()
-        result = rewriter.analyze(text, keep_written=True)
+        result = rewriter.analyze(text, validated=validate_input(text))
         input_ = validated(Source(text))
         assert isinstance(input_, Validated) and result.written
         exports.append((input_, result.edits, result.written))
@@ -149,15 +150,15 @@ def test_written_lines_are_shaped_once_per_pattern_and_key(monkeypatch: pytest.M
     """Of a rewrite with a call on every other line, the lines shaped are a few per
     pattern and per value not seen before: far fewer than the lines written."""
     text = (CALL_DENSE / "long_attributes_48.mlir").read_text()
-    result = rewriter.analyze(text, keep_written=True)
+    result = rewriter.analyze(text, validated=validate_input(text))
     input_ = validated(Source(text))
     assert isinstance(input_, Validated)
     shaped: list[str] = []
     shape_of = validation.LineShapes.of
 
-    def counted(self: validation.LineShapes, line: str) -> str:
+    def counted(self: validation.LineShapes, line: str, offset: int = -1) -> str:
         shaped.append(line)
-        return shape_of(self, line)
+        return shape_of(self, line, offset)
 
     monkeypatch.setattr(validation.LineShapes, "of", counted)
     rewritten = Source(result.text)

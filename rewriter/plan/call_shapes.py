@@ -62,7 +62,7 @@ from ..syntax import model
 from ..syntax.calls import CallSyntaxError, parse_call
 from ..syntax.dimensions import SizedModels
 from ..syntax.grammar import parser
-from ..syntax.holes import BLANK, Hole, KnownShape, ShapeFinder
+from ..syntax.holes import BLANK, FoundShapes, Hole, KnownShape, ShapeFinder
 from ..syntax.scan import CallSite, Scan
 from ..syntax.source import LineCounter, Source
 from ..syntax.to_model import custom_call_from_tree
@@ -293,14 +293,23 @@ class CallShapes:
     """Places every custom call of one file, parsing and judging each shape once."""
 
     def __init__(
-        self, source: Source, scan: Scan, judge: Judge, select: Select, *, reuse: bool = True
+        self,
+        source: Source,
+        scan: Scan,
+        judge: Judge,
+        select: Select,
+        *,
+        reuse: bool = True,
+        found: FoundShapes | None = None,
     ):
         self.source = source
         self.scan = scan
         self.judge = judge
         self.select = select
         self.reuse = reuse  # False: every statement parsed on its own (the reference)
-        self.finder = ShapeFinder()
+        # ``found``: the statements' shapes a validation of the same text found
+        self.finder = ShapeFinder() if found is None else found.finder
+        self.found_at = {} if found is None else found.at
         self.lines = LineCounter(source)  # calls are placed in file order
         self.models = SizedModels(_parse_statement, _statement_model)
         # By the finder's shape (one per shape key); None: a shape not to reuse.
@@ -310,15 +319,17 @@ class CallShapes:
         """The call at ``site`` and the errors judging it gave; raises CallSyntaxError."""
         if not self.reuse:
             return self._place_exact(site)
-        text = self.source.text
         # A statement that goes on past its first line never parses as its first line
         # (its brackets are open there), so that line is its shape or its key to none.
-        end = text.find("\n", site.keyword)
-        piece = text[site.statement : end if end >= 0 else len(text)]
-        known, hole_texts, end_of = self.finder.find(piece)
+        found = self.found_at.get(site.statement)  # the same text's: the same statement
+        if found is None:
+            text = self.source.text
+            end = text.find("\n", site.keyword)
+            found = self.finder.find(text[site.statement : end if end >= 0 else len(text)])
+        known, hole_texts, end_of = found
         shape = self.shapes.get(known, _UNSEEN)
         if shape is _UNSEEN:
-            shape = self.shapes[known] = self._build(piece, known.holes)
+            shape = self.shapes[known] = self._build(known.made_from, known.holes)
         # An integer its type does not take is an error: the statement is parsed for real.
         if shape is None or (known.int_holes and not known.integers_taken(hole_texts)):
             return self._place_exact(site)

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..syntax import model
 from ..syntax.diagnostics import Diagnostic, Severity
+from ..syntax.holes import FoundShapes
 from ..syntax.scan import Scan
 from ..syntax.source import Source
 from ..syntax.written_shapes import Written
@@ -118,6 +119,7 @@ def plan_rewrite(
     *,
     reuse_shapes: bool = True,
     keep_written: bool = False,
+    found: FoundShapes | None = None,
 ) -> Plan:
     """Decide about every custom call the scan found and collect the edits.
 
@@ -126,10 +128,11 @@ def plan_rewrite(
     ``_name_callees`` names the callees and makes the edits in file order. ``abi`` says
     how externs are named, ordered and declared. Statements of one shape are parsed and
     judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
-    ``keep_written`` keeps what each call's replacement was written from (``Plan.written``).
+    ``keep_written`` keeps what each call's replacement was written from (``Plan.written``);
+    ``found`` holds the statements' shapes a validation of the same text found.
     """
     plan = Plan(written={} if keep_written else None)
-    shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes)
+    shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes, found)
     newline = _newline_of(source.text)
     selected = _place_calls(plan, shapes, scan)
     targets_called = [placed.target for placed in selected if placed is not None]
@@ -147,6 +150,7 @@ def _call_shapes(
     skip: Sequence[str] | None,
     abi: Abi,
     reuse: bool,
+    found: FoundShapes | None = None,
 ) -> CallShapes:
     """The calls' statement shapes, with what decides about a call: rule 6 (``selection``)
     and the judgement of a selected call, its parameters in ``abi``'s order."""
@@ -163,7 +167,7 @@ def _call_shapes(
     def select(call: model.CustomCall, target: str) -> str | None:
         return skip_reason(call, targets, skip, target)
 
-    return CallShapes(source, scan, judge, select, reuse=reuse)
+    return CallShapes(source, scan, judge, select, reuse=reuse, found=found)
 
 
 def _newline_of(text: str) -> str:

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .compact import STRING
 from .integers import digits_always_taken, negative_digits_always_taken, range_error
@@ -248,6 +248,20 @@ class ShapeFinder:
             tried.append(known)
         texts = tuple([piece[start:end] for start, end, _ in holes])
         return known, texts, lambda group: holes[group - 1][1]
+
+
+Found = tuple[KnownShape, tuple[str, ...], Callable[[int], int]]  # what ``find`` gives
+
+
+@dataclass
+class FoundShapes:
+    """A ShapeFinder and what it found for the statements of one text, by where each
+    starts: a later pass over the same text takes them instead of finding them again
+    (``--validate``'s validation of the input, then the rewrite). A statement is the text
+    from its line's start to its end, before the line break."""
+
+    finder: ShapeFinder = field(default_factory=lambda: ShapeFinder())
+    at: dict[int, Found] = field(default_factory=dict)
 
 
 def _int_holes(piece: str, holes: list[Hole]) -> tuple[tuple[int, str, int, int], ...]:

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic
+from .holes import FoundShapes
 from .source import Source
 from .validation import Unexpected, Validation, first_error
 from .written_shapes import Written, WrittenShapes
@@ -35,17 +36,20 @@ Span = tuple[int, int, str]  # an edit: the span start:end of the input, and its
 
 @dataclass(frozen=True)
 class Validated:
-    """A text that validated, and the shape of each of its lines (``Validation``)."""
+    """A text that validated, the shape of each of its lines (``Validation``), and the
+    shapes of its custom call statements, which a rewrite of the text takes."""
 
     text: str
     shapes: list[str | None] = field(repr=False)
+    calls: FoundShapes = field(default_factory=FoundShapes, repr=False)
 
 
 def validated(source: Source) -> Validated | Diagnostic:
     """``source`` validated, or the first place where it leaves the grammar."""
     shapes: list[str | None] = []
-    error = first_error(source, shapes)
-    return Validated(source.text, shapes) if error is None else error
+    calls = FoundShapes()
+    error = first_error(source, shapes, calls)
+    return Validated(source.text, shapes, calls) if error is None else error
 
 
 def first_error_of_rewrite(

@@ -113,7 +113,7 @@ from lark.utils import TextSlice
 from .compact import STRING
 from .diagnostics import Diagnostic
 from .grammar import parser
-from .holes import FLOAT, FLOAT_TYPE, ShapeFinder
+from .holes import FLOAT, FLOAT_TYPE, FoundShapes, ShapeFinder
 from .integers import integer_type_width, range_error
 from .source import Source
 
@@ -309,23 +309,38 @@ class _Parser:
 class LineShapes:
     """The shapes of one validation's lines (points 3 to 6).
 
-    A custom call statement has its shape (``holes.shape_of``, found by a ShapeFinder);
-    another line has its names, location aliases, symbols, splat numbers, constant value
-    and strings blanked (``blanked_line``). A line that binds one name is that name's
-    blanking followed by its rest's (no blanking reaches across the `` = `` between them),
-    and the rests without a name in them, an export's constants above all, recur: so
-    their blankings are remembered."""
+    A custom call line has its statement's shape (``holes.shape_of``, found by a
+    ShapeFinder, of the line before its line break) and its line break: which is the
+    shape of the whole line, since a line break ends every match of ``shape_of`` as the
+    end of the text does (no pattern takes one, and every look-ahead that reaches it fails
+    on it, as on the end). The statement is what the rewrite finds the shape of, so a
+    validation can keep it for the rewrite (``holes.FoundShapes``). Another line has its
+    names, location aliases, symbols, splat numbers, constant value and strings blanked
+    (``blanked_line``). A line that binds one name is that name's blanking followed by its
+    rest's (no blanking reaches across the `` = `` between them), and the rests without a
+    name in them, an export's constants above all, recur: so their blankings are
+    remembered."""
 
-    def __init__(self) -> None:
-        self.calls = ShapeFinder()
+    def __init__(self, found: FoundShapes | None = None) -> None:
+        self.calls = ShapeFinder() if found is None else found.finder
+        self.found_at = None if found is None else found.at  # the statements' shapes kept
         self.rests: dict[str, str] = {}
 
-    def of(self, line: str) -> str:
-        """The shape of ``line``."""
+    def of(self, line: str, offset: int = -1) -> str:
+        """The shape of ``line``, which starts at ``offset`` of its text when that is
+        given: a statement's shape is then kept in ``found`` by where it starts."""
         if "custom_call" in line:
-            known, texts, _ = self.calls.find(line)
+            # Its shape is its statement's (the line up to its line break, where no hole
+            # can reach) and the line break.
+            end = len(line) - 1 if line[-1:] == "\n" else len(line)
+            found = self.calls.find(line[:end])
+            known, texts, _ = found
+            if self.found_at is not None and offset >= 0:
+                self.found_at[offset] = found
             # The range check reads integers: a line with one its type rejects is its own key.
-            return known.key if known.integers_taken(texts) else line
+            if not known.integers_taken(texts):
+                return line
+            return f"{known.key}{line[end:]}"
         named = _ONE_RESULT.match(line)
         if named is None:
             return blanked_line(line)
@@ -430,16 +445,23 @@ class Validation:
 
     ``trace``, when given, receives the shape of each line (None for a line too long to
     remember), each distinct shape one string: what a validation of a rewrite of the
-    text reuses for the lines the rewrite left alone (``rewrite_validation.py``)."""
+    text reuses for the lines the rewrite left alone (``rewrite_validation.py``).
+    ``found``, when given, receives the shapes of the custom call statements, by where
+    each starts, for a rewrite of the text to take."""
 
-    def __init__(self, text: str, trace: list[str | None] | None = None):
+    def __init__(
+        self,
+        text: str,
+        trace: list[str | None] | None = None,
+        found: FoundShapes | None = None,
+    ):
         self.text = text
         tables = _tables()
         self.parse = _Parser(tables)
         self.stack: Stack = (tables.start_state,)
         self.outcomes: dict[Stack, _Outcomes] = {self.stack: {}}
         self.known = self.outcomes[self.stack]
-        self.line_shapes = LineShapes()
+        self.line_shapes = LineShapes(found)
         self.trace = trace
         self.distinct: dict[str, str] = {}  # each shape traced, as the one string traced
         # (stack, shapes of lines) -> the stack after them and its outcomes (``block``)
@@ -466,7 +488,7 @@ class Validation:
             elif line_end - start > LONG_LINE:
                 shape = None
             else:
-                shape = shape_of(text[start:line_end])
+                shape = shape_of(text[start:line_end], start)
             if record is not None:
                 record(shape if shape is None else distinct(shape, shape))
             if shape is None:  # a long line: parsed at once, never remembered
@@ -500,10 +522,13 @@ class Validation:
             raise Unexpected(*self.parse.integers.first)
 
 
-def first_error(source: Source, trace: list[str | None] | None = None) -> Diagnostic | None:
+def first_error(
+    source: Source, trace: list[str | None] | None = None, found: FoundShapes | None = None
+) -> Diagnostic | None:
     """The first place where ``source`` leaves the grammar, or None if all of it parses.
-    ``trace`` receives the shape of each line (``Validation``)."""
-    validation = Validation(source.text, trace)
+    ``trace`` receives the shape of each line, ``found`` its custom call statements'
+    shapes (``Validation``)."""
+    validation = Validation(source.text, trace, found)
     try:
         validation.lines(0, len(source.text))
         validation.finish()
