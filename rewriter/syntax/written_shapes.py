@@ -77,6 +77,9 @@ _CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _SYMBOL_NAME))  # (b), 
 AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
 _SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
 _REMEMBERED = 1 << 16  # line shapes kept, at most
+# Texts of one pattern whose blocks are kept before one recurs: a pattern whose calls all
+# differ in a literal value (a loop's step) is shaped line by line.
+_BLOCK_TRIES = 64
 
 
 class Written(NamedTuple):
@@ -96,7 +99,8 @@ class _Template:
     """A pattern cut into lines of pieces, with which fields are blanked (decided by the
     values of the first text written from it), and the line shapes made so far: of the
     lines with no literal field, one each (``fixed``), and of the others, and of the first
-    and last lines (which the text around the edit completes), one per key."""
+    and last lines (which the text around the edit completes), one per key; and of all
+    lines, by the text around the edit and all literal values (``blocks``)."""
 
     def __init__(self, pattern: str, values: Sequence[str]):
         pieces: list[Piece] = []
@@ -127,6 +131,10 @@ class _Template:
             if fields or number in (0, last)
         ]
         self.fixed: list[str] | None = None  # made with the first text's shapes
+        # All lines' shapes at once, by the text around the edit and every literal value.
+        self.all_literals = _picker(sorted({p for fields in literal_fields for p in fields}))
+        self.blocks: dict[tuple[str, str, object], Shapes] = {}
+        self.block_misses = 0  # before a first hit: past _BLOCK_TRIES, blocks are not kept
 
     def fits(self, values: Sequence[str]) -> bool:
         """Whether the blanked fields' values fit their classes, and none is a call's."""
@@ -225,6 +233,14 @@ class WrittenShapes:
             or "custom_call" in after
         ):
             return None
+        keep_block = template.block_misses < _BLOCK_TRIES
+        if keep_block:
+            block_key = (before, after, template.all_literals(values))
+            known = template.blocks.get(block_key)
+            if known is not None:
+                template.block_misses = -_BLOCK_TRIES  # blocks recur: keep them
+                return known
+            template.block_misses += 1
         shapes = template.fixed
         if shapes is None:  # the lines without a key: shaped once
             shapes = template.fixed = [
@@ -248,6 +264,10 @@ class WrittenShapes:
             shapes[number] = shape
         if not after and not template.lines[last]:  # the text ends the file with a line break
             del shapes[last]
+        if keep_block and self.remembered < _REMEMBERED:
+            template.blocks[block_key] = known = tuple(shapes)
+            self.remembered += 1
+            return known
         return tuple(shapes)
 
     def _shape(
