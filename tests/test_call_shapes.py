@@ -181,6 +181,59 @@ def test_other_sizes_rewrite_as_when_parsed(text):
     assert_same_rewrite(text)
 
 
+SIZES = st.sampled_from(
+    ["0", "1", "2", "3", "16", "00", "07", "7000003", "9" * 18, "1" * 19, "2" * 4301]
+)
+
+
+def _all_sizes_changed(draw, line: str) -> str | None:
+    """``line`` with each of its sizes (types of operands, results and attributes alike)
+    replaced by another, the runs taken from the last so that the earlier stay put."""
+    runs = size_runs(line)
+    if not runs:
+        return None
+    for start, end in reversed(runs):
+        if draw(st.booleans()):
+            line = line[:start] + draw(SIZES) + line[end:]
+    return line
+
+
+@st.composite
+def signature_mutations(draw):
+    """An export whose call lines are many signatures of a few statements: some lines with
+    any of their sizes changed (layouts, dense attributes and all), each repeated."""
+    return _changed_call_lines(draw, 8, _all_sizes_changed, lambda draw: draw(st.booleans()))
+
+
+@SETTINGS
+@given(signature_mutations(), st.booleans())
+def test_signatures_are_judged_as_when_parsed(text, iree):
+    """A statement's outcome taken from its sentinel parse's, its sizes written in
+    (``call_shapes._SizedOutcome``), is the one of judging it on its own."""
+    assert_same_rewrite(text, **({"abi": _iree_abi()} if iree else {}))
+
+
+def test_signatures_share_one_judgement(monkeypatch):
+    """One kernel on 24 shapes: the judge sees their sentinel parse only, once
+    (``call_shapes._SizedOutcome``), and the rewrite is the one of judging each call."""
+    from rewriter.plan import planner
+
+    text = EXPORTS["signatures_48"]
+    exact = outcome(text, False)
+    judged: list[model.CustomCall] = []
+    judge = planner._judge
+
+    def counting(source, call, reason, errors):
+        judged.append(call)
+        return judge(source, call, reason, errors)
+
+    monkeypatch.setattr(planner, "_judge", counting)
+    assert outcome(text, True) == exact
+    assert len({(report.operand_types, report.result_types) for report in exact[1]}) == 24
+    assert len(judged) == 1
+    assert all(re.fullmatch("7[0-9]{5}3", size) for size in judged[0].input_types[0].dims)
+
+
 def _spliced(draw, line: str) -> str:
     at = draw(st.integers(0, len(line)))
     junk = draw(st.sampled_from(["", "x", " ", ",", "%", "#", "@", "{", "}", '"', "=", "0"]))
@@ -381,16 +434,15 @@ def test_signatures_share_one_parse(monkeypatch):
     assert len(parsed) == 1
 
 
-def _leaks_by_blanking(shape) -> bool:
+def _leaks_by_blanking(call, report, attribute_values) -> bool:
     """The reference for ``_leaks``: a copy of the report with the parts filled per call
     blanked, and every string of it and of the call's kept parts searched."""
     from dataclasses import replace
 
     from rewriter.plan.call_shapes import _SENTINEL, _clone, _strings
 
-    call = shape.call
-    report = _clone(shape.report)
-    filled = {index for index, _ in shape.attribute_values}
+    report = _clone(report)
+    filled = {index for index, _ in attribute_values}
     report.attributes = tuple(
         replace(attribute, value="") if index in filled else attribute
         for index, attribute in enumerate(report.attributes)
@@ -412,9 +464,9 @@ def test_a_shape_leaks_exactly_when_its_blanked_report_holds_a_sentinel(monkeypa
     leaks = call_shapes._leaks
     seen: list[bool] = []
 
-    def compared(shape) -> bool:
-        found = leaks(shape)
-        assert found == _leaks_by_blanking(shape)
+    def compared(call, report, attribute_values) -> bool:
+        found = leaks(call, report, attribute_values)
+        assert found == _leaks_by_blanking(call, report, attribute_values)
         seen.append(found)
         return found
 

@@ -60,7 +60,7 @@ from typing import Any
 
 from ..syntax import model
 from ..syntax.calls import CallSyntaxError, parse_call
-from ..syntax.dimensions import SizedModels
+from ..syntax.dimensions import Sized, SizedModels, SizesOf, Step, resize_outcome_step
 from ..syntax.grammar import parser
 from ..syntax.holes import BLANK, FoundShapes, Hole, KnownShape, ShapeFinder
 from ..syntax.scan import CallSite, Scan
@@ -71,6 +71,9 @@ from .attribute_operands import ffi_attributes
 _SENTINEL_MARK = "$rw"
 _SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
 _SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
+# Sizes whose judgement is their sentinel parse's (see _SizedOutcome), and the statements.
+_SIZE_NUMBER = re.compile(r"[0-9]{1,18}")
+_SIZED_TEXT_BOUND = 7_000_000
 
 # A string with holes: literal pieces and hole indices, in order.
 Template = tuple[str | int, ...]
@@ -314,6 +317,8 @@ class CallShapes:
         self.models = SizedModels(_parse_statement, _statement_model)
         # By the finder's shape (one per shape key); None: a shape not to reuse.
         self.shapes: dict[KnownShape, CallShape | None] = {}
+        # By sentinel parse text: its judged outcome; None: each statement judged itself.
+        self.sized_outcomes: dict[str, _SizedOutcome | None] = {}
 
     def place(self, site: CallSite) -> tuple[PlacedCall, Sequence[Any]]:
         """The call at ``site`` and the errors judging it gave; raises CallSyntaxError."""
@@ -429,14 +434,27 @@ class CallShapes:
         try:
             import lark
 
-            call = self.models.parse(canonical)
+            found = self.models.apart(canonical)
+            if found is None:
+                call = self.models.to_model(self.models.parse_tree(canonical), canonical)
+            else:
+                call = found[0].model(found[1])
         except (lark.exceptions.LarkError, RecursionError):
             return None  # parsed for real, statement by statement, with its own diagnostic
         source = Source(canonical, self.source.filename)
-        report, errors = self.judge(source, call, None)
-        if errors:
-            return None
-        attribute_values = _attribute_values(call, report, holes, starts)
+        judged = None
+        attribute_values: tuple[tuple[int, Template], ...] | None
+        if found is not None and len(canonical) < _SIZED_TEXT_BOUND:
+            judged = self._judged_apart(found[0], found[1], holes, starts)
+        if judged is not None:
+            report, attribute_values = judged
+        else:
+            report, errors = self.judge(source, call, None)
+            if errors:
+                return None
+            attribute_values = _attribute_values(call, report, holes, starts)
+            if attribute_values is not None and _leaks(call, report, attribute_values):
+                return None
         offsets = [
             _offset(starts, ends, offset)
             for offset in (call.span.start, call.span.end, call.target_span.start)
@@ -457,13 +475,97 @@ class CallShapes:
             {},
             len(holes),
         )
-        if _leaks(shape):
-            return None
         if len(shape.target) == 1 and isinstance(shape.target[0], int):
             shape.target_hole = shape.target[0]
         if attribute_values:
             shape.operands = FilledOperands(report.attributes, attribute_values)
         return shape
+
+    def _judged_apart(
+        self, sized: Sized, sizes: SizesOf, holes: list[Hole], starts: list[int]
+    ) -> tuple[Any, tuple[tuple[int, Template], ...]] | None:
+        """The report and attribute values of a statement from those of its sentinel parse
+        (the judge's outcome for the statement apart from its sizes, worked out once for
+        all the statements that share the parse), its sizes written in; None when they
+        are to be worked out for the statement itself. See ``_SizedOutcome``."""
+        if not all(_SIZE_NUMBER.fullmatch(size) for size in sizes.sizes):
+            return None
+        outcome = self.sized_outcomes.get(sized.text, _UNSEEN)
+        if outcome is _UNSEEN:
+            outcome = self.sized_outcomes[sized.text] = self._sized_outcome(
+                sized, sizes, holes, starts
+            )
+        if outcome is None:
+            return None
+        report = outcome.report_step(sizes)
+        values = outcome.attribute_values
+        if outcome.values_step is not None:
+            values = outcome.values_step(sizes)
+        return report, values
+
+    def _sized_outcome(
+        self, sized: Sized, sizes: SizesOf, holes: list[Hole], starts: list[int]
+    ) -> _SizedOutcome | None:
+        """The judge's outcome for the sentinel parse ``sized``, that of the statements
+        that are it but for sizes; None when it does not judge it as ``_build`` reuses."""
+        # Where the holes of a statement (at ``starts``) are in the sentinel parse's text:
+        # no hole is inside a size, so each moves back by what the sizes before it moved.
+        ends = [end + sizes.moved[k + 1] for k, (_, end) in enumerate(sized.runs)]
+        apart_starts = [start - sizes.moved[bisect.bisect_right(ends, start)] for start in starts]
+        source = Source(sized.text, self.source.filename)
+        report, errors = self.judge(source, sized.base, None)
+        if errors:
+            return None
+        attribute_values = _attribute_values(sized.base, report, holes, apart_starts)
+        if attribute_values is None or _leaks(sized.base, report, attribute_values):
+            return None
+        report_step = resize_outcome_step(report, sized.runs)
+        if report_step is None:
+            return None
+        values_step = resize_outcome_step(attribute_values, sized.runs)
+        return _SizedOutcome(report_step, attribute_values, values_step)
+
+
+@dataclass(slots=True)
+class _SizedOutcome:
+    """What the judge made of a statement apart from its sizes (``dimensions.py``), as steps
+    that write a statement's sizes in: its report, and its attribute values from holes.
+
+    Why the judge's outcome for a statement is the sentinel parse's outcome with its sizes
+    written in, as text into strings and as numbers into ints equal to a sentinel's value,
+    for a statement whose every size has at most 18 digits, and that is shorter than
+    ``_SIZED_TEXT_BOUND``:
+
+    1. The statement's model is the sentinel parse's with its sizes written in
+       (``dimensions.py``). Types keep their kind, element type and rank; attributes their
+       classes and everything but the sizes in their types' texts.
+    2. The judge (``planner._judge``, rules 6 and 7, attribute operands, layouts, FFI
+       facts, the ABI's parameter order) reads a size in three ways only: it copies its
+       text (operand and result types, ``layouts.physical``, a dense attribute's signless
+       type), asks whether a dimension is ``?`` (no size is), and converts it to a number
+       (``Type.sizes`` and ``parse_tensor`` for FFI facts), which it stores. It compares
+       no size with anything, computes with none, and ``int`` takes every size (at most
+       18 digits: far below Python's limit on digits, past which ``int`` raises and the
+       FFI facts are None). Every other number it makes is an
+       index or a count below the statement's length (ranks, permutations, parameter
+       order, array and string lengths), or read from the statement's text: a text with
+       a sentinel's value holds the sentinel's digits, which occur only at the sentinel
+       (``sized_apart``); below ``_SIZED_TEXT_BOUND`` no count reaches a sentinel's value
+       (they start at 7000003). So the ints equal to a sentinel's value are its size's, and
+       the strings hold a sentinel's digits exactly where they hold its size.
+    3. ``_attribute_values`` pairs the same holes with the same attributes in both (the
+       spans move with the sizes, and the holes with them), and ``_leaks`` looks for hole
+       sentinels, which hold no size and which no size's digits make or break (a size is
+       written between non-digits).
+
+    So the outcome is the statement's own, as long as it is reused at all: the statement
+    is judged on its own when its sentinel parse is not reused (an error, a leak).
+    ``tests/test_call_shapes.py`` compares this with parsing and judging every statement,
+    on exports whose sizes are mutated."""
+
+    report_step: Step
+    attribute_values: tuple[tuple[int, Template], ...]
+    values_step: Step | None
 
 
 def _parse_statement(text: str) -> Any:
@@ -516,12 +618,13 @@ def _attribute_values(
     return tuple(sorted(values))
 
 
-def _leaks(shape: CallShape) -> bool:
+def _leaks(
+    call: model.CustomCall, report: Any, attribute_values: tuple[tuple[int, Template], ...]
+) -> bool:
     """Whether a sentinel reached any part of the outcome that is not filled per call: all
     of the report but its target, the values of the attributes filled from holes and the
     target of its FFI facts; and the parts of the call that are not rewritten per call."""
-    call, report = shape.call, shape.report
-    filled = {index for index, _ in shape.attribute_values}
+    filled = {index for index, _ in attribute_values}
     parts: list[Any] = [call.indent, call.input_types, call.result_types, call.results_text]
     parts.append(call.form)
     for name in type(report).__slots__:

@@ -115,10 +115,10 @@ def in_dims_tokens(tree: Tree, runs: list[Run]) -> bool:
 
 # A step of a resize: rebuilds one part of the sentinel parse's model from a statement's
 # sizes. A part that holds no sentinel and no offset past one has no step: it is kept.
-Step = Callable[["_Sizes"], object]
+Step = Callable[["SizesOf"], object]
 
 
-class _Sizes:
+class SizesOf:
     """One statement's sizes, and how far an offset after the first k sizes moves."""
 
     __slots__ = ("moved", "sizes")
@@ -137,10 +137,12 @@ class _Recipe:
     sizes precede each offset, which parts hold neither (kept as they are). A statement's
     model is then its steps run on its sizes."""
 
-    def __init__(self, sentinel_runs: list[Run]):
+    def __init__(self, sentinel_runs: list[Run], numbers: bool = False):
         self.runs = sentinel_runs
         self.first = sentinel_runs[0][0]
         self.sentinels = re.compile("|".join(_sentinel(i) for i in range(len(sentinel_runs))))
+        # With ``numbers``, an int that is a sentinel's value is that size's value too.
+        self.numbers = {int(_sentinel(i)): i for i in range(len(sentinel_runs))} if numbers else {}
 
     def step(self, value: object) -> Step | None:
         """The step that rebuilds ``value``, or None when it is kept; raises ValueError for
@@ -148,6 +150,11 @@ class _Recipe:
         kind = type(value)  # exact types first: a str Enum (a type's kind) is no text
         if kind is str:
             return self._text(cast(str, value))
+        if kind is int:
+            index = self.numbers.get(cast(int, value))
+            if index is None:
+                return None
+            return lambda sizes: int(sizes.sizes[index])
         if kind is model.Span:
             span = cast(model.Span, value)
             if span.end <= self.first:
@@ -186,7 +193,7 @@ class _Recipe:
         pieces.append(text[position:])
         parts = tuple(piece for piece in pieces if piece != "")
 
-        def write(sizes: _Sizes) -> str:
+        def write(sizes: SizesOf) -> str:
             return "".join([part if isinstance(part, str) else sizes.sizes[part] for part in parts])
 
         return write
@@ -206,7 +213,7 @@ def _rebuild(kind: type, values: list[object], steps: list[Step | None]) -> Step
     """The step that makes a ``kind`` of ``values``, those with a step rebuilt."""
     rebuilt = [(index, step) for index, step in enumerate(steps) if step is not None]
 
-    def run(sizes: _Sizes) -> object:
+    def run(sizes: SizesOf) -> object:
         parts = values.copy()
         for index, step in rebuilt:
             parts[index] = step(sizes)
@@ -224,6 +231,37 @@ def resize_step(call: model.CustomCall, sentinel_runs: list[Run]) -> Step | None
         return None
 
 
+def resize_outcome_step(value: object, sentinel_runs: list[Run]) -> Step | None:
+    """The step that writes a statement's sizes into ``value``, something made from the
+    sentinel parse's model: into its strings as text, and as numbers into its ints that
+    are a sentinel's value (``call_shapes`` argues when that is what the statement's own
+    model would make); None when nothing in it holds a sentinel."""
+    return _Recipe(sentinel_runs, numbers=True).step(value)
+
+
+class Sized:
+    """A statement apart from its sizes: the sentinel parse's model (``base``), where its
+    sentinels are, and the step that writes a statement's sizes into ``base``."""
+
+    __slots__ = ("base", "runs", "step", "text")
+
+    def __init__(self, text: str, base: model.CustomCall, runs: list[Run], step: Step):
+        self.text = text  # the statement with a sentinel for each size
+        self.base = base
+        self.runs = runs
+        self.step = step
+
+    def sizes(self, text: str, runs: list[Run]) -> SizesOf:
+        """The sizes of ``text``, a statement that is this one apart from its sizes."""
+        return SizesOf(self.runs, [text[start:end] for start, end in runs])
+
+    def model(self, sizes: SizesOf) -> model.CustomCall:
+        """The model of the statement with these sizes (point 3)."""
+        call = self.step(sizes)
+        assert isinstance(call, model.CustomCall)
+        return call
+
+
 class SizedModels:
     """Custom call models by statement text, lark's parse shared between the statements
     that differ only in sizes. ``parse(text)`` is lark's model of a text; it raises on
@@ -236,25 +274,32 @@ class SizedModels:
     ):
         self.parse_tree = parse_tree
         self.to_model = to_model
-        # The resize step of each sentinel parse; None: each statement parsed on its own.
-        self._apart: dict[str, Step | None] = {}
+        # Each sentinel parse; None: each statement parsed on its own.
+        self._apart: dict[str, Sized | None] = {}
 
-    def parse(self, text: str) -> model.CustomCall:
+    def apart(self, text: str) -> tuple[Sized, SizesOf] | None:
+        """The statement ``text`` is apart from its sizes, and its sizes; None when it is
+        parsed as itself."""
         runs = size_runs(text)
         apart = sized_apart(text, runs)
         if apart is None:
-            return self.to_model(self.parse_tree(text), text)
+            return None
         apart_text, sentinel_runs = apart
         if apart_text not in self._apart:
             self._apart[apart_text] = self._parse_apart(apart_text, sentinel_runs)
-        step = self._apart[apart_text]
-        if step is None:
-            return self.to_model(self.parse_tree(text), text)
-        call = step(_Sizes(sentinel_runs, [text[start:end] for start, end in runs]))
-        assert isinstance(call, model.CustomCall)
-        return call
+        sized = self._apart[apart_text]
+        if sized is None:
+            return None
+        return sized, sized.sizes(text, runs)
 
-    def _parse_apart(self, text: str, sentinel_runs: list[Run]) -> Step | None:
+    def parse(self, text: str) -> model.CustomCall:
+        found = self.apart(text)
+        if found is None:
+            return self.to_model(self.parse_tree(text), text)
+        sized, sizes = found
+        return sized.model(sizes)
+
+    def _parse_apart(self, text: str, sentinel_runs: list[Run]) -> Sized | None:
         import lark
 
         try:
@@ -263,5 +308,7 @@ class SizedModels:
             return None  # the statement itself is parsed, for its own outcome
         if not in_dims_tokens(tree, sentinel_runs):
             return None
+        base = self.to_model(tree, text)
         # An offset inside a size: no token boundary is there; each is parsed.
-        return resize_step(self.to_model(tree, text), sentinel_runs)
+        step = resize_step(base, sentinel_runs)
+        return None if step is None else Sized(text, base, sentinel_runs, step)
