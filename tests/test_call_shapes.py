@@ -215,22 +215,31 @@ def test_signatures_are_judged_as_when_parsed(text, iree):
 
 def test_signatures_share_one_judgement(monkeypatch):
     """One kernel on 24 shapes: the judge sees their sentinel parse only, once
-    (``call_shapes._SizedOutcome``), and the rewrite is the one of judging each call."""
+    (``call_shapes._SizedOutcome``), no shape's own model is made (their replacements
+    are their sentinel parse's), and the rewrite is the one of judging each call."""
     from rewriter.plan import planner
+    from rewriter.syntax.dimensions import Sized
 
     text = EXPORTS["signatures_48"]
     exact = outcome(text, False)
     judged: list[model.CustomCall] = []
     judge = planner._judge
+    resized: list[object] = []
+    resize = Sized.model
 
     def counting(source, call, reason, errors):
         judged.append(call)
         return judge(source, call, reason, errors)
 
+    def counting_resizes(self, sizes):
+        resized.append(sizes)
+        return resize(self, sizes)
+
     monkeypatch.setattr(planner, "_judge", counting)
+    monkeypatch.setattr(Sized, "model", counting_resizes)
     assert outcome(text, True) == exact
     assert len({(report.operand_types, report.result_types) for report in exact[1]}) == 24
-    assert len(judged) == 1
+    assert len(judged) == 1 and resized == []
     assert all(re.fullmatch("7[0-9]{5}3", size) for size in judged[0].input_types[0].dims)
 
 

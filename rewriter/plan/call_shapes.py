@@ -45,6 +45,12 @@ Once a shape is known, its statements are found by its matcher (``holes.KnownSha
 one regular expression match gives their holes), and their replacement text is one
 ``str.format`` pattern made once per shape with the holes as fields.
 
+Shapes that differ only in the sizes written in their types (one kernel on many
+signatures) share more than lark's parse (``rewriter/syntax/dimensions.py``): their
+sentinel parse is judged once, and each shape's report, attribute values and replacement
+are its own sizes written into that outcome (``_SizedOutcome`` argues why); a shape's own
+model is made only when asked for (a layout wrapper, a call left alone).
+
 ``tests/test_call_shapes.py`` checks that a rewrite with shapes reused equals one that
 parses every statement, on mutated call-dense exports.
 """
@@ -56,7 +62,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from ..syntax import model
 from ..syntax.calls import CallSyntaxError, parse_call
@@ -168,9 +174,11 @@ class CallShape:
     """What lark and the judge made of one statement shape, and where its holes go.
 
     ``call`` and ``report`` are the shape's first statement's, with sentinels where its
-    holes were; offsets in ``call`` count from the statement's start."""
+    holes were; offsets in ``call`` count from the statement's start. A shape judged apart
+    from its sizes (``apart``) makes its call only when asked for it: its replacement and
+    its extern's declaration are made from its sentinel parse's."""
 
-    call: model.CustomCall
+    built: model.CustomCall | None  # the call; None until asked for, with ``apart``
     report: Any  # planner.CallReport, judged as selected
     source: Source  # the text the shape was parsed from
     # The call's start, end and target in a statement: ``delta``, plus the end of the
@@ -188,6 +196,38 @@ class CallShape:
     by_target: dict[str, tuple[str | None, list[Any]]] = field(default_factory=dict)
     # The attribute operands of a call, from its holes; None when no value is a hole.
     operands: FilledOperands | None = None
+    # Judged apart from its sizes: the shape of its sentinel parse, and its sizes.
+    apart: tuple[CallShape, Sized, SizesOf] | None = None
+    # The shape of a sentinel parse: its outcome, to write a statement's sizes into.
+    sized_outcome: _SizedOutcome | None = None
+
+    @property
+    def call(self) -> model.CustomCall:
+        if self.built is None:
+            assert self.apart is not None
+            _, sized, sizes = self.apart
+            self.built = sized.model(sizes)
+        return self.built
+
+    @property
+    def selected_by(self) -> model.CustomCall:
+        """The call selection (rule 6) is asked about: it reads the target, given apart,
+        and the names of the attributes, which a statement shares with its sentinel parse
+        (``dimensions.py``)."""
+        return self.apart[0].call if self.apart is not None else self.call
+
+    def outcome(self, sizes: SizesOf) -> tuple[Any, tuple[tuple[int, Template], ...]]:
+        """The report and attribute values of a statement with ``sizes`` whose sentinel
+        parse this shape is (see ``_SizedOutcome``)."""
+        assert self.sized_outcome is not None
+        return self.sized_outcome.of(sizes)
+
+    def written(self, text: str) -> str:
+        """``text``, made from the shape of its sentinel parse, with the shape's sizes."""
+        if self.apart is None:
+            return text
+        _, sized, sizes = self.apart
+        return sized.write(text, sizes)
 
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
@@ -266,7 +306,7 @@ class PlacedCall:
     """One custom call statement: its shape, and what is its own."""
 
     shape: CallShape | None  # None: parsed on its own
-    call: model.CustomCall  # the shape's call, or the statement's own
+    own_call: model.CustomCall | None  # the statement's own call; None: the shape's
     start: int  # the statement's first non-blank character
     end: int  # the end of the op
     target_start: int
@@ -274,6 +314,13 @@ class PlacedCall:
     holes: tuple[str, ...]  # the statement's hole texts; () for a call parsed on its own
     module: int
     report: Any  # planner.CallReport
+
+    @property
+    def call(self) -> model.CustomCall:
+        if self.own_call is not None:
+            return self.own_call
+        assert self.shape is not None
+        return self.shape.call
 
     @property
     def fields(self) -> CallShape | Literal:
@@ -317,8 +364,8 @@ class CallShapes:
         self.models = SizedModels(_parse_statement, _statement_model)
         # By the finder's shape (one per shape key); None: a shape not to reuse.
         self.shapes: dict[KnownShape, CallShape | None] = {}
-        # By sentinel parse text: its judged outcome; None: each statement judged itself.
-        self.sized_outcomes: dict[str, _SizedOutcome | None] = {}
+        # By sentinel parse text: its shape, judged; None: each statement judged itself.
+        self.sized_shapes: dict[str, CallShape | None] = {}
 
     def place(self, site: CallSite) -> tuple[PlacedCall, Sequence[Any]]:
         """The call at ``site`` and the errors judging it gave; raises CallSyntaxError."""
@@ -372,7 +419,7 @@ class CallShapes:
         report.line, report.column = self.lines.line_col(start, statement)
         return PlacedCall(
             shape,
-            shape.call,
+            None,
             start,
             end,
             target_start,
@@ -385,7 +432,7 @@ class CallShapes:
     def _judged_for(self, shape: CallShape, target: str) -> tuple[str | None, list[Any]]:
         """Whether calls of ``target`` with this shape are left alone (the reason), and
         else the field values of their reports (the shape's, with the target's own)."""
-        reason = self.select(shape.call, target)
+        reason = self.select(shape.selected_by, target)
         facts = shape.report.ffi_facts
         if facts is not None and facts.target != target:
             facts = _clone(facts, target=target)
@@ -435,30 +482,36 @@ class CallShapes:
             import lark
 
             found = self.models.apart(canonical)
+            call = None
             if found is None:
                 call = self.models.to_model(self.models.parse_tree(canonical), canonical)
-            else:
-                call = found[0].model(found[1])
         except (lark.exceptions.LarkError, RecursionError):
             return None  # parsed for real, statement by statement, with its own diagnostic
         source = Source(canonical, self.source.filename)
-        judged = None
-        attribute_values: tuple[tuple[int, Template], ...] | None
+        apart = None
         if found is not None and len(canonical) < _SIZED_TEXT_BOUND:
-            judged = self._judged_apart(found[0], found[1], holes, starts)
-        if judged is not None:
-            report, attribute_values = judged
+            apart = self._judged_apart(found[0], found[1], holes, starts)
+        attribute_values: tuple[tuple[int, Template], ...] | None
+        if apart is not None:
+            base, sized, sizes = apart
+            report, attribute_values = base.outcome(sizes)
+            spans = (base.call.span, base.call.target_span)
+            at = [sized.moved(offset, sizes) for offset in (spans[0].start, spans[0].end)]
+            at.append(sized.moved(spans[1].start, sizes))
+            target = base.target
         else:
+            if call is None:
+                assert found is not None
+                call = found[0].model(found[1])
             report, errors = self.judge(source, call, None)
             if errors:
                 return None
             attribute_values = _attribute_values(call, report, holes, starts)
             if attribute_values is not None and _leaks(call, report, attribute_values):
                 return None
-        offsets = [
-            _offset(starts, ends, offset)
-            for offset in (call.span.start, call.span.end, call.target_span.start)
-        ]
+            at = [call.span.start, call.span.end, call.target_span.start]
+            target = _template(call.target)
+        offsets = [_offset(starts, ends, offset) for offset in at]
         if attribute_values is None or None in offsets:
             return None
         start_at, end_at, target_at = offsets
@@ -470,10 +523,11 @@ class CallShapes:
             start_at,
             end_at,
             target_at,
-            _template(call.target),
+            target,
             attribute_values,
             {},
             len(holes),
+            apart=apart,
         )
         if len(shape.target) == 1 and isinstance(shape.target[0], int):
             shape.target_hole = shape.target[0]
@@ -483,31 +537,22 @@ class CallShapes:
 
     def _judged_apart(
         self, sized: Sized, sizes: SizesOf, holes: list[Hole], starts: list[int]
-    ) -> tuple[Any, tuple[tuple[int, Template], ...]] | None:
-        """The report and attribute values of a statement from those of its sentinel parse
-        (the judge's outcome for the statement apart from its sizes, worked out once for
-        all the statements that share the parse), its sizes written in; None when they
-        are to be worked out for the statement itself. See ``_SizedOutcome``."""
+    ) -> tuple[CallShape, Sized, SizesOf] | None:
+        """The shape of a statement's sentinel parse, judged once for all the statements
+        that share the parse, whose outcome is theirs with their sizes written in (see
+        ``_SizedOutcome``); None when a statement is to be judged on its own."""
         if not all(_SIZE_NUMBER.fullmatch(size) for size in sizes.sizes):
             return None
-        outcome = self.sized_outcomes.get(sized.text, _UNSEEN)
-        if outcome is _UNSEEN:
-            outcome = self.sized_outcomes[sized.text] = self._sized_outcome(
-                sized, sizes, holes, starts
-            )
-        if outcome is None:
-            return None
-        report = outcome.report_step(sizes)
-        values = outcome.attribute_values
-        if outcome.values_step is not None:
-            values = outcome.values_step(sizes)
-        return report, values
+        base = self.sized_shapes.get(sized.text, _UNSEEN)
+        if base is _UNSEEN:
+            base = self.sized_shapes[sized.text] = self._sized_shape(sized, sizes, holes, starts)
+        return None if base is None else (base, sized, sizes)
 
-    def _sized_outcome(
+    def _sized_shape(
         self, sized: Sized, sizes: SizesOf, holes: list[Hole], starts: list[int]
-    ) -> _SizedOutcome | None:
-        """The judge's outcome for the sentinel parse ``sized``, that of the statements
-        that are it but for sizes; None when it does not judge it as ``_build`` reuses."""
+    ) -> CallShape | None:
+        """The shape of the sentinel parse ``sized``, judged; None when ``_build`` would not
+        reuse it. Only its call, report, attribute values, target and holes are read."""
         # Where the holes of a statement (at ``starts``) are in the sentinel parse's text:
         # no hole is inside a size, so each moves back by what the sizes before it moved.
         ends = [end + sizes.moved[k + 1] for k, (_, end) in enumerate(sized.runs)]
@@ -522,8 +567,23 @@ class CallShapes:
         report_step = resize_outcome_step(report, sized.runs)
         if report_step is None:
             return None
-        values_step = resize_outcome_step(attribute_values, sized.runs)
-        return _SizedOutcome(report_step, attribute_values, values_step)
+        outcome = _SizedOutcome(
+            report_step, attribute_values, resize_outcome_step(attribute_values, sized.runs)
+        )
+        nowhere = (0, 0)
+        return CallShape(
+            sized.base,
+            report,
+            source,
+            nowhere,
+            nowhere,
+            nowhere,
+            _template(sized.base.target),
+            attribute_values,
+            {},
+            len(holes),
+            sized_outcome=outcome,
+        )
 
 
 @dataclass(slots=True)
@@ -566,6 +626,13 @@ class _SizedOutcome:
     report_step: Step
     attribute_values: tuple[tuple[int, Template], ...]
     values_step: Step | None
+
+    def of(self, sizes: SizesOf) -> tuple[Any, tuple[tuple[int, Template], ...]]:
+        """The report and attribute values of the statement with these sizes."""
+        values = self.attribute_values
+        if self.values_step is not None:
+            values = cast("tuple[tuple[int, Template], ...]", self.values_step(sizes))
+        return self.report_step(sizes), values
 
 
 def _parse_statement(text: str) -> Any:

@@ -22,8 +22,11 @@ from .attribute_operands import (
     is_legacy_call,
 )
 from .call_shapes import (
+    LITERAL,
+    CallShape,
     CallShapes,
     CallSyntaxError,
+    Literal,
     PlacedCall,
 )
 from .calling_conventions import C_ABI, Abi
@@ -268,23 +271,52 @@ def warning_at(source: Source, placed: PlacedCall, offset: int, message: str) ->
 def _replacement_of(placed: PlacedCall, newline: str) -> ReplacementForm:
     """The replacement pattern of a selected call, made once per shape (a shape's calls
     share their judgement, so their parameter order and layouts)."""
-    if placed.shape is None:
-        return _new_replacement(placed, newline)
-    memo = placed.shape.memo
+    shape = placed.shape
+    if shape is None:
+        return _new_replacement(placed.call, placed.report, LITERAL, {}, newline)
+    memo = shape.memo
     form = memo.get("replacement")
     if form is None:
-        form = memo["replacement"] = _new_replacement(placed, newline)
+        if shape.apart is not None:
+            form = memo["replacement"] = _sized_replacement(shape, newline)
+        else:
+            form = memo["replacement"] = _new_replacement(
+                shape.call, placed.report, shape, memo, newline
+            )
     return form
 
 
-def _new_replacement(placed: PlacedCall, newline: str) -> ReplacementForm:
+def _sized_replacement(shape: CallShape, newline: str) -> ReplacementForm:
+    """The replacement pattern of a shape judged apart from its sizes: its sentinel parse's,
+    made once for all the shapes that share it, with the shape's sizes written in. The
+    pattern writes the call's texts (operands, types, results, location) and its attribute
+    operands as they are, in an order the parameters' types decide by their kind only
+    (``calling_conventions``), and whether a wrapper is called is decided by layouts:
+    each size is copied, so the shape's pattern is its sentinel parse's with each sentinel
+    its size (``call_shapes._SizedOutcome``)."""
+    assert shape.apart is not None
+    base = shape.apart[0]
+    memo = base.memo
+    form = memo.get(("replacement", newline))
+    if form is None:
+        form = memo["replacement", newline] = _new_replacement(
+            base.call, base.report, base, memo, newline
+        )
+    return ReplacementForm(shape.written(form.pattern), shape.holes, form.hints)
+
+
+def _new_replacement(
+    call: model.CustomCall,
+    report: CallReport,
+    fields: CallShape | Literal,
+    memo: dict[object, Any],
+    newline: str,
+) -> ReplacementForm:
     """A call whose operands or results need a layout wrapper calls it with the arguments
     in contract order; the wrapper reorders for the extern itself."""
-    call, report = placed.call, placed.report
-    memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
     wrapped = not _once(memo, "identity", _keeps_layouts, report)
     order = () if wrapped else report.parameter_order
-    return replacement_form(call, report.attributes, newline, order, placed.fields)
+    return replacement_form(call, report.attributes, newline, order, fields)
 
 
 class _Externs:
@@ -318,7 +350,7 @@ class _Externs:
         return renamed, differs
 
     def _first(self, placed: PlacedCall) -> tuple[str | None, bool]:
-        call, report, abi = placed.call, placed.report, self.abi
+        report, abi = placed.report, self.abi
         # What the shape alone decides is worked out once per shape.
         memo: dict[object, Any] = placed.shape.memo if placed.shape is not None else {}
         extern_type = _once(memo, "extern_type", _extern_type, report)
@@ -330,6 +362,7 @@ class _Externs:
         first = self.first_facts.setdefault((placed.module, symbol), report.ffi_facts)
         differs = first is not report.ffi_facts and first != report.ffi_facts
         if not _once(memo, "identity", _keeps_layouts, report):
+            call = placed.call
             key = (
                 placed.module,
                 symbol,

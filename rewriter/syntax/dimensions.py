@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 from lark import Token, Tree
 
@@ -56,6 +56,7 @@ _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 _SIZE = re.compile(r"[0-9]+")
 
 Run = tuple[int, int]  # a size's start and end in its text
+_UNSEEN: Any = object()
 
 
 def size_runs(text: str) -> list[Run]:
@@ -199,14 +200,18 @@ class _Recipe:
         return write
 
     def _sizes_before(self, offset: int) -> int:
-        """How many sizes end at or before ``offset``."""
-        count = 0
-        for start, end in self.runs:
-            if end <= offset:
-                count += 1
-            elif start < offset:
-                raise ValueError("an offset inside a size")
-        return count
+        return _sizes_before(self.runs, offset)
+
+
+def _sizes_before(runs: list[Run], offset: int) -> int:
+    """How many sizes (at ``runs``) end at or before ``offset``."""
+    count = 0
+    for start, end in runs:
+        if end <= offset:
+            count += 1
+        elif start < offset:
+            raise ValueError("an offset inside a size")
+    return count
 
 
 def _rebuild(kind: type, values: list[object], steps: list[Step | None]) -> Step:
@@ -243,13 +248,25 @@ class Sized:
     """A statement apart from its sizes: the sentinel parse's model (``base``), where its
     sentinels are, and the step that writes a statement's sizes into ``base``."""
 
-    __slots__ = ("base", "runs", "step", "text")
+    __slots__ = ("_writers", "base", "runs", "step", "text")
 
     def __init__(self, text: str, base: model.CustomCall, runs: list[Run], step: Step):
         self.text = text  # the statement with a sentinel for each size
         self.base = base
         self.runs = runs
         self.step = step
+        self._writers: dict[str, Step | None] = {}
+
+    def moved(self, offset: int, sizes: SizesOf) -> int:
+        """Where ``offset`` of ``base``, at no size, is in the statement with ``sizes``."""
+        return offset + sizes.moved[_sizes_before(self.runs, offset)]
+
+    def write(self, text: str, sizes: SizesOf) -> str:
+        """``text``, made from ``base``, with each sentinel replaced by its size."""
+        writer = self._writers.get(text, _UNSEEN)
+        if writer is _UNSEEN:
+            writer = self._writers[text] = _Recipe(self.runs)._text(text)
+        return text if writer is None else cast(str, writer(sizes))
 
     def sizes(self, text: str, runs: list[Run]) -> SizesOf:
         """The sizes of ``text``, a statement that is this one apart from its sizes."""
