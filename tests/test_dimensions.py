@@ -71,6 +71,54 @@ def test_the_sizes_of_a_call_are_the_digit_runs_of_its_dimension_lists():
     assert [line[start:end] for start, end in size_runs(line)] == ["2", "3", "4", "10"]
 
 
+def _runs_by_the_whole_pattern(text: str) -> list[tuple[int, int]]:
+    """``size_runs`` with every alternative tried everywhere (its reference)."""
+    import rewriter.syntax.dimensions as dimensions
+
+    plain = dimensions._TENSOR_DIMENSION_LIST
+    dimensions._TENSOR_DIMENSION_LIST = dimensions._DIMENSION_LIST
+    try:
+        return size_runs(text)
+    finally:
+        dimensions._TENSOR_DIMENSION_LIST = plain
+
+
+PIECES = st.sampled_from(
+    [
+        "tensor<",
+        "memref<",
+        "vector<",
+        "x",
+        "4",
+        "16",
+        "?",
+        "*",
+        "f32>",
+        '"',
+        "\\",
+        "/",
+        "//",
+        " ",
+        "\n",
+        "xtensor<",
+        ", ",
+        "(",
+        ")",
+        ":",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PIECES, max_size=24), st.sampled_from(CALL_LINES), st.integers(0, 400))
+def test_sizes_are_found_alike_with_the_tensor_pattern(pieces, line, at):
+    """``size_runs`` looks for ``tensor<`` alone in a text with no string, comment,
+    ``memref<`` or ``vector<``: the same runs as the whole pattern, on call lines with
+    odd text spliced in."""
+    text = line[:at] + "".join(pieces) + line[at:]
+    assert size_runs(text) == _runs_by_the_whole_pattern(text)
+
+
 def test_statements_that_differ_in_sizes_share_one_parse():
     models = Counting()
     line = next(line for line in CALL_LINES if "tensor<4x1xf32>" in line)

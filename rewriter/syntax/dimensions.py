@@ -52,6 +52,9 @@ from .compact import STRING
 _DIMENSION_LIST = re.compile(
     STRING + r"|//[^\n]*|(?:tensor|memref|vector)<((?:(?:[0-9]+|\?|\*)x)+)"
 )
+# The same matches in a text with no string, no comment and no `memref<` or `vector<`: one
+# literal to look for, which the regex engine finds at C speed, not a character class.
+_TENSOR_DIMENSION_LIST = re.compile(r"tensor<((?:(?:[0-9]+|\?|\*)x)+)")
 _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 _SIZE = re.compile(r"[0-9]+")
 
@@ -62,7 +65,11 @@ _UNSEEN: Any = object()
 def size_runs(text: str) -> list[Run]:
     """Where ``text`` writes dimension sizes (point 1 of the module docstring)."""
     runs: list[Run] = []
-    for match in _DIMENSION_LIST.finditer(text):
+    # Without a quote or a slash no string or comment starts, and the third alternative of
+    # _DIMENSION_LIST matches at a `tensor<` only: both patterns match at the same places.
+    plain = '"' not in text and "/" not in text and "memref<" not in text
+    pattern = _TENSOR_DIMENSION_LIST if plain and "vector<" not in text else _DIMENSION_LIST
+    for match in pattern.finditer(text):
         if match.group(1) is not None:
             keyword = match.start()
             if keyword and text[keyword - 1] in _NAME_CHARACTERS:
