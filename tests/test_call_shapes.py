@@ -214,9 +214,10 @@ def test_signatures_are_judged_as_when_parsed(text, iree):
 
 
 def test_signatures_share_one_judgement(monkeypatch):
-    """One kernel on 24 shapes: the judge sees their sentinel parse only, once
-    (``call_shapes._SizedOutcome``), no shape's own model is made (their replacements
-    are their sentinel parse's), and the rewrite is the one of judging each call."""
+    """One kernel on 24 shapes: the judge sees the first shape, then their sentinel parse
+    once (``call_shapes._SizedOutcome``), no other shape's own model is made (their
+    replacements are their sentinel parse's), and the rewrite is the one of judging each
+    call."""
     from rewriter.plan import planner
     from rewriter.syntax.dimensions import Sized
 
@@ -239,8 +240,9 @@ def test_signatures_share_one_judgement(monkeypatch):
     monkeypatch.setattr(Sized, "model", counting_resizes)
     assert outcome(text, True) == exact
     assert len({(report.operand_types, report.result_types) for report in exact[1]}) == 24
-    assert len(judged) == 1 and resized == []
-    assert all(re.fullmatch("7[0-9]{5}3", size) for size in judged[0].input_types[0].dims)
+    assert len(judged) == 2 and len(resized) == 1
+    assert judged[0].input_types[0].text == "tensor<4x1xf32>"
+    assert all(re.fullmatch("7[0-9]{5}3", size) for size in judged[1].input_types[0].dims)
 
 
 def _spliced(draw, line: str) -> str:

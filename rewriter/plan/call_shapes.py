@@ -336,6 +336,7 @@ Select = Callable[[model.CustomCall, str], "str | None"]
 
 
 _UNSEEN: Any = object()  # a shape not built yet
+_ONE_SHAPE: Any = object()  # a sentinel parse that one shape has been built from
 _NO_ERRORS: tuple[Any, ...] = ()
 
 
@@ -540,11 +541,16 @@ class CallShapes:
     ) -> tuple[CallShape, Sized, SizesOf] | None:
         """The shape of a statement's sentinel parse, judged once for all the statements
         that share the parse, whose outcome is theirs with their sizes written in (see
-        ``_SizedOutcome``); None when a statement is to be judged on its own."""
+        ``_SizedOutcome``); None when a statement is to be judged on its own. The first
+        shape of a sentinel parse is (most have only one: judging the parse too would
+        cost what it saves twice over); the second judges the parse."""
         if not all(_SIZE_NUMBER.fullmatch(size) for size in sizes.sizes):
             return None
         base = self.sized_shapes.get(sized.text, _UNSEEN)
         if base is _UNSEEN:
+            self.sized_shapes[sized.text] = _ONE_SHAPE
+            return None
+        if base is _ONE_SHAPE:
             base = self.sized_shapes[sized.text] = self._sized_shape(sized, sizes, holes, starts)
         return None if base is None else (base, sized, sizes)
 
