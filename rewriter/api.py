@@ -204,7 +204,10 @@ def _cyclic_collector_paused() -> Iterator[None]:
     with tens of thousands of calls alive, Python's cyclic collector would walk them again
     and again, each full pass over all of them (10 to 15 % of the time of a call-dense
     export, and what made 4x the calls cost 4.9x). Reference counting still frees
-    everything; the collector runs again, if it ran before, as soon as the rewrite is made."""
+    everything; the collector runs again, if it ran before, as soon as the rewrite is made.
+    A validation, which makes an object or more per line, is paused alike; its outcomes
+    remembered by parser state may refer to each other in cycles, which that next run of
+    the collector frees."""
     running = gc.isenabled()
     gc.disable()
     try:
@@ -257,7 +260,9 @@ def validate_input(text: str, *, filename: str = "<string>") -> Validated:
     of the rewrite (``validate_rewrite``) parse only the lines the rewrite changed."""
     from .syntax.rewrite_validation import validated
 
-    outcome = validated(read_source(text, filename))
+    source = read_source(text, filename)
+    with _cyclic_collector_paused():
+        outcome = validated(source)
     if isinstance(outcome, Diagnostic):
         raise RewriteError([outcome])
     return outcome
@@ -272,7 +277,8 @@ def validate_rewrite(result: Result, input_: Validated, *, filename: str = "<str
 
     rewritten = Source(result.text, filename)
     if input_.text == result.original:
-        error = first_error_of_rewrite(rewritten, input_, result.edits, result.written or {})
+        with _cyclic_collector_paused():
+            error = first_error_of_rewrite(rewritten, input_, result.edits, result.written or {})
     else:
         error = first_error(rewritten)
     if error is not None:
