@@ -36,3 +36,19 @@ def kernel_library(tmp_path_factory) -> Path:
     path = build_kernel_library(tmp_path_factory.mktemp("kernels"))
     register_with_jax(path)
     return path
+
+
+@pytest.fixture
+def shaped_lines(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The lines validations shape (``LineShapes.of``) while the test runs, in order."""
+    from rewriter.syntax import validation
+
+    shaped: list[str] = []
+    shape_of = validation.LineShapes.of
+
+    def counted(self: validation.LineShapes, line: str, offset: int = -1) -> str:
+        shaped.append(line)
+        return shape_of(self, line, offset)
+
+    monkeypatch.setattr(validation.LineShapes, "of", counted)
+    return shaped

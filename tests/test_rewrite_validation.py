@@ -79,24 +79,17 @@ def test_a_rewrite_gets_the_diagnostic_of_its_plain_validation():
     assert 60 < errors < checked - 60  # both outcomes well represented
 
 
-def test_lines_no_edit_touches_are_not_shaped_again(monkeypatch: pytest.MonkeyPatch):
+def test_lines_no_edit_touches_are_not_shaped_again(shaped_lines: list[str]):
     """Only the lines an edit touches are shaped: in an export with a call per layer, a
     small part of its lines."""
     text = (Path(__file__).parent.parent / "samples" / "mlp_model" / "mlp_model.mlir").read_text()
     result = rewriter.rewrite(text)
     input_ = validated(Source(text))
     assert isinstance(input_, Validated)
-    shaped: list[str] = []
-    shape_of = validation.LineShapes.of
-
-    def counted(self: validation.LineShapes, line: str, offset: int = -1) -> str:
-        shaped.append(line)
-        return shape_of(self, line, offset)
-
-    monkeypatch.setattr(validation.LineShapes, "of", counted)
+    shaped_lines.clear()
     assert first_error_of_rewrite(Source(result.text), input_, result.edits) is None
     touched = sum(edit.text.count("\n") + 2 for edit in result.edits)  # and both ends' lines
-    assert 0 < len(shaped) <= touched < result.text.count("\n") / 4
+    assert 0 < len(shaped_lines) <= touched < result.text.count("\n") / 4
 
 
 def test_validate_rewrite_raises_where_the_rewrite_leaves_the_grammar():

@@ -146,28 +146,21 @@ def test_a_validation_with_written_shapes_says_what_the_plain_one_says():
     assert 20 < errors < checked - 20  # both outcomes well represented
 
 
-def test_written_lines_are_shaped_once_per_pattern_and_key(monkeypatch: pytest.MonkeyPatch):
+def test_written_lines_are_shaped_once_per_pattern_and_key(shaped_lines: list[str]):
     """Of a rewrite with a call on every other line, the lines shaped are a few per
     pattern and per value not seen before: far fewer than the lines written."""
     text = (CALL_DENSE / "long_attributes_48.mlir").read_text()
     result = rewriter.analyze(text, validated=validate_input(text))
     input_ = validated(Source(text))
     assert isinstance(input_, Validated)
-    shaped: list[str] = []
-    shape_of = validation.LineShapes.of
-
-    def counted(self: validation.LineShapes, line: str, offset: int = -1) -> str:
-        shaped.append(line)
-        return shape_of(self, line, offset)
-
-    monkeypatch.setattr(validation.LineShapes, "of", counted)
     rewritten = Source(result.text)
+    shaped_lines.clear()
     assert first_error_of_rewrite(rewritten, input_, result.edits, result.written) is None
-    with_written = len(shaped)
-    shaped.clear()
+    with_written = len(shaped_lines)
+    shaped_lines.clear()
     assert first_error_of_rewrite(rewritten, input_, result.edits) is None
     written_lines = sum(edit.text.count("\n") + 1 for edit in result.edits)
-    assert len(shaped) >= written_lines > 4 * with_written
+    assert len(shaped_lines) >= written_lines > 4 * with_written
 
 
 # Literal text of synthetic patterns: the markers before blanked fields, what may or may
