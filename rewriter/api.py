@@ -178,7 +178,10 @@ def analyze(
         found = scan(source)
         if found.diagnostics:
             raise RewriteError(_bracket_error_placed(source, found.diagnostics))
-        same_text = validated is not None and validated.text == source.text
+        # the statement shapes a validation of this very text found
+        taken = None
+        if validated is not None and validated.text == source.text:
+            taken = validated.calls
         plan = plan_rewrite(
             source,
             found,
@@ -186,7 +189,7 @@ def analyze(
             skip,
             conventions,
             keep_written=validated is not None,
-            found=validated.calls if same_text and validated is not None else None,
+            found=taken,
         )
         original = source.text
         # The output is as large as the edits and the rest of the text together, and both
@@ -278,7 +281,7 @@ def validate_rewrite(result: Result, input_: Validated, *, filename: str = "<str
     rewritten = Source(result.text, filename)
     if input_.text == result.original:
         with _cyclic_collector_paused():
-            error = first_error_of_rewrite(rewritten, input_, result.edits, result.written or {})
+            error = first_error_of_rewrite(rewritten, input_, result.edits, result.written)
     else:
         error = first_error(rewritten)
     if error is not None:

@@ -222,7 +222,7 @@ class CallShape:
         assert self.sized_outcome is not None
         return self.sized_outcome.of(sizes)
 
-    def written(self, text: str) -> str:
+    def sized_text(self, text: str) -> str:
         """``text``, made from the shape of its sentinel parse, with the shape's sizes."""
         if self.apart is None:
             return text

@@ -302,7 +302,7 @@ def _sized_replacement(shape: CallShape, newline: str) -> ReplacementForm:
         form = memo["replacement", newline] = _new_replacement(
             base.call, base.report, base, memo, newline
         )
-    return ReplacementForm(shape.written(form.pattern), shape.holes, form.hints)
+    return ReplacementForm(shape.sized_text(form.pattern), shape.holes, form.hints)
 
 
 def _new_replacement(

@@ -72,11 +72,13 @@ def first_error_of_rewrite(
                 validation.lines(position + shift, start + shift, shapes, line)
                 line += original.count("\n", position, start)
             # the edited lines, in the rewrite: a written edit's shaped by its pattern
-            record = None if alone is None or not written else written.get(alone[0])
             edit_shapes = None
-            if record is not None and alone is not None:
-                before, after = original[start : alone[0]], original[alone[1] : end]
-                edit_shapes = written_shapes.shapes(record, alone[2], before, after)
+            if alone is not None and written:
+                edit_start, edit_end, edit_text = alone
+                record = written.get(edit_start)
+                if record is not None:
+                    before, after = original[start:edit_start], original[edit_end:end]
+                    edit_shapes = written_shapes.shapes(record, edit_text, before, after)
             if edit_shapes is None:
                 validation.lines(start + shift, rewritten_end)
             else:

@@ -275,5 +275,7 @@ class WrittenShapes:
     ) -> str:
         """The shape of line ``number`` of ``before + text + after``."""
         line = _filled(template.lines[number], values)
-        first, last = number == 0, number == len(template.lines) - 1
-        return self.line_shapes.of(f"{before if first else ''}{line}{after if last else chr(10)}")
+        if number == 0:
+            line = before + line
+        line += after if number == len(template.lines) - 1 else "\n"
+        return self.line_shapes.of(line)
