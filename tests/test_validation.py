@@ -14,13 +14,20 @@ from pathlib import Path
 
 import lark
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import rewriter
 from fuzz.rewrite import mutate, seeds
 from rewriter.syntax import validation
 from rewriter.syntax.grammar import parser
 from rewriter.syntax.source import Source
-from rewriter.syntax.validation import LineShapes, blanked_line, constant_line_shape
+from rewriter.syntax.validation import (
+    LineShapes,
+    blanked_dimensions,
+    blanked_line,
+    constant_line_shape,
+)
 
 pytestmark = pytest.mark.jax
 
@@ -481,3 +488,101 @@ def test_a_line_that_binds_one_name_is_blanked_as_its_name_then_its_rest():
                 assert shapes.of(line) == blanked_line(line), line
                 checked += 1
     assert checked > 4000
+
+
+# Point 7's contexts, ``{d}`` right after a ``<``: a shaped type (DIMS), an op's or an
+# attribute's angle group (INT, then BARE_ID), a custom call's types, a constant as a
+# rewrite writes it, a string, a comment, and an ``array<`` whose range check reads INT.
+DIMENSION_CONTEXTS = [
+    "%{n} = stablehlo.add %arg0, %arg0 : tensor<{d}f32> loc(#loc{n})",
+    "%{n} = my.op<{d}f32> : tensor<f32>",
+    "%{n} = stablehlo.add %arg0, %arg0 {{a = #my.attr<{d}5>}} : tensor<f32>",
+    "%{n} = stablehlo.custom_call @k(%arg0) {{a = 5 : i32}} : (tensor<{d}f32>) -> tensor<f32>",
+    "%{n} = arith.constant dense<1> : tensor<{d}i32> loc(#loc{n})",
+    '%{n} = my.op {{s = "<{d}"}} : tensor<f32>',
+    "%{n} = stablehlo.add %arg0, %arg0 : tensor<f32> // <{d}f32>",
+    "%{n} = my.op {{a = array<i8: my.t<{d}>>}} : tensor<f32>",
+]
+DIMENSIONS = ["4x24x", "1x", "300x", "0x", "0x4x", "00x", "10x0x", "9999999999x", "4x?x", "?x",
+              "*x", "4xx", "4x5", "", "4", "x", "-4x", "4.5x", "0x1Fx", "1x2x3x4x5x6x", "4x%a",
+              "4x\"", "4x>", "4x<3x"]  # fmt: skip
+
+
+@pytest.mark.parametrize("dimensions", DIMENSIONS)
+@pytest.mark.parametrize("context", DIMENSION_CONTEXTS)
+def test_a_line_whose_dimensions_differ_gets_the_diagnostic_of_a_whole_module_parse(
+    context: str, dimensions: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of dimensions are blanked in a line's shape (point 7): a line like earlier
+    valid ones but for its dimensions, odd ones too, gets what lark's whole-module parse
+    says, and an integer lexed as INT in an ``array<`` is still range-checked."""
+    ops = [context.format(n=n, d=d) for n, d in enumerate(["4x4x", "2x", "16x16x16x"])]
+    text = module(*ops, context.format(n=7, d=dimensions))
+    assert reported(text) == expected_report(text, monkeypatch)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    context=st.sampled_from(DIMENSION_CONTEXTS),
+    runs=st.lists(st.text("0123456789x?*<>", min_size=0, max_size=12), min_size=2, max_size=4),
+)
+def test_lines_of_random_dimensions_get_the_diagnostic_of_a_whole_module_parse(
+    context: str, runs: list[str]
+) -> None:
+    """Point 7 on random text after the ``<``, in each context: every line of one shape
+    as another, and each gets what lark's whole-module parse (and the range check) says."""
+    text = module(*(context.format(n=n, d=d) for n, d in enumerate(runs)))
+    expected = whole_module_parse(text)
+    if expected is None:  # lark has no range check: each line its own shape then
+        with pytest.MonkeyPatch.context() as each_line_itself:
+            each_line_itself.setattr(
+                validation.LineShapes, "of", lambda self, line, offset=-1: line
+            )
+            expected = reported(text)
+    assert reported(text) == expected
+
+
+def lexed_lines(text: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many lines ``rewriter.validate`` lexes in ``text`` (it looks up the others)."""
+    lexed = []
+    run = validation._Parser.run
+
+    def counted(self, *args):
+        lexed.append(args)
+        return run(self, *args)
+
+    with monkeypatch.context() as counting:
+        counting.setattr(validation._Parser, "run", counted)
+        rewriter.validate(text)
+    return len(lexed)
+
+
+def test_lines_that_differ_only_in_their_dimensions_are_lexed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Point 7: a line new but for its runs of dimensions after a ``<`` is not lexed
+    again, in ops, custom calls, constants and extern declarations; one whose list
+    starts with ``0x`` or ``?``, or that holds ``array``, is."""
+    op, _, _, call, constant, *_ = DIMENSION_CONTEXTS
+    for context in (op, call, constant):
+
+        def lexed(*dimensions: str, tail: str = "", context: str = context) -> int:
+            lines = [context.format(n=n, d=d) + tail for n, d in enumerate(dimensions)]
+            return lexed_lines(module(*lines), monkeypatch)
+
+        # after five lines alike the stack repeats: a sixth is lexed only if its key is new
+        same = ["4x24x"] * 5
+        for shared in ["4x24x", "1x", "16x16x16x", "9999999999x"]:
+            assert lexed(*same, shared) == lexed(*same), shared
+        for own in ["0x4x", "?x4x", "4x?x", "4x*x"]:
+            assert lexed(*same, own) == lexed(*same) + 1, own
+        assert lexed("4x?x", "4x?x", "4x?x", "4x?x", "4x?x", "7x?x") == lexed(*same)
+        if context == op:
+            array = " {b = array<i8: 1>}"
+            assert lexed(*same, "5x", tail=array) == lexed(*same, tail=array) + 1
+    assert blanked_dimensions("%_ = foo : tensor<4x24xf32>, memref<3xi8>, vector<2x?x2xf16>") == (
+        "%_ = foo : tensor<1xf32>, memref<1xi8>, vector<1x?x2xf16>"
+    )
+    assert blanked_dimensions("%_ = foo : tensor<0x4xf32>, tensor<?x4xf32>") == (
+        "%_ = foo : tensor<0x4xf32>, tensor<?x4xf32>"
+    )

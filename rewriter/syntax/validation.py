@@ -78,6 +78,28 @@ Why a remembered outcome is the outcome the line itself would have:
    starts one that closes (the escapes after a quote pair up alike whichever earlier
    quote a scan starts from). No check reads a string. So the externs a rewrite declares,
    which differ in their symbols and strings, share one shape.
+7. A line whose shape is new from its stack is looked up again by a coarser key before it
+   is lexed: its shape with each run of dimensions ``Nx`` (``N`` digits) right after a
+   ``<`` made ``1x``, unless the run starts with ``0x`` or the shape holds ``array``
+   (``tensor<4x24xf32>`` becomes ``tensor<1xf32>``); and its outcome is remembered
+   under both keys. The shape lexes as the line does (each blanking above puts a value
+   its rule takes), so the coarser key is sound if two texts T and T' that differ only
+   in such runs lex alike. A ``<`` is a token of its own (no terminal starts with one)
+   or lies in a string or a comment, whose match does not read digits (and ends past
+   the run, which holds no quote); so a token starts right after the ``<`` or none
+   starts in the run. There, at a digit other than a lone ``0`` before an ``x``, the
+   terminals that match are DIMS and INT (the first digits: an ``x`` follows them), and
+   no other (HEX needs ``0x``, FLOAT a ``.``, no literal starts with a digit); so the
+   state's lexer takes the same one in both. DIMS takes the run and what follows it
+   alike (more dimensions, which the texts share): it ends at the same place of their
+   common rest. After INT the next token starts at an ``x``, where only BARE_ID matches
+   (no literal or other terminal starts with ``x``): it takes the rest of the run
+   (digits and ``x``) and the same name characters after it, and no keyword retypes it
+   (none starts with ``x``). So T and T' lex to the same token types. The range check
+   reads an INT so lexed only in an ``array<`` (none here): not as ``= L}`` (a ``<`` is
+   before it) nor as ``L : iN`` (an ``x`` after it). So an export's calls of one kernel
+   on many tensor shapes, and their externs, are lexed once. Only on a miss: making the
+   coarser key of every line would cost more than the lexing it saves in most exports.
 
 ``LineShapes`` makes the shape of a line that binds one name (``%x = ...``) as ``%_`` and
 its rest's shape: every part a blanking takes lies in the name or in the rest, and what
@@ -135,6 +157,8 @@ _ALIAS_DEFINITION = re.compile(r"#[A-Za-z_][\w$.\-]*(?=[ \t]*=)")  # at a line's
 _ALIAS_USE = re.compile(r"(?<=[( ])#[A-Za-z_][\w$.\-]*")
 _FILE_LOCATION = re.compile(r'(?<="":)[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?(?![\w$.])')
 _DIGITS = re.compile(r"[0-9]+")
+# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`.
+_DIMENSIONS = re.compile(r"<(?!0x)(?:[0-9]+x)+")
 # The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
 # every 32- or 64-bit integer type takes.
 _CONSTANT_VALUE = re.compile(
@@ -159,6 +183,14 @@ _SPLAT_NUMBER = re.compile(_SPLAT_NUMBER_FORM)
 # The types after which _CONSTANT_VALUE blanks a float, and an integer of nine digits.
 _FLOAT_BLANKED_AFTER = frozenset({" : f32", " : f64"})
 _INT_BLANKED_AFTER = frozenset(f" : {sign}i{bits}" for sign in ("", "s", "u") for bits in (32, 64))
+
+
+def blanked_dimensions(shape: str) -> str:
+    """The coarser key of a line's ``shape`` (point 7): its runs of dimensions blanked,
+    or the shape itself when it holds ``array``."""
+    if "<" not in shape or "array" in shape:
+        return shape
+    return _DIMENSIONS.sub("<1x", shape)
 
 
 def _blank_splat(number: re.Match[str]) -> str:
@@ -497,8 +529,12 @@ class Validation:
             else:
                 after = known.get(shape)
                 if after is None:
-                    stack = parse.run(text, start, line_end, stack)
-                    after = known[shape] = (stack, outcomes.setdefault(stack, {}))
+                    coarser = blanked_dimensions(shape)  # point 7
+                    after = known.get(coarser)
+                    if after is None:
+                        stack = parse.run(text, start, line_end, stack)
+                        after = known[coarser] = (stack, outcomes.setdefault(stack, {}))
+                    known[shape] = after
                 stack, known = after
             start = line_end
         self.stack, self.known = stack, known
