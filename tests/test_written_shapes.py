@@ -228,3 +228,14 @@ def test_a_field_is_blanked_only_where_its_class_allows(pattern: str, first: str
         shapes = written_shapes.shapes(Written(pattern, (value,), text), text, "", "")
         assert shapes == line_shapes(text)
     assert line_shapes(pattern.format(first)) != line_shapes(pattern.format(then))
+
+
+@pytest.mark.parametrize(("pattern", "value"), [("{0}", ""), ("x\n{0}", ""), ("x\n{0}", "y")])
+def test_a_text_that_ends_the_file_has_no_line_after_its_last_line_break(pattern: str, value: str):
+    """A last line that its values leave empty, at the end of the file, is no line (as
+    a literal line break at the end leaves none); found by the synthetic patterns."""
+    text = pattern.format(value)
+    shapes = WrittenShapes(validation.LineShapes()).shapes(
+        Written(pattern, (value,), text), text, "", ""
+    )
+    assert shapes == line_shapes(text)

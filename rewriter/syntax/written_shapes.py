@@ -262,8 +262,8 @@ class WrittenShapes:
                     by_key[key] = shape
                     self.remembered += 1
             shapes[number] = shape
-        if not after and not template.lines[last]:  # the text ends the file with a line break
-            del shapes[last]
+        if not after and (last > 0 or not before) and not _filled(template.lines[last], values):
+            del shapes[last]  # the text ends the file, with a line break or nothing
         if keep_block and self.remembered < _REMEMBERED:
             template.blocks[block_key] = known = tuple(shapes)
             self.remembered += 1
