@@ -111,3 +111,46 @@ def test_validate_rewrite_raises_where_the_rewrite_leaves_the_grammar():
     assert diagnostic == validation.first_error(Source(result.text, "m.mlir (rewritten)"))
     other = rewriter.rewrite((CALL_DENSE / "layouts_48.mlir").read_text())
     validate_rewrite(other, input_)  # not input_'s text: validated whole, and it parses
+
+
+def test_the_rewrite_s_validation_starts_from_the_input_s_outcomes(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The rewrite's validation starts from the outcomes the input's remembered: lines
+    shaped as the input's, from stacks it met, are not lexed again. It starts from a copy:
+    a rewrite whose validation failed on an integer out of range (after which lines go
+    unchecked) leaves nothing behind for the next rewrite of the same input."""
+    text = (CALL_DENSE / "regions_48.mlir").read_text()
+    input_ = validate_input(text)
+    result = rewriter.rewrite(text)
+    lexed: list[int] = []
+    run = validation._Parser.run
+
+    def counted(self, text, start, end, stack):
+        lexed.append(start)
+        return run(self, text, start, end, stack)
+
+    def lexed_in(input_: Validated, edits: list[Edit]) -> int:
+        lexed.clear()
+        with monkeypatch.context() as counting:
+            counting.setattr(validation._Parser, "run", counted)
+            assert first_error_of_rewrite(Source(result.text), input_, edits) is None
+        return len(lexed)
+
+    alone = Validated(input_.text, input_.shapes, input_.calls)  # nothing remembered
+    assert lexed_in(input_, result.edits) < lexed_in(alone, result.edits) - 10
+    calls = [i for i, edit in enumerate(result.edits) if "func.call" in edit.text]
+
+    def with_bad_constants(*indices: int) -> list[Edit]:
+        edits = list(result.edits)
+        for index in indices:
+            start, end, replacement = edits[index]
+            bad = f"%bad_{index} = arith.constant 300 : i8\n    "
+            edits[index] = Edit(start, end, bad + replacement)
+        return edits
+
+    for edits in [with_bad_constants(calls[1], calls[-1]), with_bad_constants(calls[-1])]:
+        rewritten = Source(apply_edits(text, edits))
+        found = first_error_of_rewrite(rewritten, input_, edits)
+        assert found is not None and "300" in found.message
+        assert found == validation.first_error(rewritten)

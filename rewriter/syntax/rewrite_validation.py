@@ -11,7 +11,11 @@ A rewrite is its input with edits (spans replaced by text). Its lines are of two
   validation traced for it, and the line is looked up and, if new in its state stack,
   parsed by that shape as the plain validation would. Making a shape is most of what a
   line costs (the lookup is a tenth of it); the stacks differ, the rewrite holding
-  declarations the input had not, so outcomes are looked up again, not reused.
+  declarations the input had not, so outcomes are looked up again.
+
+The rewrite's validation starts from a copy of the outcomes the input's remembered (an
+outcome is fixed by the stack and the shape, in any text: ``validation``): a line shaped
+as one of the input's, from a stack the input's validation met, is not lexed again.
 
 Every line is thus parsed or looked up by the shape the plain validation gives it, from
 the same stacks, so the outcome is the plain validation's (``first_error`` of the
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field
 from .diagnostics import Diagnostic
 from .holes import FoundShapes
 from .source import Source
-from .validation import Unexpected, Validation, first_error
+from .validation import Remembered, Unexpected, Validation, copied, first_error
 from .written_shapes import Written, WrittenShapes
 
 Span = tuple[int, int, str]  # an edit: the span start:end of the input, and its text
@@ -36,20 +40,23 @@ Span = tuple[int, int, str]  # an edit: the span start:end of the input, and its
 
 @dataclass(frozen=True)
 class Validated:
-    """A text that validated, the shape of each of its lines (``Validation``), and the
-    shapes of its custom call statements, which a rewrite of the text takes."""
+    """A text that validated, the shape of each of its lines (``Validation``), the
+    shapes of its custom call statements, which a rewrite of the text takes, and the
+    outcomes its validation remembered, which the rewrite's starts from (a copy)."""
 
     text: str
     shapes: list[str | None] = field(repr=False)
     calls: FoundShapes = field(default_factory=FoundShapes, repr=False)
+    remembered: Remembered = field(default_factory=dict, repr=False)
 
 
 def validated(source: Source) -> Validated | Diagnostic:
     """``source`` validated, or the first place where it leaves the grammar."""
     shapes: list[str | None] = []
     calls = FoundShapes()
-    error = first_error(source, shapes, calls)
-    return Validated(source.text, shapes, calls) if error is None else error
+    remembered: Remembered = {}
+    error = first_error(source, shapes, calls, remembered)
+    return Validated(source.text, shapes, calls, remembered) if error is None else error
 
 
 def first_error_of_rewrite(
@@ -62,7 +69,7 @@ def first_error_of_rewrite(
     leaves the grammar, or None: what ``first_error(rewritten)`` says. ``written``: what
     some edits' texts were written from, by where the edit starts (``written_shapes``)."""
     text, original, shapes = rewritten.text, input_.text, input_.shapes
-    validation = Validation(text)
+    validation = Validation(text, remembered=copied(input_.remembered))
     written_shapes = WrittenShapes(validation.line_shapes)
     position = line = 0  # the next line of the input not yet parsed, and its number
     shift = 0  # how far the rewrite's text is ahead of the input's at ``position``

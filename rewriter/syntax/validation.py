@@ -106,6 +106,13 @@ its rest's shape: every part a blanking takes lies in the name or in the rest, a
 decides a blanking (an ``array<``, a ``//``, a ``#`` at the start) is never in the name.
 It remembers the blanked rests that hold no ``%``: an export's constants repeat theirs.
 
+A validation may start from what another one remembered (``Remembered``): an outcome is
+fixed by the stack before the line and its shape, in any text (a line's line-start
+terminals see a line break or the text's start before it, whatever the text). It starts
+from a copy, and only of a text that validated: there every line lexed passed the range
+check below, while a validation that fails on an integer remembers later lines unchecked.
+The validation of a rewrite starts from its input's (``rewrite_validation``).
+
 Only successful outcomes are remembered: a line that fails was parsed for real and
 reports its own place. Lines go in file order, so the first error is the one a
 whole-module parse reports, at the same offset and with the same message
@@ -202,6 +209,16 @@ def _blank_splat(number: re.Match[str]) -> str:
 Stack = tuple[int, ...]
 # Line shape -> (the stack after the line, the outcomes remembered from that stack).
 _Outcomes = dict[str, "tuple[Stack, _Outcomes]"]
+Remembered = dict[Stack, _Outcomes]  # a validation's outcomes, by the stack before the line
+
+
+def copied(remembered: Remembered) -> Remembered:
+    """A copy of what a validation remembered, whose outcomes lead into the copy."""
+    copy = {stack: known.copy() for stack, known in remembered.items()}
+    for known in copy.values():
+        for shape, (after, _) in known.items():
+            known[shape] = (after, copy[after])
+    return copy
 
 
 class Unexpected(Exception):
@@ -479,20 +496,23 @@ class Validation:
     remember), each distinct shape one string: what a validation of a rewrite of the
     text reuses for the lines the rewrite left alone (``rewrite_validation.py``).
     ``found``, when given, receives the shapes of the custom call statements, by where
-    each starts, for a rewrite of the text to take."""
+    each starts, for a rewrite of the text to take. ``remembered``: the outcomes to start
+    from (a copy of another validation's, of a text that validated), which this one adds
+    to."""
 
     def __init__(
         self,
         text: str,
         trace: list[str | None] | None = None,
         found: FoundShapes | None = None,
+        remembered: Remembered | None = None,
     ):
         self.text = text
         tables = _tables()
         self.parse = _Parser(tables)
         self.stack: Stack = (tables.start_state,)
-        self.outcomes: dict[Stack, _Outcomes] = {self.stack: {}}
-        self.known = self.outcomes[self.stack]
+        self.outcomes: Remembered = {} if remembered is None else remembered
+        self.known = self.outcomes.setdefault(self.stack, {})
         self.line_shapes = LineShapes(found)
         self.trace = trace
         self.distinct: dict[str, str] = {}  # each shape traced, as the one string traced
@@ -559,12 +579,15 @@ class Validation:
 
 
 def first_error(
-    source: Source, trace: list[str | None] | None = None, found: FoundShapes | None = None
+    source: Source,
+    trace: list[str | None] | None = None,
+    found: FoundShapes | None = None,
+    remembered: Remembered | None = None,
 ) -> Diagnostic | None:
     """The first place where ``source`` leaves the grammar, or None if all of it parses.
     ``trace`` receives the shape of each line, ``found`` its custom call statements'
-    shapes (``Validation``)."""
-    validation = Validation(source.text, trace, found)
+    shapes, ``remembered`` the outcomes (``Validation``)."""
+    validation = Validation(source.text, trace, found, remembered)
     try:
         validation.lines(0, len(source.text))
         validation.finish()
