@@ -586,3 +586,37 @@ def test_lines_that_differ_only_in_their_dimensions_are_lexed_once(
     assert blanked_dimensions("%_ = foo : tensor<0x4xf32>, tensor<?x4xf32>") == (
         "%_ = foo : tensor<0x4xf32>, tensor<?x4xf32>"
     )
+
+
+def test_a_line_new_from_its_stack_is_not_lexed_if_a_stack_with_its_top_states_was_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A second function with the body of the first: its lines' stacks differ from the
+    first's at the bottom alone (one function more below them), so only the lines whose
+    parse reaches down there (its closing brace) are lexed again. A line broken there
+    still gets what lark's whole-module parse says."""
+    body = [
+        ADD.format(1, "arg0", "arg0"),
+        CALL.format(2, 1, "arg0"),
+        CONSTANT.format(3, "2.5", "f32"),
+        SPLAT.format(4, "7", "i32"),
+        FUNC_CALL.format(5, "k"),
+        "%6:2 = stablehlo.while(%a = %arg0) : tensor<f32>",
+    ]
+
+    def functions(count: int, last: list[str] = body) -> str:
+        lines = ["module @m {"]
+        for index in range(count):
+            ops = last if index == count - 1 else body
+            lines.append(f"  func.func public @f{index}(%arg0: tensor<f32>) -> tensor<f32> {{")
+            lines.extend(f"    {op}" for op in ops)
+            lines.extend(["    return %arg0 : tensor<f32>", "  }"])
+        return "\n".join([*lines, "}", ""])
+
+    one, two, three = (lexed_lines(functions(count), monkeypatch) for count in (1, 2, 3))
+    assert one < two <= one + 2 and three <= two + 2
+    for index in range(len(body)):
+        broken = list(body)
+        broken[index] = broken[index].replace("%", "%%", 1)
+        text = functions(2, broken)
+        assert reported(text) == whole_module_parse(text) is not None

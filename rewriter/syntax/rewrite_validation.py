@@ -15,7 +15,8 @@ A rewrite is its input with edits (spans replaced by text). Its lines are of two
 
 The rewrite's validation starts from a copy of the outcomes the input's remembered (an
 outcome is fixed by the stack and the shape, in any text: ``validation``): a line shaped
-as one of the input's, from a stack the input's validation met, is not lexed again.
+as one of the input's, from a stack the input's validation met or one with the same top
+states (a function's lines, below which the rewrite declared externs), is not lexed again.
 
 Every line is thus parsed or looked up by the shape the plain validation gives it, from
 the same stacks, so the outcome is the plain validation's (``first_error`` of the
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from .diagnostics import Diagnostic
 from .holes import FoundShapes
 from .source import Source
-from .validation import Remembered, Unexpected, Validation, copied, first_error
+from .validation import Remembered, Unexpected, Validation, first_error
 from .written_shapes import Written, WrittenShapes
 
 Span = tuple[int, int, str]  # an edit: the span start:end of the input, and its text
@@ -47,14 +48,14 @@ class Validated:
     text: str
     shapes: list[str | None] = field(repr=False)
     calls: FoundShapes = field(default_factory=FoundShapes, repr=False)
-    remembered: Remembered = field(default_factory=dict, repr=False)
+    remembered: Remembered = field(default_factory=Remembered, repr=False)
 
 
 def validated(source: Source) -> Validated | Diagnostic:
     """``source`` validated, or the first place where it leaves the grammar."""
     shapes: list[str | None] = []
     calls = FoundShapes()
-    remembered: Remembered = {}
+    remembered = Remembered()
     error = first_error(source, shapes, calls, remembered)
     return Validated(source.text, shapes, calls, remembered) if error is None else error
 
@@ -69,7 +70,7 @@ def first_error_of_rewrite(
     leaves the grammar, or None: what ``first_error(rewritten)`` says. ``written``: what
     some edits' texts were written from, by where the edit starts (``written_shapes``)."""
     text, original, shapes = rewritten.text, input_.text, input_.shapes
-    validation = Validation(text, remembered=copied(input_.remembered))
+    validation = Validation(text, remembered=input_.remembered.copy())
     written_shapes = WrittenShapes(validation.line_shapes)
     position = line = 0  # the next line of the input not yet parsed, and its number
     shift = 0  # how far the rewrite's text is ahead of the input's at ``position``

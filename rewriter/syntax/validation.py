@@ -106,6 +106,17 @@ its rest's shape: every part a blanking takes lies in the name or in the rest, a
 decides a blanking (an ``array<``, a ``//``, a ``#`` at the start) is never in the name.
 It remembers the blanked rests that hold no ``%``: an export's constants repeat theirs.
 
+A line new from its stack may have been lexed from another stack with the same top
+states. An LR parser's step reads the state on top of its stack: the action, and the
+contextual lexer's terminals, by the top state; a reduction pops states and reads the
+state it exposes. So a line's parse from stack S that lowered the stack to ``h`` states
+at the least read S's states from the ``h``-th up alone, and from any stack whose top
+states are those it pushes the same states on the same base. Each line lexed is
+remembered so too (by its key and S's top state: the depth it reached, the states it
+read, the states it pushed), and a line new from its stack is looked up there before it
+is lexed: the rewrite's lines in a function after the externs it declares, whose stacks
+differ from the input's at the bottom alone, are not lexed again.
+
 A validation may start from what another one remembered (``Remembered``): an outcome is
 fixed by the stack before the line and its shape, in any text (a line's line-start
 terminals see a line break or the text's start before it, whatever the text). It starts
@@ -131,7 +142,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
@@ -209,16 +220,28 @@ def _blank_splat(number: re.Match[str]) -> str:
 Stack = tuple[int, ...]
 # Line shape -> (the stack after the line, the outcomes remembered from that stack).
 _Outcomes = dict[str, "tuple[Stack, _Outcomes]"]
-Remembered = dict[Stack, _Outcomes]  # a validation's outcomes, by the stack before the line
+# A line's parse from the top of a stack: how far below its start the stack went, the
+# states it read from there up, and the states it pushed on what it left.
+_FromTop = tuple[int, Stack, Stack]
 
 
-def copied(remembered: Remembered) -> Remembered:
-    """A copy of what a validation remembered, whose outcomes lead into the copy."""
-    copy = {stack: known.copy() for stack, known in remembered.items()}
-    for known in copy.values():
-        for shape, (after, _) in known.items():
-            known[shape] = (after, copy[after])
-    return copy
+@dataclass
+class Remembered:
+    """What a validation remembered: the outcomes by the stack before a line and its
+    shape, and the parses of the lines it lexed by their key and the state on top."""
+
+    outcomes: dict[Stack, _Outcomes] = field(default_factory=dict)
+    from_top: dict[tuple[str, int], list[_FromTop]] = field(default_factory=dict)
+
+    def copy(self) -> Remembered:
+        """A copy, whose outcomes lead into the copy, and which a validation adds to
+        without changing this one."""
+        outcomes = {stack: known.copy() for stack, known in self.outcomes.items()}
+        for known in outcomes.values():
+            for shape, (after, _) in known.items():
+                known[shape] = (after, outcomes[after])
+        from_top = {key: parses.copy() for key, parses in self.from_top.items()}
+        return Remembered(outcomes, from_top)
 
 
 class Unexpected(Exception):
@@ -305,6 +328,7 @@ class _Parser:
     def __init__(self, tables: _Tables):
         self.tables = tables
         self.stack: list[int] = []
+        self.lowest = 0  # the least height of the stack in the last run
         self.integers = _IntegerLiterals()
 
     @property
@@ -318,6 +342,7 @@ class _Parser:
         counter.char_pos = counter.line_start_pos = start
         window = LexerState(TextSlice(text, start, end), counter)
         self.stack = list(stack)
+        self.lowest = len(stack)
         self.integers.new_line()
         try:
             for token in self.tables.lexer.lex(window, self):
@@ -350,6 +375,8 @@ class _Parser:
                 stack.append(target)
                 return
             del stack[len(stack) - len(target.expansion) :]
+            if len(stack) < self.lowest:
+                self.lowest = len(stack)
             stack.append(actions[stack[-1]][target.origin.name][1])
             if token.type == "$END" and stack[-1] == self.tables.end_state:
                 return
@@ -511,7 +538,8 @@ class Validation:
         tables = _tables()
         self.parse = _Parser(tables)
         self.stack: Stack = (tables.start_state,)
-        self.outcomes: Remembered = {} if remembered is None else remembered
+        self.remembered = Remembered() if remembered is None else remembered
+        self.outcomes = self.remembered.outcomes
         self.known = self.outcomes.setdefault(self.stack, {})
         self.line_shapes = LineShapes(found)
         self.trace = trace
@@ -552,12 +580,25 @@ class Validation:
                     coarser = blanked_dimensions(shape)  # point 7
                     after = known.get(coarser)
                     if after is None:
-                        stack = parse.run(text, start, line_end, stack)
+                        stack = self._parsed(start, line_end, stack, coarser)
                         after = known[coarser] = (stack, outcomes.setdefault(stack, {}))
                     known[shape] = after
                 stack, known = after
             start = line_end
         self.stack, self.known = stack, known
+
+    def _parsed(self, start: int, end: int, stack: Stack, key: str) -> Stack:
+        """The stack after the line ``text[start:end]`` of ``key`` from ``stack``: by a
+        parse of a line of that key from a stack with the same top states, else lexed."""
+        parses = self.remembered.from_top.setdefault((key, stack[-1]), [])
+        for depth, read, pushed in parses:
+            if stack[-depth - 1 :] == read:
+                return stack[: len(stack) - depth] + pushed
+        after = self.parse.run(self.text, start, end, stack)
+        lowest = self.parse.lowest
+        assert lowest > 0  # only the end of the input reduces the whole stack
+        parses.append((len(stack) - lowest, stack[lowest - 1 :], after[lowest:]))
+        return after
 
     def block(self, start: int, end: int, shapes: tuple[str, ...]) -> None:
         """``lines(start, end)``, whose lines have ``shapes``, remembered as one: the
