@@ -52,3 +52,20 @@ def shaped_lines(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(validation.LineShapes, "of", counted)
     return shaped
+
+
+@pytest.fixture
+def lexed_lines(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The lines validations lex (``_Parser.run``) while the test runs, in order: those
+    no remembered outcome answered."""
+    from rewriter.syntax import validation
+
+    lexed: list[str] = []
+    run = validation._Parser.run
+
+    def counted(self: validation._Parser, text: str, start: int, end: int, stack: tuple[int, ...]):
+        lexed.append(text[start:end])
+        return run(self, text, start, end, stack)
+
+    monkeypatch.setattr(validation._Parser, "run", counted)
+    return lexed

@@ -113,9 +113,7 @@ def test_validate_rewrite_raises_where_the_rewrite_leaves_the_grammar():
     validate_rewrite(other, input_)  # not input_'s text: validated whole, and it parses
 
 
-def test_the_rewrite_s_validation_starts_from_the_input_s_outcomes(
-    monkeypatch: pytest.MonkeyPatch,
-):
+def test_the_rewrite_s_validation_starts_from_the_input_s_outcomes(lexed_lines: list[str]):
     """The rewrite's validation starts from the outcomes the input's remembered: lines
     shaped as the input's, from stacks it met, are not lexed again. It starts from a copy:
     a rewrite whose validation failed on an integer out of range (after which lines go
@@ -123,19 +121,11 @@ def test_the_rewrite_s_validation_starts_from_the_input_s_outcomes(
     text = (CALL_DENSE / "regions_48.mlir").read_text()
     input_ = validate_input(text)
     result = rewriter.rewrite(text)
-    lexed: list[int] = []
-    run = validation._Parser.run
-
-    def counted(self, text, start, end, stack):
-        lexed.append(start)
-        return run(self, text, start, end, stack)
 
     def lexed_in(input_: Validated, edits: list[Edit]) -> int:
-        lexed.clear()
-        with monkeypatch.context() as counting:
-            counting.setattr(validation._Parser, "run", counted)
-            assert first_error_of_rewrite(Source(result.text), input_, edits) is None
-        return len(lexed)
+        lexed_lines.clear()
+        assert first_error_of_rewrite(Source(result.text), input_, edits) is None
+        return len(lexed_lines)
 
     alone = Validated(input_.text, input_.shapes, input_.calls)  # nothing remembered
     assert lexed_in(input_, result.edits) < lexed_in(alone, result.edits) - 10

@@ -542,23 +542,15 @@ def test_lines_of_random_dimensions_get_the_diagnostic_of_a_whole_module_parse(
     assert reported(text) == expected
 
 
-def lexed_lines(text: str, monkeypatch: pytest.MonkeyPatch) -> int:
+def lexed_in(text: str, lexed_lines: list[str]) -> int:
     """How many lines ``rewriter.validate`` lexes in ``text`` (it looks up the others)."""
-    lexed = []
-    run = validation._Parser.run
-
-    def counted(self, *args):
-        lexed.append(args)
-        return run(self, *args)
-
-    with monkeypatch.context() as counting:
-        counting.setattr(validation._Parser, "run", counted)
-        rewriter.validate(text)
-    return len(lexed)
+    lexed_lines.clear()
+    rewriter.validate(text)
+    return len(lexed_lines)
 
 
 def test_lines_that_differ_only_in_their_dimensions_are_lexed_once(
-    monkeypatch: pytest.MonkeyPatch,
+    lexed_lines: list[str],
 ) -> None:
     """Point 7: a line new but for its runs of dimensions after a ``<`` is not lexed
     again, in ops, custom calls, constants and extern declarations; one whose list
@@ -568,7 +560,7 @@ def test_lines_that_differ_only_in_their_dimensions_are_lexed_once(
 
         def lexed(*dimensions: str, tail: str = "", context: str = context) -> int:
             lines = [context.format(n=n, d=d) + tail for n, d in enumerate(dimensions)]
-            return lexed_lines(module(*lines), monkeypatch)
+            return lexed_in(module(*lines), lexed_lines)
 
         # after five lines alike the stack repeats: a sixth is lexed only if its key is new
         same = ["4x24x"] * 5
@@ -589,7 +581,7 @@ def test_lines_that_differ_only_in_their_dimensions_are_lexed_once(
 
 
 def test_a_line_new_from_its_stack_is_not_lexed_if_a_stack_with_its_top_states_was_seen(
-    monkeypatch: pytest.MonkeyPatch,
+    lexed_lines: list[str],
 ) -> None:
     """A second function with the body of the first: its lines' stacks differ from the
     first's at the bottom alone (one function more below them), so only the lines whose
@@ -613,7 +605,7 @@ def test_a_line_new_from_its_stack_is_not_lexed_if_a_stack_with_its_top_states_w
             lines.extend(["    return %arg0 : tensor<f32>", "  }"])
         return "\n".join([*lines, "}", ""])
 
-    one, two, three = (lexed_lines(functions(count), monkeypatch) for count in (1, 2, 3))
+    one, two, three = (lexed_in(functions(count), lexed_lines) for count in (1, 2, 3))
     assert one < two <= one + 2 and three <= two + 2
     for index in range(len(body)):
         broken = list(body)
