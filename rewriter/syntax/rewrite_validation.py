@@ -78,7 +78,6 @@ def first_error_of_rewrite(
         for start, end, rewritten_end, alone in _blocks(original, edits):
             if start > position:  # the lines no edit touches, [position, start) of the input
                 validation.lines(position + shift, start + shift, shapes, line)
-                line += original.count("\n", position, start)
             # the edited lines, in the rewrite: a written edit's shaped by its pattern
             edit_shapes = None
             if alone is not None and written:
@@ -91,7 +90,7 @@ def first_error_of_rewrite(
                 validation.lines(start + shift, rewritten_end)
             else:
                 validation.block(start + shift, rewritten_end, edit_shapes)
-            line += original.count("\n", start, end)
+            line += original.count("\n", position, end)  # the untouched lines', the block's
             position, shift = end, rewritten_end - end
         validation.lines(position + shift, len(text), shapes, line)  # after the last edit
         validation.finish()
