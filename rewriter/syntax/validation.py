@@ -155,6 +155,7 @@ from .diagnostics import Diagnostic
 from .grammar import parser
 from .holes import FLOAT, FLOAT_TYPE, FoundShapes, ShapeFinder
 from .integers import integer_type_width, range_error
+from .line_lexer import LineLexer, NoTerminal
 from .source import Source
 
 START = "module_file"
@@ -261,19 +262,22 @@ def _position(token: Token) -> int:
 
 @dataclass(frozen=True)
 class _Tables:
-    """What lark built from the grammar: the LALR table and the contextual lexer."""
+    """What lark built from the grammar: the LALR table and the contextual lexer, and the
+    contextual lexer as ``LineLexer`` runs it (its alternations made once per process)."""
 
     actions: dict[int, dict[str, tuple]]
     start_state: int
     end_state: int
     lexer: Lexer
+    line_lexer: LineLexer
 
 
 @functools.cache
 def _tables() -> _Tables:
     interactive = parser().parse_interactive(start=START)
     conf = interactive.parser_state.parse_conf
-    return _Tables(conf.states, conf.start_state, conf.end_state, interactive.lexer_thread.lexer)
+    lexer = interactive.lexer_thread.lexer
+    return _Tables(conf.states, conf.start_state, conf.end_state, lexer, LineLexer(lexer))
 
 
 class _IntegerLiterals:
@@ -330,6 +334,7 @@ class _Parser:
         self.stack: list[int] = []
         self.lowest = 0  # the least height of the stack in the last run
         self.integers = _IntegerLiterals()
+        self.line_lexer = tables.line_lexer
 
     @property
     def position(self) -> int:
@@ -337,7 +342,26 @@ class _Parser:
         return self.stack[-1]
 
     def run(self, text: str, start: int, end: int, stack: Stack) -> Stack:
-        """The stack after lexing and parsing ``text[start:end]`` from ``stack``."""
+        """The stack after lexing and parsing ``text[start:end]`` from ``stack``: by
+        ``_run_fast``, and when that meets a character the state's terminals do not take,
+        again by lark's lexer, which says what is wrong as it always has."""
+        first = self.integers.first
+        try:
+            return self._run_fast(text, start, end, stack)
+        except NoTerminal:
+            self.integers.first = first
+            return self._run_lark(text, start, end, stack)
+
+    def _run_fast(self, text: str, start: int, end: int, stack: Stack) -> Stack:
+        """``run`` by ``LineLexer``, which lexes as lark's contextual lexer does."""
+        self.stack = list(stack)
+        self.lowest = len(stack)
+        self.integers.new_line()
+        self.line_lexer.lex(text, start, end, self.stack, self.integers.see, self.feed)
+        return tuple(self.stack)
+
+    def _run_lark(self, text: str, start: int, end: int, stack: Stack) -> Stack:
+        """``run`` by lark's own lexer."""
         counter = LineCounter("\n")  # lark's line numbers go unused: Source has the real ones
         counter.char_pos = counter.line_start_pos = start
         window = LexerState(TextSlice(text, start, end), counter)
