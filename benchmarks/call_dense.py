@@ -14,7 +14,17 @@ the time from each call count to 4x as many (at most 4.4x is linear), the shape'
 run in turns. ``--modes`` also times the CLI's other modes in this process (``--list``,
 ``--list --format json``, ``--check``, ``--validate``, ``--emit-header``,
 ``--emit-ffi-adapters``, ``--abi iree``), each as a multiple of the plain rewrite's time
-through the same CLI, all of a file's in turns.
+through the same CLI, all of a file's in turns, and each mode's growth as the rewrite's.
+
+The growth is measured twice. In this process, the least of runs in turns favours the
+smaller files: the allocator keeps a run's pages for the next when they are few and gives
+them back when they are many (on this machine a rewrite of `long_attributes_16000` faulted
+about 3k pages a run after its first, one of `long_attributes_64000`, whose output alone
+is 80 MB, about 53k every run). So each rewrite also runs in a new process (``--one``),
+as the command line runs it, where every file's pages are new: the second figure, the
+least of those runs, in turns. jaxlib's parse+print of the same files, timed in the same
+turns as the rewrite in this process, is the third: what 4x the text costs a C++ parser
+on this machine.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import gc
 import io
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -121,7 +132,13 @@ def main() -> None:
     options.add_argument(
         "--spread", type=float, default=3.0, help="least seconds the rounds of a file take"
     )
+    options.add_argument(
+        "--one", metavar="FILE", help="only time one rewrite of FILE in this process, and print it"
+    )
     arguments = options.parse_args()
+    if arguments.one:
+        time_one_rewrite(Path(arguments.one))
+        return
     files = sorted(Path(arguments.corpus).glob("*.mlir"), key=order)
     rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
     print(
@@ -167,31 +184,106 @@ def main() -> None:
                 )
                 row += "".join(f" {modes[mode] / modes['plain']:7.2f}x" for mode in MODES)
             print(row, flush=True)
-    print_growth(files, arguments.repeats, arguments.spread)
+    print_growth(files, arguments.repeats, arguments.spread, arguments.modes)
 
 
-def print_growth(files: list[Path], rounds: int, spread: float) -> None:
-    """Per shape, the growth of the rewrite's time from each call count to 4x as many. The
-    files of one shape run in turns, so that a slow phase of the machine (see
-    ``least_in_turns``) slows them alike instead of one figure of a ratio."""
+def print_growth(files: list[Path], rounds: int, spread: float, modes: bool) -> None:
+    """Per shape, the growth of the rewrite's time from each call count to 4x as many: in
+    this process, the files of one shape in turns, so that a slow phase of the machine
+    (see ``least_in_turns``) slows them alike instead of one figure of a ratio; and with
+    each rewrite in a new process (``fresh_process_seconds``), in turns too. jaxlib's
+    parse+print of the same files, in the same turns, shows what the machine's memory
+    makes of 4x the text for a C++ parser. ``modes``: each mode's growth as well, through
+    the CLI in this process."""
     by_shape: dict[str, dict[int, Path]] = {}
     for path in files:
         shape, count = order(path)
         if count:
             by_shape.setdefault(shape, {})[count] = path
-    print("growth for 4x the calls (linear: at most 4.4x; a shape's files run in turns):")
+    print(
+        "growth for 4x the calls (linear: at most 4.4x; a shape's files run in turns), "
+        "in this process / each rewrite in a new process (jaxlib's parse+print, in this "
+        "process):"
+    )
     for shape, paths in sorted(by_shape.items()):
         counts = sorted(paths)
         texts = {count: paths[count].read_text() for count in counts}
-        least = least_in_turns(
-            {str(count): lambda text=texts[count]: rewriter.rewrite(text) for count in counts},
+        actions: dict[str, Callable[[], object]] = {}
+        for count in counts:
+            actions[f"ours {count}"] = lambda text=texts[count]: rewriter.rewrite(text)
+            actions[f"jaxlib {count}"] = jaxlib_parse_and_print(texts[count])
+        least = least_in_turns(actions, rounds, spread)
+        del texts, actions
+        fresh = least_reported(
+            {
+                f"ours {count}": lambda path=paths[count]: fresh_process_seconds(path)
+                for count in counts
+            },
             rounds,
-            spread,
         )
         for count in counts:
-            if 4 * count in texts:
-                growth = least[str(4 * count)] / least[str(count)]
-                print(f"  {shape} {count} -> {4 * count}: {growth:.2f}x", flush=True)
+            if 4 * count in paths:
+                ours, anew, jaxlib = (
+                    times[f"{who} {4 * count}"] / times[f"{who} {count}"]
+                    for who, times in (("ours", least), ("ours", fresh), ("jaxlib", least))
+                )
+                print(
+                    f"  {shape} {count} -> {4 * count}: {ours:.2f}x / {anew:.2f}x"
+                    f" (jaxlib {jaxlib:.2f}x)",
+                    flush=True,
+                )
+        if modes:
+            print_modes_growth(shape, paths, rounds, spread)
+
+
+def print_modes_growth(shape: str, paths: dict[int, Path], rounds: int, spread: float) -> None:
+    """Each mode's growth for 4x the calls, the shape's files in turns through the CLI."""
+    counts = sorted(paths)
+    with tempfile.TemporaryDirectory() as scratch:
+        for mode, flags in MODES.items():
+            commands = {}
+            for count in counts:
+                out = str(Path(scratch) / f"{shape}_{count}")
+                commands[str(count)] = [str(paths[count]), *(f.format(out=out) for f in flags)]
+            least = least_in_turns(
+                {count: lambda c=command: run_cli(c) for count, command in commands.items()},
+                rounds,
+                spread,
+            )
+            steps = [
+                f"{count} -> {4 * count}: {least[str(4 * count)] / least[str(count)]:.2f}x"
+                for count in counts
+                if 4 * count in paths
+            ]
+            print(f"    {mode}: " + "; ".join(steps), flush=True)
+
+
+def least_reported(actions: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    """The least of the seconds each action reports, run in turns for ``rounds`` rounds."""
+    least = dict.fromkeys(actions, float("inf"))
+    for _ in range(rounds):
+        for name, action in actions.items():
+            least[name] = min(least[name], action())
+    return least
+
+
+def fresh_process_seconds(path: Path) -> float:
+    """The CPU time of one rewrite of ``path`` in a new Python process, as the command line
+    runs it (``time_one_rewrite``)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True, check=True
+    )
+    return float(done.stdout)
+
+
+def time_one_rewrite(path: Path) -> None:
+    """Print the CPU time of one rewrite of ``path``, after one of a bundled sample, which
+    loads what every process loads once (the modules, the grammar's tables)."""
+    rewriter.rewrite((ROOT / "samples/rms_norm/rms_norm.mlir").read_text())
+    text = path.read_text()
+    before = time.process_time()
+    rewriter.rewrite(text)
+    print(time.process_time() - before)
 
 
 if __name__ == "__main__":

@@ -87,6 +87,33 @@ def test_call_dense_times_its_actions_in_turns():
     assert runs == ["a"] * 4  # rounds go on until 0.35 s have passed: 0.1, 0.2, 0.3, 0.4
 
 
+def test_call_dense_times_a_rewrite_in_a_new_process():
+    """``--one FILE`` is what the growth's second figure runs in each new process: the
+    CPU time of one rewrite of FILE, after one of a bundled sample; the least of what
+    such runs report, in turns, is taken."""
+    import importlib.util
+
+    sample = BENCHMARKS.parent / "samples/mlp_model/mlp_model.mlir"
+    done = run_script("call_dense.py", "--one", str(sample))
+    assert done.returncode == 0, done.stderr
+    assert 0 < float(done.stdout) < 60
+
+    spec = importlib.util.spec_from_file_location("call_dense", BENCHMARKS / "call_dense.py")
+    assert spec is not None and spec.loader is not None
+    call_dense = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(call_dense)
+    reports = {"a": iter([0.3, 0.1, 0.2]), "b": iter([0.5, 0.6, 0.4])}
+    runs: list[str] = []
+
+    def reported(name: str) -> float:
+        runs.append(name)
+        return next(reports[name])
+
+    least = call_dense.least_reported({n: lambda n=n: reported(n) for n in reports}, 3)
+    assert runs == ["a", "b"] * 3
+    assert least == {"a": 0.1, "b": 0.4}
+
+
 def test_instructions_reads_callgrinds_count():
     """The count is callgrind's "Collected" line, valgrind 3.19's format."""
     import importlib.util
