@@ -3,8 +3,9 @@
 lark's lexer for a parser state matches one alternation of the state's terminals, in
 their priority order, at each position: the first terminal in that order that matches
 gives the token. ``sre`` tries the alternatives one by one, so a comma, near the end of
-the order, costs the failed tries of some forty terminals before it (about 30k
-instructions a token; the lines a validation lexes cost more than all its other lines).
+the order, costs the failed tries of some forty terminals before it: the 56 lines the
+validation of a 1000-call export lexes cost 49M of its 113M instructions (38k a token);
+lexed as below, 29M.
 
 A terminal matches at least one character (lark refuses zero-width terminals), so one
 that cannot start with the character at the position does not match there. Leaving such
