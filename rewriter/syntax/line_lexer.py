@@ -25,8 +25,9 @@ it always has.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from importlib import import_module
 from typing import Any
 
@@ -43,8 +44,6 @@ def _re_internals() -> tuple[Any, Any]:
 
 _parser, _sre = _re_internals()
 
-# Python's re refuses more groups than this in one pattern; lark splits alike.
-_MOST_GROUPS = 90
 _WIDEST_RANGE = 256  # a range wider than this is taken as "any character"
 
 Chars = frozenset[str] | None  # None: any character
@@ -140,10 +139,8 @@ class _StateLexer:
         self.skipped = self.ignored - set(self.callbacks)  # never made a token
         flags = lexer.g_regex_flags
         self.flags = flags
-        self.terminals = [
-            (t.name, t.pattern.to_regexp(), first_characters(t.pattern.to_regexp(), flags))
-            for t in scanner.terminals
-        ]
+        regexps = [(t.name, t.pattern.to_regexp()) for t in scanner.terminals]
+        self.terminals = [(n, r, first_characters(r, flags)) for n, r in regexps]
         self.by_first: dict[str, Matcher] = {}
 
     def matcher(self, char: str) -> Matcher:
@@ -155,40 +152,12 @@ class _StateLexer:
         return found
 
 
-_ALTERNATIONS: dict[tuple[tuple[tuple[str, str], ...], int], Matcher] = {}
-
-
+@functools.cache
 def _alternation(terminals: tuple[tuple[str, str], ...], flags: int) -> Matcher:
-    """The compiled alternation of ``terminals``, one per set of them (shared by states).
-    More terminals than one pattern may group are matched in chunks, in order, as lark's
-    ``Scanner`` does."""
-    key = (terminals, flags)
-    found = _ALTERNATIONS.get(key)
-    if found is None:
-        chunks = [
-            re.compile(
-                "|".join(
-                    f"(?P<{name}>{regexp})" for name, regexp in terminals[at : at + _MOST_GROUPS]
-                ),
-                flags,
-            ).match
-            for at in range(0, len(terminals), _MOST_GROUPS)
-        ]
-        found = _ALTERNATIONS[key] = (
-            _no_terminal if not chunks else chunks[0] if len(chunks) == 1 else _in_order(chunks)
-        )
-    return found
-
-
-def _in_order(chunks: Sequence[Matcher]) -> Matcher:
-    def match(text: str, position: int, end: int) -> re.Match[str] | None:
-        for chunk in chunks:
-            found = chunk(text, position, end)
-            if found is not None:
-                return found
-        return None
-
-    return match
+    """The compiled alternation of ``terminals`` (one per set of them, shared by states)."""
+    if not terminals:
+        return _no_terminal
+    return re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp in terminals), flags).match
 
 
 class LineLexer:

@@ -334,7 +334,6 @@ class _Parser:
         self.stack: list[int] = []
         self.lowest = 0  # the least height of the stack in the last run
         self.integers = _IntegerLiterals()
-        self.line_lexer = tables.line_lexer
 
     @property
     def position(self) -> int:
@@ -352,12 +351,15 @@ class _Parser:
             self.integers.first = first
             return self._run_lark(text, start, end, stack)
 
-    def _run_fast(self, text: str, start: int, end: int, stack: Stack) -> Stack:
-        """``run`` by ``LineLexer``, which lexes as lark's contextual lexer does."""
+    def _begin_line(self, stack: Stack) -> None:
         self.stack = list(stack)
         self.lowest = len(stack)
         self.integers.new_line()
-        self.line_lexer.lex(text, start, end, self.stack, self.integers.see, self.feed)
+
+    def _run_fast(self, text: str, start: int, end: int, stack: Stack) -> Stack:
+        """``run`` by ``LineLexer``, which lexes as lark's contextual lexer does."""
+        self._begin_line(stack)
+        self.tables.line_lexer.lex(text, start, end, self.stack, self.integers.see, self.feed)
         return tuple(self.stack)
 
     def _run_lark(self, text: str, start: int, end: int, stack: Stack) -> Stack:
@@ -365,9 +367,7 @@ class _Parser:
         counter = LineCounter("\n")  # lark's line numbers go unused: Source has the real ones
         counter.char_pos = counter.line_start_pos = start
         window = LexerState(TextSlice(text, start, end), counter)
-        self.stack = list(stack)
-        self.lowest = len(stack)
-        self.integers.new_line()
+        self._begin_line(stack)
         try:
             for token in self.tables.lexer.lex(window, self):
                 self.integers.see(token)
