@@ -119,6 +119,11 @@ def run_cli(arguments: list[str]) -> None:
         raise RuntimeError(f"rewriter {' '.join(arguments)} exited with {code}")
 
 
+def mode_command(mode: str, path: Path, out: str) -> list[str]:
+    """The CLI's arguments for ``mode`` on ``path``, its outputs at ``out`` and a suffix."""
+    return [str(path), *(flag.format(out=out) for flag in MODES[mode])]
+
+
 def order(path: Path) -> tuple[str, int]:
     shape, _, count = path.stem.rpartition("_")
     return (shape, int(count)) if count.isdigit() else (path.stem, 0)
@@ -175,8 +180,8 @@ def main() -> None:
             if arguments.modes:
                 out = str(Path(scratch) / path.stem)
                 commands = {"plain": [str(path), "-o", out + ".plain.mlir"]}
-                for mode, flags in MODES.items():
-                    commands[mode] = [str(path), *(flag.format(out=out) for flag in flags)]
+                for mode in MODES:
+                    commands[mode] = mode_command(mode, path, out)
                 modes = least_in_turns(
                     {mode: lambda c=command: run_cli(c) for mode, command in commands.items()},
                     repeats,
@@ -240,11 +245,11 @@ def print_modes_growth(shape: str, paths: dict[int, Path], rounds: int, spread: 
     """Each mode's growth for 4x the calls, the shape's files in turns through the CLI."""
     counts = sorted(paths)
     with tempfile.TemporaryDirectory() as scratch:
-        for mode, flags in MODES.items():
-            commands = {}
-            for count in counts:
-                out = str(Path(scratch) / f"{shape}_{count}")
-                commands[str(count)] = [str(paths[count]), *(f.format(out=out) for f in flags)]
+        for mode in MODES:
+            commands = {
+                str(count): mode_command(mode, path, f"{scratch}/{shape}_{count}")
+                for count, path in paths.items()
+            }
             least = least_in_turns(
                 {count: lambda c=command: run_cli(c) for count, command in commands.items()},
                 rounds,
