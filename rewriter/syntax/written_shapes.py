@@ -18,11 +18,35 @@ pattern was seen fits that place's class:
 - (d) a symbol name after a literal ``loc(#`` and before a literal ``)`` (an alias);
 
 and in each place a literal character from ``AFTER`` follows it (a blank, ``,():]}``, a
-line break: none a name or symbol character, nor ``<``). Every other field is *literal*:
-a line's shape is remembered under its literal fields' values. A pattern is used for a
-call only when each blanked value fits its classes, none holds ``custom_call``, and the
-text is the pattern filled. Let L and L' be one line of two such calls that agree in
-their literal fields (and in the text before and after the edit, part of the key). The
+line break: none a name or symbol character, nor ``<``); or
+
+- (e) a constant's value, in a line that is ``B{a} = arith.constant {e} : T loc(#{d})``
+  and a line break (the rewrite's constant for an attribute): ``B`` blanks or nothing,
+  ``{a}`` a field of (a), ``{d}`` one of (d), not the pattern's last line (which the text
+  after the edit ends), and ``{e}``'s values of the FLOAT form (``holes.FLOAT``) with
+  ``T`` ``f32`` or ``f64``, or of one to nine digits with ``T`` ``i32``, ``i64``,
+  ``si32``, ``si64``, ``ui32`` or ``ui64``. On the first line it is blanked only when
+  the text before the edit is blanks too; otherwise its value is literal there.
+
+Every other field is *literal*: a line's shape is remembered under its literal fields'
+values. A pattern is used for a call only when each blanked value fits its classes, none
+holds ``custom_call``, and the text is the pattern filled.
+
+A line with a field of (e) is, with what is before the edit, ``B%n = arith.constant v :
+T loc(#A)\n``, ``B`` blanks, ``n`` a run of ``N`` and ``A`` a symbol name. ``custom_call``
+is not in it (no value holds it, nor the literals). ``_ONE_RESULT`` takes ``B%n`` and
+`` = ``, and the rest, `` = arith.constant v : T loc(#A)\n``, is ``_CONSTANT_REST`` whole
+(``LineShapes.rests`` only remembers what a rest gave before): the float alternative is
+tried first and takes all of a FLOAT-form ``v`` (greedy, and `` : T`` follows), and an
+integer of digits alone fails it (no ``.``) and the boolean, and is the integer group.
+``_constant_rest_shape`` then blanks ``v`` to ``0.0`` (``T`` is ``f32`` or ``f64``) or to
+``0`` (nine digits at most, no sign, ``T`` one of the six) and ``A`` to ``_``. So the
+line's shape is ``B%_ = arith.constant 0.0 : T loc(#_)\n`` (or ``0``) whatever ``n``,
+``v`` and ``A``: an export's constants that differ from call to call (a scale, a step)
+share it, and so do the calls' blocks of lines.
+
+For the other lines, let L and L' be one line of two such calls that agree in their
+literal fields (and in the text before and after the edit, part of the key). The
 values hold no quote, backslash, line break, ``%`` (but (a)'s first), ``@``, ``#``,
 ``(``, ``<`` or ``/``, and each is maximal: the character after it ends every run of
 ``N`` or symbol characters. Through ``LineShapes.of``, step by step:
@@ -67,6 +91,7 @@ from operator import itemgetter
 from string import Formatter
 from typing import NamedTuple
 
+from .holes import FLOAT
 from .validation import LineShapes
 
 _NAME = r"[A-Za-z0-9_$.\-]+"
@@ -75,6 +100,13 @@ _SYMBOL_NAME = r"[A-Za-z_$.\-][\w$.\-]*"
 _WHOLE_NAME = f"%{_NAME}"  # (a): any literal before
 _CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _SYMBOL_NAME))  # (b), (c), (d)
 AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
+# (e): the literal before a constant's value, and for each literal after it (its type and
+# the start of its location) the pattern of the values blanked there.
+_CONSTANT = " = arith.constant "
+_CONSTANT_VALUES = {
+    **{f" : {type_} loc(#": FLOAT for type_ in ("f32", "f64")},
+    **{f" : {sign}i{bits} loc(#": "[0-9]{1,9}" for sign in ("", "s", "u") for bits in (32, 64)},
+}
 _SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
 _REMEMBERED = 1 << 16  # line shapes kept, at most
 # Texts of one pattern whose blocks are kept before one recurs: a pattern whose calls all
@@ -117,6 +149,7 @@ class _Template:
         self.fields = len(values)
         self.lines = _lines(pieces)
         classes = _classes(pieces, values) if self.usable else {}
+        constants = _constant_values(self.lines, classes)
         self.blanked = _blanked_picker(list(classes))
         self.check = re.compile(_SEPARATOR.join(classes.values()))
         literal_fields = [
@@ -133,7 +166,10 @@ class _Template:
         self.fixed: list[str] | None = None  # made with the first text's shapes
         # All lines' shapes at once, by the text around the edit and every literal value.
         self.all_literals = _picker(sorted({p for fields in literal_fields for p in fields}))
-        self.blocks: dict[tuple[str, str, object], Shapes] = {}
+        # The first line's fields of class (e): blanked after blanks alone, and otherwise
+        # literal (the text before the edit is not of (e)'s form).
+        self.first_constants = _picker(constants[0]) if 0 in constants else None
+        self.blocks: dict[tuple[str, str, object, object], Shapes] = {}
         self.block_misses = 0  # before a first hit: past _BLOCK_TRIES, blocks are not kept
 
     def fits(self, values: Sequence[str]) -> bool:
@@ -183,7 +219,41 @@ def _class_at(before: Piece | None, after: Piece | None, value: str) -> str | No
             if marker == "loc(#" and after[0] != ")":
                 return None
             return pattern if re.fullmatch(pattern, value) else None
+    if before == _CONSTANT and after in _CONSTANT_VALUES:  # (e), if its line is of the form
+        pattern = _CONSTANT_VALUES[after]
+        return pattern if re.fullmatch(pattern, value) else None
     return _WHOLE_NAME if re.fullmatch(_WHOLE_NAME, value) else None
+
+
+def _constant_values(lines: list[list[Piece]], classes: dict[int, str]) -> dict[int, list[int]]:
+    """The fields of class (e) by the number of their line, each line checked to be of
+    the form ``B{a} = arith.constant {e} : T loc(#{d})``, B blanks or nothing, and not the
+    last line; a field of class (e) in another line is dropped from ``classes`` (it stays
+    literal)."""
+    found: dict[int, list[int]] = {}
+    values = set(_CONSTANT_VALUES.values())
+    for number, line in enumerate(lines):
+        fields = [p for p in line if isinstance(p, int) and classes.get(p) in values]
+        if not fields:
+            continue
+        body = line[1:] if isinstance(line[0], str) and not line[0].strip(" \t") else line
+        if number < len(lines) - 1 and len(body) == 6:
+            name, constant, value, type_, alias, close = body
+            if (
+                isinstance(name, int)
+                and classes.get(name) == _WHOLE_NAME
+                and constant == _CONSTANT
+                and isinstance(value, int)
+                and type_ in _CONSTANT_VALUES
+                and isinstance(alias, int)
+                and classes.get(alias) == _SYMBOL_NAME
+                and close == ")"
+            ):
+                found[number] = fields
+                continue
+        for field in fields:
+            classes.pop(field, None)
+    return found
 
 
 def _picker(indices: list[int]) -> Callable[[Sequence[str]], object]:
@@ -233,9 +303,12 @@ class WrittenShapes:
             or "custom_call" in after
         ):
             return None
+        constants = None  # the first line's values of (e), when they are literal
+        if template.first_constants is not None and before.strip(" \t"):
+            constants = template.first_constants(values)
         keep_block = template.block_misses < _BLOCK_TRIES
         if keep_block:
-            block_key = (before, after, template.all_literals(values))
+            block_key = (before, after, template.all_literals(values), constants)
             known = template.blocks.get(block_key)
             if known is not None:
                 template.block_misses = -_BLOCK_TRIES  # blocks recur: keep them
@@ -252,7 +325,7 @@ class WrittenShapes:
         for number, pick, by_key in template.keyed:
             key = pick(values)
             if number == 0:
-                key = (before, key)
+                key = (before, key, constants)
             if number == last:
                 key = (after, key)
             shape = by_key.get(key)
