@@ -470,14 +470,21 @@ def test_strings_and_alias_definitions_share_line_shapes():
 
 def test_a_line_that_binds_one_name_is_blanked_as_its_name_then_its_rest():
     """``LineShapes`` blanks a line that binds one name as the name, then the rest (which
-    it remembers when the rest holds no name): what ``blanked_line`` makes of the whole
-    line, for every line of the call-dense exports, the samples and jax's back-compat
-    corpus and their rewrites, seen once and again, and for odd lines."""
+    it remembers by the rest with its names blanked): what ``blanked_line`` makes of the
+    whole line, for every line of the call-dense exports, the samples and jax's
+    back-compat corpus and their rewrites, seen once and again, and for odd lines (names
+    in strings, comments and escapes, twice with other names)."""
     folder = Path(__file__).parent / "data" / "call_dense"
     odd = [GENERIC_OP.format(1, '"a"', string) for string in ODD_STRINGS] + [
         CONSTANT.format(1, value, "i32") for value in ["7", "-7", "1.5", "true", '"s"', "x"]
     ]
     odd += ["%a:2 = foo.bar", "%a, %b = foo.bar", "%a = %b", "%a =", " %a = loc(#x)", "%a= x"]
+    named = [
+        '%a = f "x {0} y" {0} loc(#l)', '%a = f "x\\{0}" {0}', '%a = f {0} // "c {0}" @k',
+        "%a = f {0}loc(#c)", '%a = f "{0}', '%a = f "\\"{0}\\"" @k "s"', "%a = f {0}{0}, %{0}",
+        '%a = f "stablehlo.custom_call" {0} "{0}" dense<1> array<i8: 1>',
+    ]  # fmt: skip
+    odd += [line.format(name) for line in named for name in ("%b", "%cc_1", "%0", "%")]
     checked = 0
     texts = [path.read_text() for path in sorted(folder.glob("*.mlir"))]
     for text in texts + [data.decode("utf-8") for data in seeds()]:

@@ -104,7 +104,13 @@ Why a remembered outcome is the outcome the line itself would have:
 ``LineShapes`` makes the shape of a line that binds one name (``%x = ...``) as ``%_`` and
 its rest's shape: every part a blanking takes lies in the name or in the rest, and what
 decides a blanking (an ``array<``, a ``//``, a ``#`` at the start) is never in the name.
-It remembers the blanked rests that hold no ``%``: an export's constants repeat theirs.
+It remembers a rest's blanking by the rest with its names blanked (``%_``), which decides
+it: a rest starts with `` = `` (no alias definition), and ``blanked_line`` blanks strings
+before names, but a name's body holds no quote, backslash or line break, so blanking the
+names first leaves every string and comment where it was (the names in a string go with
+it either way) and the rest's steps read the same text, ``%_`` blanked to itself. The
+rests of an export's ops differ mostly in their operands' names, and its constants' not
+at all: so most rests are blanked once.
 
 A line new from its stack may have been lexed from another stack with the same top
 states. An LR parser's step reads the state on top of its stack: the action, and the
@@ -417,9 +423,8 @@ class LineShapes:
     validation can keep it for the rewrite (``holes.FoundShapes``). Another line has its
     names, location aliases, symbols, splat numbers, constant value and strings blanked
     (``blanked_line``). A line that binds one name is that name's blanking followed by its
-    rest's (no blanking reaches across the `` = `` between them), and the rests without a
-    name in them, an export's constants above all, recur: so their blankings are
-    remembered."""
+    rest's (no blanking reaches across the `` = `` between them), and the rests with their
+    names blanked recur: so their blankings are remembered by that key."""
 
     def __init__(self, found: FoundShapes | None = None) -> None:
         self.calls = ShapeFinder() if found is None else found.finder
@@ -445,12 +450,14 @@ class LineShapes:
         if named is None:
             return blanked_line(line)
         rest = line[named.end() :]
+        if "%" in rest:
+            rest = _VALUE_NAME.sub("%_", rest)  # the key, which decides the blanking
         blanked = self.rests.get(rest)
         if blanked is None:
             blanked = _constant_rest_shape(rest) if "arith.constant " in rest else None
             if blanked is None:
                 blanked = blanked_line(rest)
-            if "%" not in rest and len(self.rests) < _REMEMBERED_RESTS:
+            if len(self.rests) < _REMEMBERED_RESTS:
                 self.rests[rest] = blanked
         return f"{named.group(1)}%_{blanked}"
 
