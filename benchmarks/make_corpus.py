@@ -8,7 +8,7 @@ whose captured weights make it about 25 MB, mostly ``dense<"0x...">`` blobs).
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import jax
@@ -85,7 +85,9 @@ def captured_weights_model():
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "corpus"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", nargs="?", type=Path, default=Path(__file__).parent / "corpus")
+    out = parser.parse_args().out
     out.mkdir(parents=True, exist_ok=True)
     x = jax.ShapeDtypeStruct((SEQUENCE, WIDTH), jnp.float32)
     for layers in (6, 12, 24, 48):

@@ -11,6 +11,7 @@ largest stack and of the weights, against jaxlib's parse+print of the same file.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import statistics
 import subprocess
@@ -59,7 +60,9 @@ def peak_memory(action) -> int:
 
 
 def main() -> None:
-    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "benchmarks" / "corpus"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", nargs="?", type=Path, default=ROOT / "benchmarks" / "corpus")
+    corpus = parser.parse_args().corpus
     files = sorted(corpus.glob("layers_*.mlir"), key=lambda p: int(p.stem.split("_")[1]))
     files += [corpus / "weights.mlir"]
     rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once

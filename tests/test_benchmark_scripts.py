@@ -25,9 +25,13 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize(
-    "name", ["call_dense.py", "compile_speed.py", "instructions.py", "speed.py"]
-)
+SCRIPTS = [
+    "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
+    "run.py", "make_call_dense.py",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
 def test_help_prints_usage(name):
     done = run_script(name, "--help")
     assert done.returncode == 0, done.stderr
