@@ -36,9 +36,10 @@ A line with a field of (e) is, with what is before the edit, ``B%n = arith.const
 T loc(#A)\n``, ``B`` blanks, ``n`` a run of ``N`` and ``A`` a symbol name. ``custom_call``
 is not in it (no value holds it, nor the literals). ``_ONE_RESULT`` takes ``B%n`` and
 `` = ``, and the rest, `` = arith.constant v : T loc(#A)\n``, is ``_CONSTANT_REST`` whole
-(``LineShapes.rests`` remembers what a rest gave, by a key that decides it): the float alternative is
-tried first and takes all of a FLOAT-form ``v`` (greedy, and `` : T`` follows), and an
-integer of digits alone fails it (no ``.``) and the boolean, and is the integer group.
+(``LineShapes.rests`` remembers what a rest gave, by a key that decides it): the float
+alternative is tried first and takes all of a FLOAT-form ``v`` (greedy, and `` : T``
+follows), and an integer of digits alone fails it (no ``.``) and the boolean, and is the
+integer group.
 ``_constant_rest_shape`` then blanks ``v`` to ``0.0`` (``T`` is ``f32`` or ``f64``) or to
 ``0`` (nine digits at most, no sign, ``T`` one of the six) and ``A`` to ``_``. So the
 line's shape is ``B%_ = arith.constant 0.0 : T loc(#_)\n`` (or ``0``) whatever ``n``,
