@@ -319,6 +319,8 @@ def test_constant_lines_are_shaped_as_their_texts():
             if shapes is not None:
                 assert shapes == line_shapes(before + text + after)
                 used += 1
+                # a field of (e) is checked by FLOAT or by [0-9]{1,9}; the others' classes
+                # spell digits only as part of A-Za-z0-9
                 with_constants += "[0-9]" in written_shapes.templates[pattern].check.pattern
     assert with_constants > 500 and used > with_constants
 
