@@ -108,6 +108,7 @@ _CONSTANT_VALUES = {
     **{f" : {type_} loc(#": FLOAT for type_ in ("f32", "f64")},
     **{f" : {sign}i{bits} loc(#": "[0-9]{1,9}" for sign in ("", "s", "u") for bits in (32, 64)},
 }
+_CONSTANT_CLASSES = frozenset(_CONSTANT_VALUES.values())
 _SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
 _REMEMBERED = 1 << 16  # line shapes kept, at most
 # Texts of one pattern whose blocks are kept before one recurs: a pattern whose calls all
@@ -232,21 +233,18 @@ def _constant_values(lines: list[list[Piece]], classes: dict[int, str]) -> dict[
     last line; a field of class (e) in another line is dropped from ``classes`` (it stays
     literal)."""
     found: dict[int, list[int]] = {}
-    values = set(_CONSTANT_VALUES.values())
     for number, line in enumerate(lines):
-        fields = [p for p in line if isinstance(p, int) and classes.get(p) in values]
+        fields = [p for p in line if isinstance(p, int) and classes.get(p) in _CONSTANT_CLASSES]
         if not fields:
             continue
         body = line[1:] if isinstance(line[0], str) and not line[0].strip(" \t") else line
-        if number < len(lines) - 1 and len(body) == 6:
-            name, constant, value, type_, alias, close = body
+        # The field of (e) third: ``_class_at`` gave it its class for the literals around it.
+        if number < len(lines) - 1 and len(body) == 6 and fields == [body[2]]:
+            name, _, _, _, alias, close = body
             if (
                 isinstance(name, int)
                 and classes.get(name) == _WHOLE_NAME
-                and constant == _CONSTANT
-                and isinstance(value, int)
-                and type_ in _CONSTANT_VALUES
-                and isinstance(alias, int)
+                and isinstance(alias, int)  # after ``loc(#``: of (d) when of its pattern
                 and classes.get(alias) == _SYMBOL_NAME
                 and close == ")"
             ):
