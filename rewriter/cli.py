@@ -390,7 +390,9 @@ def _summarize(args: argparse.Namespace, files: list[str], tally: _Tally) -> Non
         tally.status = 1
     if args.list and args.format == "json":
         document = {"schema": JSON_SCHEMA_VERSION, "files": tally.listing}
-        print(json_text.dumps(document))
+        for chunk in json_text.chunks(document):  # never the whole document at once
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
     if args.list:
         total = sum(tally.counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(tally.counts.items()))

@@ -6,6 +6,7 @@ from what the tool prints.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -16,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from rewriter import cli
+from rewriter.emit import json_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -801,6 +805,34 @@ def test_list_json_includes_unreadable_files_and_the_summary_counts_them(tmp_pat
     assert err(result).splitlines()[-1] == (
         "1 custom call in 2 files: 1 rewritten; 1 file could not be read"
     )
+
+
+class RecordingStdout(io.StringIO):
+    """A standard output that keeps the length of every write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[int] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(len(text))
+        return super().write(text)
+
+
+def test_list_json_is_written_in_pieces_never_as_one_document(monkeypatch) -> None:
+    """A listing of 64k calls is 152 MB: written as one string it cost two more copies of
+    that (the text and its encoding). The pieces printed are what a run in a new process
+    prints. This listing is small: a piece holds 64 parts of it here."""
+    export = ROOT / "tests" / "data" / "call_dense" / "long_attributes_48.mlir"
+    stdout = RecordingStdout()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(json_text, "CHUNK_PARTS", 64)
+    assert cli.main([str(export), "--list", "--format", "json"]) == 0
+    monkeypatch.undo()
+    text = stdout.getvalue()
+    assert text == out(run_cli(export, "--list", "--format", "json"))
+    assert len(json.loads(text)["files"][0]["calls"]) == 48
+    assert max(stdout.writes) < len(text) / 4
 
 
 def installed_script() -> Path:

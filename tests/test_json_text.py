@@ -97,3 +97,24 @@ def test_the_listing_of_a_call_dense_export():
         result = rewriter.analyze(path.read_text())
         document = {"schema": 1, "files": [_json_file(path.name, result.calls, [], [])]}
         assert json_text.dumps(document) == json.dumps(document, indent=2)
+
+
+def test_the_pieces_of_a_listing_join_to_its_text_and_each_holds_a_little_of_it(monkeypatch):
+    """``chunks`` is what ``--list --format json`` writes: a listing of hundreds of
+    megabytes is never made whole. Here a piece holds 64 parts (these listings are small)."""
+    monkeypatch.setattr(json_text, "CHUNK_PARTS", 64)
+    for path in sorted(DATA.glob("*.mlir")):
+        result = rewriter.analyze(path.read_text())
+        document = {"schema": 1, "files": [_json_file(path.name, result.calls, [], [])]}
+        pieces = list(json_text.chunks(document))
+        text = json.dumps(document, indent=2)
+        assert "".join(pieces) == text
+        assert len(pieces) > 4
+        assert max(map(len, pieces)) < len(text) / 4
+
+
+@settings(max_examples=200, deadline=None)
+@given(records())
+def test_the_pieces_of_any_value_join_to_json_dumps(value):
+    nested = {"x": value, "y": [value, {"z": value}]}
+    assert "".join(json_text.chunks(nested)) == json.dumps(nested, indent=2)
