@@ -337,7 +337,8 @@ def _list_calls(args: argparse.Namespace, name: str, result: Result, tally: _Tal
         if args.format == "text":
             print(_list_line(report))
         tally.counts[report.status] = tally.counts.get(report.status, 0) + 1
-    tally.listing.append(_json_file(name, result.calls, result.errors, result.warnings))
+    if args.format == "json":  # the listing is for JSON alone; a text listing is printed
+        tally.listing.append(_json_file(name, result.calls, result.errors, result.warnings))
     tally.status = 1 if result.errors else tally.status
 
 

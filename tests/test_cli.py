@@ -835,6 +835,19 @@ def test_list_json_is_written_in_pieces_never_as_one_document(monkeypatch) -> No
     assert max(stdout.writes) < len(text) / 4
 
 
+def test_a_text_listing_does_not_build_the_json_listing(monkeypatch, capsys) -> None:
+    """``--list`` built every call's JSON entry too, and kept it to the end unused: a
+    sixth of its time on a 64k-call export (0.24 s of 1.31 s on layouts_64000)."""
+
+    def no_json(*args: object) -> None:
+        raise AssertionError("a text listing built a JSON entry")
+
+    monkeypatch.setattr(cli, "_json_file", no_json)
+    export = ROOT / "tests" / "data" / "call_dense" / "layouts_48.mlir"
+    assert cli.main([str(export), "--list"]) == 0
+    assert capsys.readouterr().out == out(run_cli(export, "--list"))
+
+
 def installed_script() -> Path:
     """The console script pip made for this environment (pyproject's [project.scripts])."""
     script = Path(sys.executable).with_name("stablehlo-rewrite")
