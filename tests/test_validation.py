@@ -468,12 +468,13 @@ def test_strings_and_alias_definitions_share_line_shapes():
     assert blanked_line('"stablehlo.custom_call" "x" // "y"') == '"stablehlo.custom_call" "" // "y"'
 
 
-def test_a_line_that_binds_one_name_is_blanked_as_its_name_then_its_rest():
-    """``LineShapes`` blanks a line that binds one name as the name, then the rest (which
-    it remembers by the rest with its names blanked): what ``blanked_line`` makes of the
-    whole line, for every line of the call-dense exports, the samples and jax's
+def test_a_line_is_shaped_as_blanked_line_shapes_it_remembered_by_its_names_blanked():
+    """``LineShapes`` remembers a line's shape by the line with its names blanked, and
+    shapes a constant's line as its name, then its rest: what ``blanked_line`` makes of
+    the whole line, for every line of the call-dense exports, the samples and jax's
     back-compat corpus and their rewrites, seen once and again, and for odd lines (names
-    in strings, comments and escapes, twice with other names)."""
+    in strings, comments and escapes, next to ``//``, ``#``, ``<`` and file locations, in
+    lines that bind one name and in others, each with five names)."""
     folder = Path(__file__).parent / "data" / "call_dense"
     odd = [GENERIC_OP.format(1, '"a"', string) for string in ODD_STRINGS] + [
         CONSTANT.format(1, value, "i32") for value in ["7", "-7", "1.5", "true", '"s"', "x"]
@@ -483,8 +484,14 @@ def test_a_line_that_binds_one_name_is_blanked_as_its_name_then_its_rest():
         '%a = f "x {0} y" {0} loc(#l)', '%a = f "x\\{0}" {0}', '%a = f {0} // "c {0}" @k',
         "%a = f {0}loc(#c)", '%a = f "{0}', '%a = f "\\"{0}\\"" @k "s"', "%a = f {0}{0}, %{0}",
         '%a = f "stablehlo.custom_call" {0} "{0}" dense<1> array<i8: 1>',
+        'f {0} "x {0}" {0}loc(#l)', "  func.return {0}, {0} : tensor<4xf32> // {0}",
+        '"stablehlo.custom_call" {0} // "{0}"', "f /{0}/ dense<2> {0}array<i8: 3>",
+        '#a = loc("f":1:2 to :3) {0}', '#a = {0}"":1:2 {0}(#b {0}#c', "{0}#a = loc(#b)",
+        '#a = {0}<"":1:2 to :3', "f {0}<2x3xf32> dense<1.5> arith.constant 7 : i32",
+        "%a = arith.constant 5 : i32 loc(#l{0})", "%a = arith.constant {0} : f32 loc(#l)",
     ]  # fmt: skip
-    odd += [line.format(name) for line in named for name in ("%b", "%cc_1", "%0", "%")]
+    names = ("%b", "%cc_1", "%0", "%", "%array")
+    odd += [line.format(name) for line in named for name in names]
     checked = 0
     texts = [path.read_text() for path in sorted(folder.glob("*.mlir"))]
     for text in texts + [data.decode("utf-8") for data in seeds()]:

@@ -101,16 +101,20 @@ Why a remembered outcome is the outcome the line itself would have:
    on many tensor shapes, and their externs, are lexed once. Only on a miss: making the
    coarser key of every line would cost more than the lexing it saves in most exports.
 
-``LineShapes`` makes the shape of a line that binds one name (``%x = ...``) as ``%_`` and
-its rest's shape: every part a blanking takes lies in the name or in the rest, and what
-decides a blanking (an ``array<``, a ``//``, a ``#`` at the start) is never in the name.
-It remembers a rest's blanking by the rest with its names blanked (``%_``), which decides
-it: a rest starts with `` = `` (no alias definition), and ``blanked_line`` blanks strings
-before names, but a name's body holds no quote, backslash or line break, so blanking the
-names first leaves every string and comment where it was (the names in a string go with
-it either way) and the rest's steps read the same text, ``%_`` blanked to itself. The
-rests of an export's ops differ mostly in their operands' names, and its constants' not
-at all: so most rests are blanked once.
+``LineShapes`` remembers a line's shape (``blanked_line``) by the line with its names
+blanked (``%_``), which decides it. ``blanked_line`` blanks strings before names, but a
+name's body holds no quote, backslash, ``/`` or line break, so blanking the names first
+leaves every string and comment where it was (the names in a string go with it either
+way); ``%_`` is blanked to itself; and every later step reads text whose names are
+blanked. So the steps read the same text either way. Two kinds of line are not
+remembered so: an alias definition (a line that starts with ``#``, as its key does), whose ``array<`` test reads the text before its names are
+blanked and which an export holds once each; and a custom call line, shaped by its
+statement as above (a name may hold ``custom_call``, so that test reads the line itself,
+not its key). The other lines of an export differ mostly in their names: most are
+shaped once. A line that binds one constant as a rewrite writes it is shaped as ``%_``
+and its rest's shape (``constant_line_shape``): every part a blanking takes lies in the
+name or in the rest, and what decides a blanking (an ``array<``, a ``//``) is never in
+the name.
 
 A line new from its stack may have been lexed from another stack with the same top
 states. An LR parser's step reads the state on top of its stack: the action, and the
@@ -203,7 +207,7 @@ _CONSTANT_REST = re.compile(
     r'|dense<(?P<dense>"0x[0-9A-Fa-f]*"|[-+0-9.eE, \[\]()truefals]*)>)'
     r"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#[A-Za-z_$.\-][\w$.\-]*\)\n"
 )
-_REMEMBERED_RESTS = 1 << 14  # blanked rests of lines a validation keeps, at most
+_REMEMBERED_LINES = 1 << 14  # lines' shapes a validation keeps by their keys, at most
 _SPLAT_NUMBER = re.compile(_SPLAT_NUMBER_FORM)
 # The types after which _CONSTANT_VALUE blanks a float, and an integer of nine digits.
 _FLOAT_BLANKED_AFTER = frozenset({" : f32", " : f64"})
@@ -422,14 +426,13 @@ class LineShapes:
     on it, as on the end). The statement is what the rewrite finds the shape of, so a
     validation can keep it for the rewrite (``holes.FoundShapes``). Another line has its
     names, location aliases, symbols, splat numbers, constant value and strings blanked
-    (``blanked_line``). A line that binds one name is that name's blanking followed by its
-    rest's (no blanking reaches across the `` = `` between them), and the rests with their
-    names blanked recur: so their blankings are remembered by that key."""
+    (``blanked_line``), remembered by the line with its names blanked, which decides it
+    (the module argues why)."""
 
     def __init__(self, found: FoundShapes | None = None) -> None:
         self.calls = ShapeFinder() if found is None else found.finder
         self.found_at = None if found is None else found.at  # the statements' shapes kept
-        self.rests: dict[str, str] = {}
+        self.lines: dict[str, str] = {}
 
     def of(self, line: str, offset: int = -1) -> str:
         """The shape of ``line``, which starts at ``offset`` of its text when that is
@@ -446,20 +449,26 @@ class LineShapes:
             if not known.integers_taken(texts):
                 return line
             return f"{known.key}{line[end:]}"
-        named = _ONE_RESULT.match(line)
-        if named is None:
+        if line[:1] == "#":  # an alias definition
             return blanked_line(line)
-        rest = line[named.end() :]
-        if "%" in rest:
-            rest = _VALUE_NAME.sub("%_", rest)  # the key, which decides the blanking
-        blanked = self.rests.get(rest)
-        if blanked is None:
-            blanked = _constant_rest_shape(rest) if "arith.constant " in rest else None
-            if blanked is None:
-                blanked = blanked_line(rest)
-            if len(self.rests) < _REMEMBERED_RESTS:
-                self.rests[rest] = blanked
-        return f"{named.group(1)}%_{blanked}"
+        key = _VALUE_NAME.sub("%_", line) if "%" in line else line  # decides the shape
+        shape = self.lines.get(key)
+        if shape is None:
+            shape = _shape_of_blanked_names(key)
+            if len(self.lines) < _REMEMBERED_LINES:
+                self.lines[key] = shape
+        return shape
+
+
+def _shape_of_blanked_names(line: str) -> str:
+    """``blanked_line(line)`` for a ``line`` whose names are blanked and that is no alias
+    definition, at half its cost for a constant's line as a rewrite writes it."""
+    named = _ONE_RESULT.match(line)
+    if named is not None and "arith.constant " in line:
+        shape = _constant_rest_shape(line[named.end() :])
+        if shape is not None:
+            return f"{named.group(1)}%_{shape}"
+    return blanked_line(line)
 
 
 def constant_line_shape(line: str) -> str | None:

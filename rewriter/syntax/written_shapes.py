@@ -34,9 +34,10 @@ holds ``custom_call``, and the text is the pattern filled.
 
 A line with a field of (e) is, with what is before the edit, ``B%n = arith.constant v :
 T loc(#A)\n``, ``B`` blanks, ``n`` a run of ``N`` and ``A`` a symbol name. ``custom_call``
-is not in it (no value holds it, nor the literals). ``_ONE_RESULT`` takes ``B%n`` and
-`` = ``, and the rest, `` = arith.constant v : T loc(#A)\n``, is ``_CONSTANT_REST`` whole
-(``LineShapes.rests`` remembers what a rest gave, by a key that decides it): the float
+is not in it (no value holds it, nor the literals), nor a ``#`` at its start. Its key
+(``LineShapes.lines`` remembers what a line gave by a key that decides it) is ``B%_``
+and the rest: ``_ONE_RESULT`` takes ``B%_`` and `` = ``, and the rest, `` =
+arith.constant v : T loc(#A)\n``, is ``_CONSTANT_REST`` whole: the float
 alternative is tried first and takes all of a FLOAT-form ``v`` (greedy, and `` : T``
 follows), and an integer of digits alone fails it (no ``.``) and the boolean, and is the
 integer group.
@@ -55,22 +56,26 @@ values hold no quote, backslash, line break, ``%`` (but (a)'s first), ``@``, ``#
 1. ``custom_call`` occurs in L as in L': an occurrence is all ``N`` characters, so it
    cannot take (a)'s ``%``, the marker before (b), (c) and (d), or the character after a
    value; and no value holds it. So L and L' take the same branch (the call branch
-   never: those texts are not used).
-2. ``_ONE_RESULT`` takes blanks, ``%``, a run of ``N`` and `` = ``: a run that reaches a
-   value is the value (maximal), and what follows it is literal. So both match alike,
-   and their rests differ only in fields. ``_constant_rest_shape`` needs a rest without
-   ``%`` and ``@``, with one alias right before ``)`` and a line break: so it declines
-   both rests when they hold (a), (b) or (c), and otherwise reads the same literals and
-   blanks the alias (d) in both.
-3. ``blanked_line``: strings are found by quotes, backslashes and line breaks alone,
-   which the values do not hold, so the same spans are blanked (a field inside one goes
-   with it); a comment is kept, and the steps below blank its fields as elsewhere. An
-   alias definition (a line that starts with ``#``: the first character is literal, or
-   (a)'s ``%``) reads runs that stop before every value, but for ``_ALIAS_USE``, which may
-   blank a (d) alias as ``#_`` in one line and not the other: step 5 blanks both. Its
-   ``array<`` test cannot reach a value, which no ``<`` follows.
-4. ``_VALUE_NAME`` takes ``%`` and its run: (a) and (b) whole, each to ``%_``; a run from
-   another ``%`` stops at the marker of every value.
+   never: those texts are not used). A ``#`` starts both or neither: the first character
+   is literal, or (a)'s ``%``.
+2. The key (not for an alias definition, a line that starts with ``#``): ``_VALUE_NAME``
+   takes ``%`` and its run: (a) and (b) whole, each to ``%_``; a run from another ``%``
+   stops at the marker of every value. So the keys differ only in fields, and only in
+   fields other than (a) and (b).
+3. ``_ONE_RESULT`` takes blanks, ``%``, a run of ``N`` and `` = ``: a run that reaches a
+   value is the value (maximal), and what follows it is literal. So both keys match
+   alike, and their rests differ only in fields. ``_constant_rest_shape`` needs a rest
+   without ``%`` and ``@``, with one alias right before ``)`` and a line break: so it
+   declines both rests when they hold (a), (b) or (c), and otherwise reads the same
+   literals and blanks the alias (d) in both.
+4. ``blanked_line`` (of the keys, or of L and L' when they are alias definitions):
+   strings are found by quotes, backslashes and line breaks alone, which the values do
+   not hold, so the same spans are blanked (a field inside one goes with it); a comment
+   is kept, and the steps below blank its fields as elsewhere. An alias definition reads
+   runs that stop before every value, but for ``_ALIAS_USE``, which may blank a (d) alias
+   as ``#_`` in one line and not the other: step 5 blanks both. Its ``array<`` test
+   cannot reach a value, which no ``<`` follows. ``_VALUE_NAME`` then blanks (a) and (b)
+   as in step 2 (in a key, ``%_`` to itself).
 5. ``_LOCATION_ALIAS`` and ``_SYMBOL`` blank (d) and (c) whole, to ``loc(#_)`` and ``@_``,
    and other matches stop at their markers.
 
