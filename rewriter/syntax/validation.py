@@ -105,16 +105,16 @@ Why a remembered outcome is the outcome the line itself would have:
 blanked (``%_``), which decides it. ``blanked_line`` blanks strings before names, but a
 name's body holds no quote, backslash, ``/`` or line break, so blanking the names first
 leaves every string and comment where it was (the names in a string go with it either
-way); ``%_`` is blanked to itself; and every later step reads text whose names are
-blanked. So the steps read the same text either way. Two kinds of line are not
-remembered so: an alias definition (a line that starts with ``#``, as its key does), whose ``array<`` test reads the text before its names are
-blanked and which an export holds once each; and a custom call line, shaped by its
+way); ``%_`` is blanked to itself; and in a line that is no alias definition, every step
+after the strings' reads the text with its names blanked. So the steps read the same text
+either way. Two kinds of line are not remembered so: an alias definition (a line that
+starts with ``#``, as its key does), whose ``array<`` test reads the text before its names
+are blanked and which an export holds once each; and a custom call line, shaped by its
 statement as above (a name may hold ``custom_call``, so that test reads the line itself,
-not its key). The other lines of an export differ mostly in their names: most are
-shaped once. A line that binds one constant as a rewrite writes it is shaped as ``%_``
-and its rest's shape (``constant_line_shape``): every part a blanking takes lies in the
-name or in the rest, and what decides a blanking (an ``array<``, a ``//``) is never in
-the name.
+not its key). The other lines of an export differ mostly in their names: most are shaped
+once. A line that binds one constant as a rewrite writes it is shaped as ``%_`` and its
+rest's shape (``constant_line_shape``): every part a blanking takes lies in the name or in
+the rest, and what decides a blanking (an ``array<``, a ``//``) is never in the name.
 
 A line new from its stack may have been lexed from another stack with the same top
 states. An LR parser's step reads the state on top of its stack: the action, and the
