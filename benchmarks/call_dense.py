@@ -14,7 +14,8 @@ the time from each call count to 4x as many (at most 4.4x is linear), the shape'
 run in turns. ``--modes`` also times the CLI's other modes in this process (``--list``,
 ``--list --format json``, ``--check``, ``--validate``, ``--emit-header``,
 ``--emit-ffi-adapters``, ``--abi iree``), each as a multiple of the plain rewrite's time
-through the same CLI, all of a file's in turns, and each mode's growth as the rewrite's.
+through the same CLI, all of a file's in turns, and each mode's growth as the rewrite's:
+in this process and with each run in a new process.
 
 The growth is measured twice. In this process, the least of runs in turns favours the
 smaller files: the allocator keeps a run's pages for the next when they are few and gives
@@ -140,9 +141,17 @@ def main() -> None:
     options.add_argument(
         "--one", metavar="FILE", help="only time one rewrite of FILE in this process, and print it"
     )
+    options.add_argument(
+        "--mode", choices=MODES, help="with --one: time the CLI in this mode instead"
+    )
     arguments = options.parse_args()
+    if arguments.mode and not arguments.one:
+        options.error("--mode goes with --one")
     if arguments.one:
-        time_one_rewrite(Path(arguments.one))
+        if arguments.mode:
+            time_one_mode(Path(arguments.one), arguments.mode)
+        else:
+            time_one_rewrite(Path(arguments.one))
         return
     files = sorted(Path(arguments.corpus).glob("*.mlir"), key=order)
     rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
@@ -242,7 +251,8 @@ def print_growth(files: list[Path], rounds: int, spread: float, modes: bool) -> 
 
 
 def print_modes_growth(shape: str, paths: dict[int, Path], rounds: int, spread: float) -> None:
-    """Each mode's growth for 4x the calls, the shape's files in turns through the CLI."""
+    """Each mode's growth for 4x the calls, the shape's files in turns through the CLI:
+    in this process, and with each run in a new process (``fresh_process_seconds``)."""
     counts = sorted(paths)
     with tempfile.TemporaryDirectory() as scratch:
         for mode in MODES:
@@ -255,8 +265,16 @@ def print_modes_growth(shape: str, paths: dict[int, Path], rounds: int, spread: 
                 rounds,
                 spread,
             )
+            fresh = least_reported(
+                {
+                    str(count): lambda path=path, mode=mode: fresh_process_seconds(path, mode)
+                    for count, path in paths.items()
+                },
+                rounds,
+            )
             steps = [
                 f"{count} -> {4 * count}: {least[str(4 * count)] / least[str(count)]:.2f}x"
+                f" / {fresh[str(4 * count)] / fresh[str(count)]:.2f}x"
                 for count in counts
                 if 4 * count in paths
             ]
@@ -272,12 +290,13 @@ def least_reported(actions: dict[str, Callable[[], float]], rounds: int) -> dict
     return least
 
 
-def fresh_process_seconds(path: Path) -> float:
+def fresh_process_seconds(path: Path, mode: str | None = None) -> float:
     """The CPU time of one rewrite of ``path`` in a new Python process, as the command line
-    runs it (``time_one_rewrite``)."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True, check=True
-    )
+    runs it (``time_one_rewrite``), or of one run of the CLI in ``mode`` (``time_one_mode``)."""
+    command = [sys.executable, __file__, "--one", str(path)]
+    if mode is not None:
+        command += ["--mode", mode]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     return float(done.stdout)
 
 
@@ -289,6 +308,18 @@ def time_one_rewrite(path: Path) -> None:
     before = time.process_time()
     rewriter.rewrite(text)
     print(time.process_time() - before)
+
+
+def time_one_mode(path: Path, mode: str) -> None:
+    """Print the CPU time of one run of the CLI in ``mode`` on ``path`` (its outputs thrown
+    away), after one on a bundled sample, which loads what every such process loads."""
+    with tempfile.TemporaryDirectory() as scratch:
+        run_cli(mode_command(mode, ROOT / "samples/rms_norm/rms_norm.mlir", f"{scratch}/sample"))
+        command = mode_command(mode, path, f"{scratch}/{path.stem}")
+        before = time.process_time()
+        run_cli(command)
+        seconds = time.process_time() - before
+    print(seconds)
 
 
 if __name__ == "__main__":

@@ -101,6 +101,14 @@ def test_call_dense_times_a_rewrite_in_a_new_process():
     done = run_script("call_dense.py", "--one", str(sample))
     assert done.returncode == 0, done.stderr
     assert 0 < float(done.stdout) < 60
+    # and of one run of the CLI in a mode, its outputs thrown away
+    for mode in ("json", "validate", "header"):
+        done = run_script("call_dense.py", "--one", str(sample), "--mode", mode)
+        assert done.returncode == 0, done.stderr
+        assert 0 < float(done.stdout) < 60
+    done = run_script("call_dense.py", "--mode", "json")
+    assert done.returncode == 2
+    assert "error: --mode goes with --one" in done.stderr
 
     spec = importlib.util.spec_from_file_location("call_dense", BENCHMARKS / "call_dense.py")
     assert spec is not None and spec.loader is not None
