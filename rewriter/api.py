@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .collector import collector_paused
 from .emit.ffi_adapters import adapters_source, externs_of_rewrite
 from .emit.header import Prototype, header_of, prototypes_of
 from .inputs import jax_inputs
@@ -174,7 +173,8 @@ def analyze(
     conventions = Abi(abi, iree_module)  # checked before any work is done
     targets, skip = patterns(targets, "targets"), patterns(skip, "skip")
     source = read_source(text, filename)
-    with _cyclic_collector_paused():
+    # The scan, the plan and the edits make a few objects per call (rewriter/collector.py).
+    with collector_paused():
         found = scan(source)
         if found.diagnostics:
             raise RewriteError(_bracket_error_placed(source, found.diagnostics))
@@ -199,25 +199,6 @@ def analyze(
     return Result(
         output, original, plan.reports, plan.warnings, plan.edits, plan.errors, plan.written
     )
-
-
-@contextmanager
-def _cyclic_collector_paused() -> Iterator[None]:
-    """The scan, the plan and the edits make a few objects per call that form no cycles;
-    with tens of thousands of calls alive, Python's cyclic collector would walk them again
-    and again, each full pass over all of them (10 to 15 % of the time of a call-dense
-    export, and what made 4x the calls cost 4.9x). Reference counting still frees
-    everything; the collector runs again, if it ran before, as soon as the rewrite is made.
-    A validation, which makes an object or more per line, is paused alike; its outcomes
-    remembered by parser state may refer to each other in cycles, which that next run of
-    the collector frees."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if running:
-            gc.enable()
 
 
 def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -264,7 +245,9 @@ def validate_input(text: str, *, filename: str = "<string>") -> Validated:
     from .syntax.rewrite_validation import validated
 
     source = read_source(text, filename)
-    with _cyclic_collector_paused():
+    # An object or more per line; outcomes remembered by parser state may refer to each
+    # other in cycles, which the collector's next run frees.
+    with collector_paused():
         outcome = validated(source)
     if isinstance(outcome, Diagnostic):
         raise RewriteError([outcome])
@@ -280,7 +263,7 @@ def validate_rewrite(result: Result, input_: Validated, *, filename: str = "<str
 
     rewritten = Source(result.text, filename)
     if input_.text == result.original:
-        with _cyclic_collector_paused():
+        with collector_paused():
             error = first_error_of_rewrite(rewritten, input_, result.edits, result.written)
     else:
         error = first_error(rewritten)

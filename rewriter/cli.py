@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from .collector import collector_paused
 from .emit import json_text
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.status import Status
@@ -338,7 +339,8 @@ def _list_calls(args: argparse.Namespace, name: str, result: Result, tally: _Tal
             print(_list_line(report))
         tally.counts[report.status] = tally.counts.get(report.status, 0) + 1
     if args.format == "json":  # the listing is for JSON alone; a text listing is printed
-        tally.listing.append(_json_file(name, result.calls, result.errors, result.warnings))
+        with collector_paused():  # a dict per call, and the rewrite's objects alive
+            tally.listing.append(_json_file(name, result.calls, result.errors, result.warnings))
     tally.status = 1 if result.errors else tally.status
 
 

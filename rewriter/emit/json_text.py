@@ -14,11 +14,12 @@ strings by value, and the keys of a dict (every call has the same ten) by their 
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterator
 from json.encoder import encode_basestring_ascii
 from typing import Any
+
+from ..collector import collector_paused
 
 _INDENT = "  "
 
@@ -49,18 +50,12 @@ CHUNK_PARTS = 1024
 def _parts(value: Any) -> list[str]:
     """The pieces of ``dumps(value)``'s text, in order.
 
-    The cyclic collector is paused meanwhile: the writer keeps a small tuple per list and
-    dict it writes, and with a listing's thousands alive (and a rewrite's objects beside
-    them) the collector would walk them all again and again, finding no cycle."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
+    The cyclic collector is paused meanwhile (``rewriter.collector``): the writer keeps a
+    small tuple per list and dict it writes, a listing's thousands of them."""
+    with collector_paused():
         writer = _Writer()
         writer.write(value, "\n")
         return writer.parts
-    finally:
-        if running:
-            gc.enable()
 
 
 class _Writer:
