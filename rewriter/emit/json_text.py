@@ -37,8 +37,8 @@ def chunks(value: Any) -> Iterator[str]:
     A listing runs to hundreds of megabytes (152 MB for 64k calls of twelve attributes):
     joined whole, and then encoded whole to be written, it took two more copies of that
     (peak memory of the CLI 632 MB, now 350 MB). Each piece here is made, written and
-    dropped in turn. The pieces come once the whole value is written (the
-    parts of a container met again are joined from where they sit)."""
+    dropped in turn. The pieces come once the whole value is written (the parts of a
+    container met again are joined from where they sit)."""
     parts = _parts(value)
     for start in range(0, len(parts), CHUNK_PARTS):
         yield "".join(parts[start : start + CHUNK_PARTS])

@@ -454,21 +454,12 @@ class LineShapes:
         key = _VALUE_NAME.sub("%_", line) if "%" in line else line  # decides the shape
         shape = self.lines.get(key)
         if shape is None:
-            shape = _shape_of_blanked_names(key)
+            shape = constant_line_shape(key) if "arith.constant " in key else None
+            if shape is None:
+                shape = blanked_line(key)
             if len(self.lines) < _REMEMBERED_LINES:
                 self.lines[key] = shape
         return shape
-
-
-def _shape_of_blanked_names(line: str) -> str:
-    """``blanked_line(line)`` for a ``line`` whose names are blanked and that is no alias
-    definition, at half its cost for a constant's line as a rewrite writes it."""
-    named = _ONE_RESULT.match(line)
-    if named is not None and "arith.constant " in line:
-        shape = _constant_rest_shape(line[named.end() :])
-        if shape is not None:
-            return f"{named.group(1)}%_{shape}"
-    return blanked_line(line)
 
 
 def constant_line_shape(line: str) -> str | None:
