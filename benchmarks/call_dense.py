@@ -3,19 +3,19 @@
 ``python benchmarks/make_call_dense.py`` first (``--large`` adds the 70k-call export),
 then ``python benchmarks/call_dense.py [CORPUS_DIR] [--modes] [--repeats N] [--spread S]``.
 
-For every file: the least CPU time of ``rewriter.rewrite`` and of jaxlib's
-``ir.Module.parse`` + ``get_asm(enable_debug_info=True)`` in this process, run in turns
-(ours, jaxlib's, ours, ...) for at least N rounds (default 5) and ``--spread`` seconds
-(default 3; files over 20 MB: 3 rounds at most, no spread), their ratio
-(jaxlib's time over ours: above 1.0 the rewrite is faster), and the rewrite's peak Python
-memory (tracemalloc) against the limit 3 x input + 100 MB, and the time of the notebook
-view (``Result._repr_html_``, which shows 200 calls). Then, per shape, the growth of
-the time from each call count to 4x as many (at most 4.4x is linear), the shape's files
-run in turns. ``--modes`` also times the CLI's other modes in this process (``--list``,
-``--list --format json``, ``--check``, ``--validate``, ``--emit-header``,
-``--emit-ffi-adapters``, ``--abi iree``), each as a multiple of the plain rewrite's time
-through the same CLI, all of a file's in turns, and each mode's growth as the rewrite's:
-in this process and with each run in a new process.
+For every file: the least CPU time of ``rewriter.rewrite(text).text`` (the rewritten text
+is joined when first read) and of jaxlib's ``ir.Module.parse`` +
+``get_asm(enable_debug_info=True)`` in this process, run in turns (ours, jaxlib's, ours,
+...) for at least N rounds (default 5) and ``--spread`` seconds (default 3; files over
+20 MB: 3 rounds at most, no spread), their ratio (jaxlib's time over ours: above 1.0 the
+rewrite is faster), and the rewrite's peak Python memory (tracemalloc) against the limit
+3 x input + 100 MB, and the time of the notebook view (``Result._repr_html_``, which shows
+200 calls). Then, per shape, the growth of the time from each call count to 4x as many (at
+most 4.4x is linear), the shape's files run in turns. ``--modes`` also times the CLI's
+other modes in this process (``--list``, ``--list --format json``, ``--check``,
+``--validate``, ``--emit-header``, ``--emit-ffi-adapters``, ``--abi iree``), each as a
+multiple of the plain rewrite's time through the same CLI, all of a file's in turns, and
+each mode's growth as the rewrite's: in this process and with each run in a new process.
 
 The growth is measured twice. In this process, the least of runs in turns favours the
 smaller files: the allocator keeps a run's pages for the next when they are few and gives
@@ -171,14 +171,14 @@ def main() -> None:
             spread = 0.0 if large else arguments.spread
             least = least_in_turns(
                 {
-                    "ours": lambda text=text: rewriter.rewrite(text),
+                    "ours": lambda text=text: rewriter.rewrite(text).text,
                     "jaxlib": jaxlib_parse_and_print(text),
                 },
                 repeats,
                 spread,
             )
             ours, theirs = least["ours"], least["jaxlib"]
-            peak = peak_megabytes(lambda text=text: rewriter.rewrite(text))
+            peak = peak_megabytes(lambda text=text: rewriter.rewrite(text).text)
             result = rewriter.rewrite(text)
             html = least_seconds(result._repr_html_, repeats)
             del result
@@ -224,7 +224,7 @@ def print_growth(files: list[Path], rounds: int, spread: float, modes: bool) -> 
         texts = {count: paths[count].read_text() for count in counts}
         actions: dict[str, Callable[[], object]] = {}
         for count in counts:
-            actions[f"ours {count}"] = lambda text=texts[count]: rewriter.rewrite(text)
+            actions[f"ours {count}"] = lambda text=texts[count]: rewriter.rewrite(text).text
             actions[f"jaxlib {count}"] = jaxlib_parse_and_print(texts[count])
         least = least_in_turns(actions, rounds, spread)
         del texts, actions
@@ -306,8 +306,9 @@ def time_one_rewrite(path: Path) -> None:
     rewriter.rewrite((ROOT / "samples/rms_norm/rms_norm.mlir").read_text())
     text = path.read_text()
     before = time.process_time()
-    rewriter.rewrite(text)
+    rewritten = rewriter.rewrite(text).text
     print(time.process_time() - before)
+    del rewritten
 
 
 def time_one_mode(path: Path, mode: str) -> None:

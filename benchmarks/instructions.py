@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # The child: rewrite the file once (loading everything), then RUNS more times.
 _CHILD = (
     "import sys; sys.path.insert(0, sys.argv[1]); import rewriter; "
-    "text = open(sys.argv[2]).read(); rewriter.rewrite(text)\n"
-    "for _ in range(int(sys.argv[3])): rewriter.rewrite(text)"
+    "text = open(sys.argv[2]).read(); rewriter.rewrite(text).text\n"
+    "for _ in range(int(sys.argv[3])): rewriter.rewrite(text).text"
 )
 _COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
 

@@ -26,21 +26,64 @@ if TYPE_CHECKING:
     from .syntax.written_shapes import Written
 
 
-@dataclass
+@dataclass(init=False, eq=False)
 class Result:
-    """A rewritten module: its text, what happened to each custom call, and the warnings."""
+    """A rewritten module: its text, what happened to each custom call, and the warnings.
 
-    text: str
+    ``text`` is joined from ``original`` and ``edits`` when it is first read, unless it was
+    given: ``--list``, ``--check`` and the emitters read the calls alone, and the join makes
+    a second copy of a module as large as the output (80 MB for a 38 MB export whose every
+    call has long attributes). Equality compares ``text`` like the other fields.
+    """
+
     original: str
-    calls: list[CallReport] = field(default_factory=list)
-    warnings: list[Diagnostic] = field(default_factory=list)
-    edits: list[Edit] = field(default_factory=list)
-    errors: list[Diagnostic] = field(default_factory=list)
+    calls: list[CallReport]
+    warnings: list[Diagnostic]
+    edits: list[Edit]
+    errors: list[Diagnostic]
     # With ``analyze(..., validated=...)``: each rewritten call's replacement as it was
     # written, by where its edit starts; ``validate_rewrite`` shapes a form's lines once.
-    written: dict[int, Written] | None = field(default=None, repr=False, compare=False)
+    written: dict[int, Written] | None = field(default=None, repr=False)
     # The jax.export.Exported the module came from, when made by ``rewriter.export``.
-    exported: Any = field(default=None, repr=False, compare=False)
+    exported: Any = field(default=None, repr=False)
+
+    def __init__(
+        self,
+        text: str | None,
+        original: str,
+        calls: list[CallReport] | None = None,
+        warnings: list[Diagnostic] | None = None,
+        edits: list[Edit] | None = None,
+        errors: list[Diagnostic] | None = None,
+        written: dict[int, Written] | None = None,
+        exported: Any = None,
+    ) -> None:
+        """``text`` None: the edits applied to ``original``, joined when first read."""
+        self._text = text
+        self.original = original
+        self.calls = [] if calls is None else calls
+        self.warnings = [] if warnings is None else warnings
+        self.edits = [] if edits is None else edits
+        self.errors = [] if errors is None else errors
+        self.written = written
+        self.exported = exported
+
+    @property
+    def text(self) -> str:
+        """The rewritten module."""
+        if self._text is None:
+            with collector_paused():  # a key per edit, in its sort (rewriter/collector.py)
+                self._text = apply_edits(self.original, self.edits) if self.edits else self.original
+        return self._text
+
+    @text.setter
+    def text(self, text: str) -> None:
+        self._text = text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return _compared(self) == _compared(other)
 
     @property
     def changed(self) -> bool:
@@ -51,6 +94,18 @@ class Result:
         from .emit.notebook import render_result
 
         return render_result(self)
+
+
+def _compared(result: Result) -> tuple[object, ...]:
+    """What makes two Results equal: all but ``written`` and ``exported``."""
+    return (
+        result.text,
+        result.original,
+        result.calls,
+        result.warnings,
+        result.edits,
+        result.errors,
+    )
 
 
 def _call_report_html(report: CallReport) -> str:
@@ -191,13 +246,10 @@ def analyze(
             keep_written=validated is not None,
             found=taken,
         )
-        original = source.text
-        # The output is as large as the edits and the rest of the text together, and both
-        # are alive while it is joined: what only planning needed goes first.
-        del found, source
-        output = apply_edits(original, plan.edits) if plan.edits else original
+    # The text is joined when first read (``Result.text``), once what only planning
+    # needed is gone: it is as large as the edits and the rest of the original together.
     return Result(
-        output, original, plan.reports, plan.warnings, plan.edits, plan.errors, plan.written
+        None, source.text, plan.reports, plan.warnings, plan.edits, plan.errors, plan.written
     )
 
 

@@ -217,9 +217,10 @@ def test_a_truncated_file_still_names_the_brace_left_open():
 def test_the_cyclic_collector_is_paused_while_rewriting_and_restored(
     monkeypatch: pytest.MonkeyPatch, running: bool
 ) -> None:
-    """analyze pauses Python's cyclic collector while it scans, plans and applies the edits
-    (speed, and linear time, on call-dense exports) and leaves it as it found it, also when
-    planning raises or the file is unusable."""
+    """analyze pauses Python's cyclic collector while it scans and plans, and so does
+    ``Result.text`` while it applies the edits (speed, and linear time, on call-dense
+    exports); each leaves it as it found it, also when planning raises or the file is
+    unusable."""
     import gc
 
     import rewriter.api as api
@@ -240,8 +241,11 @@ def test_the_cyclic_collector_is_paused_while_rewriting_and_restored(
     was = gc.isenabled()
     (gc.enable if running else gc.disable)()
     try:
-        rewriter.analyze(RMS)
-        assert seen == [("scan", False), ("plan_rewrite", False), ("apply_edits", False)]
+        result = rewriter.analyze(RMS)
+        assert seen == [("scan", False), ("plan_rewrite", False)]
+        assert gc.isenabled() == running
+        assert result.text == rewriter.rewrite(RMS).text
+        assert seen[2] == ("apply_edits", False)
         assert gc.isenabled() == running
         with pytest.raises(rewriter.RewriteError):
             rewriter.analyze("module {\n")
@@ -278,3 +282,21 @@ def test_brackets_are_matched_on_ascii_text_only():
         rewriter.rewrite(outside)
     [error] = caught.value.diagnostics
     assert error.message == "unexpected character 'ü' (U+00FC): not valid MLIR syntax"
+
+
+def test_a_results_text_is_its_edits_applied_or_the_text_it_was_given():
+    """``Result.text`` is joined from the original and the edits when first read (once),
+    unless a text was given, as for a Result built by hand; equality compares texts."""
+    from rewriter.api import Result
+    from rewriter.plan.edits import apply_edits
+
+    result = rewriter.analyze(RMS)
+    assert result.text == apply_edits(RMS, result.edits) != RMS
+    assert result.text is result.text
+    assert result.changed and result == rewriter.rewrite(RMS)
+    given = Result("rewritten by hand", RMS)
+    assert given.text == "rewritten by hand" and given.edits == [] and given.changed
+    assert given != Result("rewritten otherwise", RMS)
+    assert Result(None, RMS).text == RMS and not Result(None, RMS).changed
+    result.text = "assigned"
+    assert result.text == "assigned" and result != rewriter.rewrite(RMS)

@@ -848,6 +848,42 @@ def test_a_text_listing_does_not_build_the_json_listing(monkeypatch, capsys) -> 
     assert capsys.readouterr().out == out(run_cli(export, "--list"))
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--list"],
+        ["--list", "--format", "json"],
+        ["--emit-header", "{dir}/k.h"],
+        ["--emit-ffi-adapters", "{dir}/k.c"],
+    ],
+    ids=["list", "json", "header", "adapters"],
+)
+def test_modes_that_write_no_module_never_join_the_rewritten_text(
+    monkeypatch, capsys, tmp_path: Path, options: list[str]
+) -> None:
+    """The rewritten text is as large as the module and its edits together (80 MB for
+    long_attributes_64000): a listing and the emitters read the calls alone, so they never
+    make it. What they print and write is what a run in a new process makes."""
+    import rewriter.api as api
+
+    def no_join(*args: object) -> None:
+        raise AssertionError("the rewritten text was joined")
+
+    export = ROOT / "tests" / "data" / "call_dense" / "layouts_48.mlir"
+    arguments = [option.format(dir=tmp_path / "here") for option in options]
+    (tmp_path / "here").mkdir()
+    monkeypatch.setattr(api, "apply_edits", no_join)
+    assert cli.main([str(export), *arguments]) == 0
+    monkeypatch.undo()
+    printed = capsys.readouterr().out
+    (tmp_path / "anew").mkdir()
+    fresh = run_cli(export, *(option.format(dir=tmp_path / "anew") for option in options))
+    assert printed == out(fresh)
+    for name in {"--emit-header": ["k.h"], "--emit-ffi-adapters": ["k.c"]}.get(options[0], []):
+        written = (tmp_path / "here" / name).read_text()
+        assert "layouts" in written and written == (tmp_path / "anew" / name).read_text()
+
+
 @pytest.mark.parametrize("running", [True, False])
 def test_a_json_listing_is_built_with_the_cyclic_collector_paused(monkeypatch, capsys, running):
     """Each call's entry is a dict, made with the rewrite's objects alive: with the
