@@ -31,9 +31,10 @@ class Result:
     """A rewritten module: its text, what happened to each custom call, and the warnings.
 
     ``text`` is joined from ``original`` and ``edits`` when it is first read, unless it was
-    given: ``--list``, ``--check`` and the emitters read the calls alone, and the join makes
-    a second copy of a module as large as the output (80 MB for a 38 MB export whose every
-    call has long attributes). Equality compares ``text`` like the other fields.
+    given (a Result built by hand): ``--list`` and the emitters read the calls alone, and
+    the join is a copy of the whole module with its edits (80 MB for a 38 MB export whose
+    every call has long attributes). Equality compares ``text`` like the other fields;
+    ``repr`` leaves it out.
     """
 
     original: str
