@@ -6,17 +6,17 @@ then ``python benchmarks/call_dense.py [CORPUS_DIR] [--modes] [--repeats N] [--s
 For every file: the least CPU time of ``rewriter.rewrite(text).text`` (the rewritten text
 is joined when first read) and of jaxlib's ``ir.Module.parse`` +
 ``get_asm(enable_debug_info=True)`` in this process, run in turns (ours, jaxlib's, ours,
-...) for at least N rounds (default 5) and ``--spread`` seconds (default 3; files over 20
-MB: 3 rounds at most, no spread, but N for their modes), their ratio (jaxlib's time over
-ours: above 1.0 the rewrite is faster), and the rewrite's peak Python memory (tracemalloc)
-against the limit 3 x input + 100 MB, and the time of the notebook view
+...) for at least N rounds (default 5) and ``--spread`` seconds (default 3; files over
+20 MB: 3 rounds at most, no spread, but N for their modes), their ratio (jaxlib's time
+over ours: above 1.0 the rewrite is faster), and the rewrite's peak Python memory
+(tracemalloc) against the limit 3 x input + 100 MB, and the time of the notebook view
 (``Result._repr_html_``, which shows 200 calls). Then, per shape, the growth of the time
 from each call count to 4x as many (at most 4.4x is linear), the shape's files run in
-turns. ``--modes`` also times the CLI's other modes in this process (``--list``, ``--list
---format json``, ``--check``, ``--validate``, ``--emit-header``, ``--emit-ffi-adapters``,
-``--abi iree``), each as a multiple of the plain rewrite's time through the same CLI, all
-of a file's in turns, and each mode's growth as the rewrite's: in this process and with
-each run in a new process.
+turns. ``--modes`` also times the CLI's other modes in this process (``--list``,
+``--list --format json``, ``--check``, ``--validate``, ``--emit-header``,
+``--emit-ffi-adapters``, ``--abi iree``), each as a multiple of the plain rewrite's time
+through the same CLI, all of a file's in turns, and each mode's growth as the rewrite's:
+in this process and with each run in a new process.
 
 The growth is measured twice. In this process, the least of runs in turns favours the
 smaller files: the allocator keeps a run's pages for the next when they are few and gives
