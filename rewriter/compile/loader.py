@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..syntax.element_types import BY_MLIR
+from .arguments import check_count, convert, parameters
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
 from .handlers import HandlerError
@@ -152,13 +153,17 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
         if message is not None:
             raise HandlerError(f"{entry.name}: {message}")
 
+    expected = parameters(
+        entry.name, [(s.element, s.shape) for s in entry.inputs], entry.input_names
+    )
+
     def call(*arrays):
-        if len(arrays) != len(entry.inputs):
-            raise TypeError(f"{entry.name} takes {len(entry.inputs)} arrays, got {len(arrays)}")
+        check_count(entry.name, arrays, len(expected))
         keep = []
         arguments = []
-        for index, (array, spec) in enumerate(zip(arrays, entry.inputs, strict=True)):
-            prepared = _check_input(entry.name, index, array, spec)
+        for array, parameter in zip(arrays, expected, strict=True):
+            # np.require keeps a 0-d argument 0-d (np.ascontiguousarray makes it shape (1,)).
+            prepared = np.require(convert(array, parameter), requirements="C")
             keep.append(prepared)
             arguments.append(_input_descriptor(ffi, prepared, keep))
         if bridge:
@@ -182,19 +187,6 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
     call.__name__ = entry.name
     call.__doc__ = f"{entry.name}{[s.shape for s in entry.inputs]} via {entry.c_symbol}"
     return call
-
-
-def _check_input(name: str, index: int, array, spec: TensorSpec) -> np.ndarray:
-    # np.require keeps a 0-d argument 0-d (np.ascontiguousarray would make it shape (1,)).
-    prepared = np.require(array, dtype=dtype_of(spec.element), requirements="C")
-    if prepared.ndim != len(spec.shape) or any(
-        want not in (-1, got) for want, got in zip(spec.shape, prepared.shape, strict=True)
-    ):
-        raise ValueError(
-            f"{name}: argument {index} has shape {prepared.shape}, expected "
-            f"{tuple('?' if d < 0 else d for d in spec.shape)}"
-        )
-    return prepared
 
 
 def _input_descriptor(ffi, array: np.ndarray, keep: list[object]):

@@ -11,22 +11,27 @@ gets them back in contract order (operands, then attributes in dictionary order)
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import json
 import os
 import re
 import tempfile
+import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from ..compile.arguments import Parameter, check_count, convert
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..plan.ffi_facts import FactsError
+from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
-from .build import BuildError, compile_module, read_vmfb
+from .build import ARGUMENT_NAMES_KEY, BuildError, compile_module, read_vmfb
 from .ffi_handlers import FfiBridge, is_ffi_handler
 from .kernels import KernelImport, KernelSignatureError
 from .signatures import ImportSignature
@@ -142,21 +147,40 @@ def _release_loaded_modules() -> None:
 
 
 class _Errors:
-    """The exception an implementation raised, so the caller sees it rather than IREE's
-    RuntimeError that wraps its text."""
+    """The exception an implementation raised, so that its caller sees it rather than the
+    RuntimeError in which IREE wraps its text: kept per thread (an import runs on the
+    thread that called the function), and per call (a call started from inside an import
+    has its own)."""
 
     def __init__(self) -> None:
-        self.pending: BaseException | None = None
+        self._local = threading.local()
 
     def guard(self, serve: Callable[..., object]) -> Callable[..., object]:
         def method(state, *arguments):
             try:
                 return serve(*arguments)
             except Exception as error:
-                self.pending = error
+                pending = getattr(self._local, "pending", None)
+                if pending is not None and not pending:
+                    pending.append(error)  # the first: later ones are its consequences
                 raise
 
         return method
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[list[BaseException]]:
+        """Around one invocation: the list holds the implementation's exception when
+        IREE's RuntimeError came from one (the RuntimeError is then not raised)."""
+        outer = getattr(self._local, "pending", None)
+        pending: list[BaseException] = []
+        self._local.pending = pending
+        try:
+            yield pending
+        except RuntimeError:
+            if not pending:
+                raise
+        finally:
+            self._local.pending = outer
 
 
 def load(
@@ -199,9 +223,7 @@ def load(
     bound = context.modules[program.name]
     handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
     functions = {
-        name: _public_function(
-            name, handles, errors, _argument_elements(program, name), config.device
-        )
+        name: _public_function(name, handles, errors, _parameters(program, name), config.device)
         for name in handles
     }
     return IreeModule(functions, keep_alive, handles)
@@ -291,61 +313,65 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
             raise LoadError(f"{path}: {error}") from None
 
 
-def _argument_elements(program, name: str) -> list[str | None]:
-    """The element type of each tensor argument of a public function (None for others),
-    read from the declaration IREE keeps in the function's reflection."""
+def _parameters(program, name: str) -> list[Parameter | None] | None:
+    """Each argument of a public function as a tensor ``Parameter`` (None for one that is
+    no tensor: a scalar or a list, passed on as it is), read from the declaration IREE
+    keeps in the function's reflection, with JAX's argument names when ``compile_module``
+    recorded them; None when the declaration cannot be read."""
     function = program.lookup_function(name)
-    declaration = function.reflection.get("iree.abi.declaration", "") if function else ""
+    reflection = function.reflection if function else {}
+    declaration = reflection.get("iree.abi.declaration", "")
     start = declaration.find("(")
     if start < 0:
-        return []
+        return None
     inside = declaration[start + 1 : start + 1 + closing_bracket(declaration[start + 1 :])]
-    elements: list[str | None] = []
-    for argument in split_types(inside):
+    try:
+        names = json.loads(reflection.get(ARGUMENT_NAMES_KEY, "[]"))
+    except ValueError:
+        names = []
+    types = split_types(inside) if inside.strip() else []
+    names = [n if isinstance(n, str) else None for n in names][: len(types)]
+    names += [None] * (len(types) - len(names))
+    found: list[Parameter | None] = []
+    for index, (argument, argument_name) in enumerate(zip(types, names, strict=True)):
         type_ = argument.split(":", 1)[-1].strip()
         # `tensor<i8> {iree.abi.encoding = tensor<ui8>}`: the encoding is the caller's type
         encoding = _ENCODING.search(type_)
         type_ = encoding.group(1) if encoding else type_.split(" {", 1)[0]
-        try:
-            elements.append(tensor_type(type_)[1])
-        except TypeError:  # not a tensor (a scalar, a list): passed on as it is
-            elements.append(None)
-    return elements
+        tensor = parse_tensor(type_)
+        if tensor is None or tensor.element not in BY_MLIR:
+            found.append(None)
+            continue
+        shape = tuple(-1 if d is None else d for d in tensor.dims)
+        dtype = BY_MLIR[tensor.element].dtype
+        found.append(Parameter(name, index, argument_name, tensor.element, shape, dtype))
+    return found
 
 
 _ENCODING = re.compile(r"iree\.abi\.encoding = (tensor<[^{}]*>)")
-
-
-def _as_tensor(value, element: str | None):
-    """A number or numpy scalar given for a tensor argument as a 0-d (or n-d) array of the
-    argument's element type: IREE would pass a Python number as a VM scalar instead."""
-    if element is None or isinstance(value, np.ndarray) or hasattr(value, "to_host"):
-        return value
-    return np.require(value, dtype=dtype_of(element), requirements="C")
 
 
 def _public_function(
     name: str,
     handles: dict[str, Callable[..., object]],
     errors: _Errors,
-    elements: list[str | None],
+    expected: list[Parameter | None] | None,
     device,
 ) -> Callable[..., object]:
     def call(*arrays):
         invoker = handles.get(name)
         if invoker is None:
             raise LoadError(f"{name}: the module was closed; load it again")
-        if len(arrays) == len(elements):
-            arrays = tuple(_as_tensor(a, e) for a, e in zip(arrays, elements, strict=True))
-        errors.pending = None
+        if expected is not None:
+            check_count(name, arrays, len(expected))
+            arrays = tuple(
+                a if p is None else convert(a, p) for a, p in zip(arrays, expected, strict=True)
+            )
         imported: list[object] = []  # the memory of the arguments, until the results are out
-        try:
+        with errors.call() as raised:
             returned = invoker(*[input_view(device, a, imported) for a in arrays])
-        except RuntimeError:
-            pending, errors.pending = errors.pending, None
-            if pending is not None:
-                raise pending from None
-            raise
+        if raised:
+            raise raised[0] from None
         if isinstance(returned, tuple):
             return tuple(_to_numpy(r) for r in returned)
         return None if returned is None else _to_numpy(returned)
