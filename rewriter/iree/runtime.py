@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compile.arguments import Parameter, check_count, convert
+from ..compile.handlers import is_ffi_handler
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
@@ -32,7 +33,8 @@ from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
 from .build import ARGUMENT_NAMES_KEY, BuildError, compile_module, read_vmfb
-from .ffi_handlers import FfiBridge, is_ffi_handler
+from .ffi_handlers import FfiBridge
+from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
 from .signatures import ImportSignature
 from .values import (
@@ -208,12 +210,13 @@ def load(
 
     path = Path(path)
     data, signatures = _program(path, cpu, compile_args)
-    _check_imports(path, signatures, imports)
+    _check_modules(path, signatures)
+    chosen = implementations(path, signatures, imports)
     config = rt.Config(driver)
     errors = _Errors()
-    bridge = _ffi_bridge(path, signatures, imports)
+    bridge = _ffi_bridge(path, signatures, chosen)
     keep_alive: list[object] = [config, errors, bridge]
-    modules = _import_modules(signatures, imports, bridge, config.device, errors)
+    modules = _import_modules(signatures, chosen, bridge, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     try:
         context = rt.SystemContext(vm_modules=[*modules, program], config=config)
@@ -236,6 +239,12 @@ def _program(
     try:
         if path.suffix == ".vmfb":
             return path.read_bytes(), read_vmfb(path)
+        if _is_shared_object(path):
+            raise LoadError(
+                f"{path} is a shared object, not a module of IREE: load one of "
+                "rewriter.compile with rewriter.compile.load; rewriter.iree.load takes a .vmfb "
+                "or a module rewritten with --abi iree (.mlir)"
+            )
         return compile_module(path, cpu=cpu, extra_args=compile_args)
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
@@ -243,23 +252,19 @@ def _program(
         raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
-def _check_imports(
-    path: Path, signatures: list[ImportSignature], imports: Mapping[str, object]
-) -> None:
-    """One VM module provides every import, and ``imports`` names exactly its functions."""
+def _is_shared_object(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4) == b"\x7fELF"
+    except OSError:
+        return False  # compile_module says why it cannot be read
+
+
+def _check_modules(path: Path, signatures: list[ImportSignature]) -> None:
+    """One VM module provides every import."""
     served = {s.module for s in signatures}
     if len(served) > 1:
         raise LoadError(f"{path}: imports of several modules ({', '.join(sorted(served))})")
-    names = {s.name for s in signatures}
-    unknown = sorted(set(imports) - names)
-    missing = sorted(names - set(imports))
-    if unknown or missing:
-        problems = []
-        if missing:
-            problems.append(f"no implementation for {', '.join(missing)}")
-        if unknown:
-            problems.append(f"no import named {', '.join(unknown)}")
-        raise LoadError(f"{path}: {'; '.join(problems)} (imports: {', '.join(sorted(names))})")
 
 
 def _import_modules(
@@ -297,12 +302,14 @@ def _server(
         raise LoadError(f"{signature.module}.{signature.name}: {error}") from None
     raise LoadError(
         f"{signature.module}.{signature.name}: {implementation!r} is not a "
-        "Python callable, a cffi function or an XLA FFI handler"
+        "Python callable, a cffi function or an XLA FFI handler (a PyCapsule, an "
+        "{'execute': capsule} bundle, a ctypes function or an address)"
     )
 
 
 def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
-    """The FFI adapters of the imports served by XLA FFI handlers, built and registered."""
+    """The FFI adapters of the imports served by XLA FFI handlers (``imports`` by import
+    name), built and registered."""
     served = [s for s in signatures if is_ffi_handler(imports[s.name])]
     if not served:
         return None
