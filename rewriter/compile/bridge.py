@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..abi import bridge_dir
 from ..emit.ffi_adapters import Extern, adapters_source
+from .extras import missing
 from .handlers import (
     handler_address,
     jaxlib_handlers,
@@ -46,7 +47,7 @@ def xla_ffi_include_dir() -> str:
         import jax.ffi
     except ImportError:
         raise ToolchainError(
-            "--ffi-bridge needs the XLA FFI C API header from jax: pip install jax jaxlib"
+            f"--ffi-bridge needs the XLA FFI C API header from jax: {missing('jax', 'jax')}"
         ) from None
     return jax.ffi.include_dir()
 

@@ -20,6 +20,8 @@ import _ctypes
 import ctypes
 from collections.abc import Iterable, Mapping
 
+from .extras import needs
+
 # The largest address a pointer holds.
 _ADDRESS_LIMIT = 1 << (8 * ctypes.sizeof(ctypes.c_void_p))
 
@@ -30,7 +32,8 @@ class HandlerError(RuntimeError):
 
 def jaxlib_handlers() -> dict[str, object]:
     """jaxlib's CPU LAPACK handlers (``lapack_spotrf_ffi``, ...) by target, as capsules."""
-    from jaxlib.cpu import _lapack
+    with needs("jax"):
+        from jaxlib.cpu import _lapack
 
     _lapack.initialize()
     return dict(_lapack.registrations())

@@ -19,6 +19,7 @@ from ..syntax.element_types import BY_MLIR
 from .arguments import check_count, convert, parameters
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
+from .extras import needs
 from .handlers import HandlerError
 from .load_errors import LoadError
 
@@ -69,7 +70,8 @@ def load(
     ``path`` and ``kernels`` name files: ``"libmodel.so"`` is ``./libmodel.so``, never a
     library found on the dynamic loader's search path.
     """
-    import cffi
+    with needs("compile"):
+        import cffi
 
     path = file_path(path)
     ffi = cffi.FFI()

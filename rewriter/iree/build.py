@@ -40,6 +40,7 @@ import tempfile
 from pathlib import Path
 
 from ..compile.entries import argument_names
+from ..compile.extras import MissingDependency, needs
 from ..compile.module_file import read_module_file
 from ..compile.toolchain import first_tool_found
 from .exact_math import make_math_exact
@@ -107,6 +108,11 @@ def compile_module(
 
     The code is for this machine's CPU unless ``cpu`` or ``triple`` say otherwise
     (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override."""
+    try:
+        with needs("iree"):
+            import iree.compiler  # noqa: F401 (the module is parsed and rewritten with it)
+    except MissingDependency as error:
+        raise BuildError(str(error)) from None
     path = Path(source)
     text = read_module_file(path, BuildError)
     with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:

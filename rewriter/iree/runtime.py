@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compile.arguments import Parameter, check_count, convert
+from ..compile.extras import needs
 from ..compile.handlers import is_ffi_handler
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
@@ -206,9 +207,19 @@ def load(
     A ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``:
     the portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
     """
+    with needs("iree", "iree.runtime"):
+        return _load(Path(path), imports, driver, cpu, compile_args)
+
+
+def _load(
+    path: Path,
+    imports: Mapping[str, object],
+    driver: str,
+    cpu: str | None,
+    compile_args: tuple[str, ...],
+) -> IreeModule:
     import iree.runtime as rt
 
-    path = Path(path)
     data, signatures = _program(path, cpu, compile_args)
     _check_modules(path, signatures)
     chosen = implementations(path, signatures, imports)
