@@ -15,7 +15,8 @@ The rule is numpy's ``same_kind`` casting with the values kept:
   them (``0.1`` for ``f32`` is ``np.float32(0.1)``); a finite value beyond its range (``1e300``
   for ``f32``) is a ``ValueError``. NaN and infinities stay what they are;
 - Python numbers count by their value, as numpy's own weak scalars do: ``3`` is fine for
-  ``ui8``, ``f32`` or ``complex<f64>``, ``0.5`` for ``f16``, ``True`` for anything;
+  ``ui8``, ``f32`` or ``complex<f64>``, ``0.5`` for ``f16``, ``True`` for anything; so do
+  (nested) lists of them: ``[1, 2]`` for ``ui8``;
 - the shape must be the parameter's: the rank, and every static dimension (a dynamic one,
   ``?``, takes any size); otherwise a ``ValueError``.
 
@@ -26,7 +27,7 @@ JAX's name of the argument: ``main: argument 0 ('x') ...``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,7 +52,9 @@ class Parameter:
 
     @property
     def shape_text(self) -> str:
-        return str(tuple("?" if d < 0 else d for d in self.shape))
+        """The shape as numpy prints one, ``?`` for a dynamic dimension: ``(?, 8)``."""
+        dims = ["?" if d < 0 else str(d) for d in self.shape]
+        return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
 
 
 def parameters(
@@ -85,6 +88,8 @@ def convert(value: object, parameter: Parameter) -> np.ndarray:
         return value
     if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
         converted = _python_number(value, parameter)
+    elif isinstance(value, (list, tuple)):
+        converted = _python_list(value, parameter)
     else:
         array = _as_array(value, parameter)
         _check_shape(array, parameter)
@@ -163,6 +168,17 @@ def _python_number(value: bool | int | float | complex, parameter: Parameter) ->
                 f"{parameter.element}"
             )
     return converted
+
+
+def _python_list(value: list | tuple, parameter: Parameter) -> np.ndarray:
+    """A (nested) list: each element converted as it would be alone, then one array."""
+    elements = np.asarray(value, dtype=object)
+    if any(isinstance(e, (list, tuple, np.ndarray)) for e in elements.flat):
+        raise TypeError(f"{parameter.where} is not an array: a nested list of unequal lengths")
+    _check_shape(elements, parameter)
+    one = replace(parameter, shape=())
+    converted = [convert(element, one) for element in elements.ravel()]
+    return np.array(converted, parameter.dtype).reshape(elements.shape)
 
 
 # The kind of a Python number (bool before int: True is an int too).
