@@ -70,7 +70,7 @@ def implementations(
             f"{s.module}.{s.name}" + (f" (target {targets[s.name]})" if targets[s.name] else "")
             for s in missing
         )
-        missing_targets = [t for s in missing if (t := targets[s.name]) is not None]
+        missing_targets = list(dict.fromkeys(t for s in missing if (t := targets[s.name])))
         hint = missing_handlers_hint(
             missing_targets, False, "imports=rewriter.compile.jaxlib_handlers()"
         )
