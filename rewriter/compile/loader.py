@@ -63,9 +63,12 @@ def load(
 
     A module compiled with ``--ffi-bridge`` calls XLA FFI handlers: ``ffi_handlers`` maps
     each target to its handler, as a PyCapsule (what ``jax.ffi.register_ffi_target``
-    takes), a ``{"execute": capsule}`` bundle or an address; ``"jaxlib"`` stands for
-    jaxlib's CPU LAPACK handlers (``jaxlib_handlers()``). A target without a handler is a
-    LoadError here; a handler's error is raised as HandlerError by the call.
+    takes), a ``{"execute": capsule}`` bundle, a ctypes function or an address; targets
+    the module does not call are ignored. ``"jaxlib"`` stands for jaxlib's CPU LAPACK
+    handlers (``jaxlib_handlers()``). A target without a handler, or a handler that cannot
+    be one (``handlers.handler_address``), is a LoadError here; a handler's error is raised
+    as HandlerError by the call. The functions check and convert their arguments
+    (``arguments.convert``).
 
     ``path`` and ``kernels`` name files: ``"libmodel.so"`` is ``./libmodel.so``, never a
     library found on the dynamic loader's search path.

@@ -197,12 +197,15 @@ def load(
     """Compile (``.mlir``) or open (``.vmfb``) a module rewritten with ``--abi iree``, serve
     its imports with ``imports`` and return its public functions.
 
-    ``imports`` maps each import's name (``S`` of ``@ffi.S``: the target's name unless the
-    rewrite renamed it) to a Python callable taking numpy arrays and attribute values in
-    contract order and returning a numpy array (a tuple of them for several results), to
-    a cffi function pointer of a C kernel following the contract, or to an XLA FFI handler
-    (a PyCapsule or an ``{"execute": capsule}`` bundle, served through the FFI bridge). The
-    functions take and return numpy arrays (a tuple for several results).
+    ``imports`` maps each import's target, or its name (``S`` of ``@ffi.S``), to a Python
+    callable taking numpy arrays and attribute values in contract order and returning a
+    numpy array (a tuple of them for several results), to a cffi function pointer of a C
+    kernel following the contract, or to an XLA FFI handler (as ``rewriter.compile.load``
+    takes one: a PyCapsule, an ``{"execute": capsule}`` bundle, a ctypes function or an
+    address; served through the FFI bridge); ``implementations.py`` says which key serves
+    which import, and keys that serve none are ignored. The functions check and convert
+    their arguments as the compiled path's do (``rewriter.compile.arguments``) and return
+    numpy arrays (a tuple for several results).
 
     A ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``:
     the portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
