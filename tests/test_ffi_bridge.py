@@ -10,6 +10,8 @@ own entries are not linked.
 from __future__ import annotations
 
 import ctypes
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -23,6 +25,7 @@ import pytest
 from kernel_library import (
     BRIDGE_SAMPLES,
     HANDLERS,
+    REPO,
     ROUND_TRIP,
     SAMPLES,
     assert_all_agree,
@@ -272,23 +275,63 @@ def test_missing_handler_is_a_load_error(tmp_path, handler_libraries):
         load(library)
 
 
+# Loads with handlers that are not ones, in a child process: a loader that called one
+# would crash the process, which must fail the test rather than end pytest.
+REFUSED_HANDLERS = """
+import ctypes, json, sys
+import numpy as np
+from rewriter.compile import load
+
+library, tutorial = sys.argv[1], ctypes.CDLL(sys.argv[2])
+cases = {
+    "empty bundle": {"rms_norm_tutorial": {}},
+    "address 0": {"rms_norm_tutorial": 0},
+    "python function": {"rms_norm_tutorial": lambda frame: None},
+    "unused keys": {"rms_norm_tutorial": tutorial.RmsNorm, "unused": 0, "unused_too": {}},
+}
+for name, handlers in cases.items():
+    try:
+        module = load(library, ffi_handlers=handlers)
+        result = module.main(np.ones((2, 4), np.float32)).tolist()
+        print(json.dumps([name, "", result]), flush=True)
+    except Exception as error:
+        print(json.dumps([name, type(error).__name__, str(error)]), flush=True)
+"""
+
+
 def test_what_cannot_be_a_handler_is_refused_at_load_and_jaxlib_is_not_suggested_twice(
     tmp_path, handler_libraries
 ):
     """``{'t': {}}``, an address of 0, a Python function: a LoadError naming the target,
-    before any handler is called. ``ffi_handlers='jaxlib'`` for a module whose target jaxlib
-    does not serve says so, instead of suggesting 'jaxlib' again."""
+    before any handler is called; handlers of targets the module does not call are not even
+    looked at. ``ffi_handlers='jaxlib'`` for a module whose target jaxlib does not serve
+    says so, instead of suggesting 'jaxlib' again."""
     tutorial = ctypes.CDLL(str(handler_libraries[0]))
     register_once("rms_norm_tutorial", tutorial.RmsNorm)
     x = np.ones((2, 4), np.float32)
     library = compile_with_cli(rewriter.export(tutorial_rms_norm, x).original, tmp_path, "w")
-    for handler, message in [
-        ({}, r"ffi_handlers\['rms_norm_tutorial'\]: an XLA FFI handler bundle is \{'execute'"),
-        (0, r"ffi_handlers\['rms_norm_tutorial'\]: the address 0 is no XLA FFI handler"),
-        (tutorial_rms_norm, r"\['rms_norm_tutorial'\]: a Python callable \(function\) is no"),
-    ]:
-        with pytest.raises(LoadError, match=message):
-            load(library, ffi_handlers={"rms_norm_tutorial": handler})
+    run = subprocess.run(
+        [sys.executable, "-c", REFUSED_HANDLERS, str(library), str(handler_libraries[0])],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    outcomes = {name: (kind, said) for name, kind, said in map(json.loads, run.stdout.splitlines())}
+    assert run.returncode == 0, run.stderr[-2000:]
+    where = f"{library}: ffi_handlers['rms_norm_tutorial']:"
+    assert outcomes["empty bundle"] == (
+        "LoadError",
+        f"{where} an XLA FFI handler bundle is {{'execute': handler}}; this one has no "
+        "'execute' (keys: none)",
+    )
+    assert outcomes["address 0"] == ("LoadError", f"{where} the address 0 is no XLA FFI handler")
+    kind, said = outcomes["python function"]
+    assert kind == "LoadError" and said.startswith(f"{where} a Python callable (function) is no")
+    expected = np.asarray(jax.jit(tutorial_rms_norm)(x))
+    assert outcomes["unused keys"] == ("", expected.tolist())
+
     with pytest.raises(LoadError) as error:
         load(library, ffi_handlers="jaxlib")
     message = str(error.value)
@@ -296,13 +339,6 @@ def test_what_cannot_be_a_handler_is_refused_at_load_and_jaxlib_is_not_suggested
     assert "jaxlib's CPU handlers do not include rms_norm_tutorial" in message
     assert "ffi_handlers='jaxlib'" not in message
     assert message.endswith("load(..., ffi_handlers={**jaxlib_handlers(), target: capsule})")
-    # A mapping with more targets than the module calls: the others are not even looked at.
-    module = load(
-        library,
-        ffi_handlers={"rms_norm_tutorial": tutorial.RmsNorm, "unused": {}, "unused_too": 0},
-    )
-    expected = np.asarray(jax.jit(tutorial_rms_norm)(x))
-    assert module.main(x).tobytes() == expected.tobytes()
 
 
 def test_handler_from_another_api_version_is_refused(tmp_path, handler_libraries):

@@ -135,7 +135,7 @@ def test_one_target_takes_one_handler(programs, tutorial):
     from rewriter.iree import load as load_iree
 
     _, vmfb, _, _, _ = programs["rms"]
-    other = ctypes.CDLL(None).abort  # never called: refused before anything runs
+    other = jaxlib_handlers()["lapack_spotrf_ffi"]  # a handler, of another target
     with pytest.raises(LoadError, match=rf"ffi\.{TARGET}_1 calls the target {TARGET}, which "):
         load_iree(vmfb, imports={TARGET: jax.ffi.pycapsule(tutorial), f"{TARGET}_1": other})
 
@@ -146,7 +146,9 @@ def test_a_missing_jaxlib_target_suggests_jaxlib_on_both_paths(programs):
 
     library, vmfb, _, _, _ = programs["cholesky"]
     with pytest.raises(LoadError) as error:
-        load_compiled(library, ffi_handlers={"lapack_dpotrf_ffi": 1})
+        load_compiled(
+            library, ffi_handlers={"lapack_dpotrf_ffi": jaxlib_handlers()["lapack_dpotrf_ffi"]}
+        )
     assert "calls the XLA FFI target lapack_spotrf_ffi but no handler was given" in str(error.value)
     assert "(jaxlib's CPU handlers serve lapack_spotrf_ffi: ffi_handlers='jaxlib'" in str(
         error.value
