@@ -85,25 +85,19 @@ def test_the_base_install_has_no_runner_packages(base_install: Path, tmp_path: P
     assert rewrite.stdout == SAMPLE.read_text()
 
 
-def test_compile_cli_names_the_compile_extra(base_install: Path, tmp_path: Path):
-    done = run(base_install, "-m", "rewriter.compile", str(SAMPLE), "-o", "lib.so", cwd=tmp_path)
+@pytest.mark.parametrize(
+    ("runner", "output", "extra"),
+    [("rewriter.compile", "lib.so", "compile"), ("rewriter.iree", "m.vmfb", "iree")],
+)
+def test_command_lines_name_their_extra(base_install: Path, tmp_path: Path, runner, output, extra):
+    done = run(base_install, "-m", runner, str(SAMPLE), "-o", output, cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert done.stderr == (
         f"{SAMPLE}: error: iree.compiler is not installed: "
-        "pip install 'stablehlo-ffi-rewriter[compile]'\n"
+        f"pip install 'stablehlo-ffi-rewriter[{extra}]'\n"
     )
-    assert not (tmp_path / "lib.so").exists()
-
-
-def test_iree_cli_names_the_iree_extra(base_install: Path, tmp_path: Path):
-    done = run(base_install, "-m", "rewriter.iree", str(SAMPLE), "-o", "m.vmfb", cwd=tmp_path)
-    assert done.returncode == 1
-    assert "Traceback" not in done.stderr
-    assert done.stderr == (
-        f"{SAMPLE}: error: iree.compiler is not installed: "
-        "pip install 'stablehlo-ffi-rewriter[iree]'\n"
-    )
+    assert not (tmp_path / output).exists()
 
 
 @pytest.mark.parametrize(

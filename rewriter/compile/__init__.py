@@ -11,10 +11,9 @@ install (``pip install 'stablehlo-ffi-rewriter[compile]'``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .extras import needs
+from .extras import lazy_names
 
 if TYPE_CHECKING:
     from .build import compile_module
@@ -54,14 +53,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'rewriter.compile' has no attribute {name!r}")
-    with needs("compile"):
-        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, "compile")

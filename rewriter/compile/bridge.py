@@ -19,6 +19,7 @@ from .handlers import (
     handler_address,
     jaxlib_handlers,
     missing_handlers_hint,
+    named_mapping,
     unused_keys_note,
 )
 from .load_errors import LoadError
@@ -164,12 +165,4 @@ def _given_handlers(handlers: Mapping[str, object] | str | None) -> Mapping[str,
                 f"ffi_handlers is a mapping of targets to handlers or 'jaxlib', not {handlers!r}"
             )
         return jaxlib_handlers()
-    if not isinstance(handlers, Mapping):
-        raise TypeError(
-            "ffi_handlers is a mapping of targets to handlers or 'jaxlib', not "
-            f"{type(handlers).__name__}"
-        )
-    for key in handlers:
-        if not isinstance(key, str):
-            raise TypeError(f"ffi_handlers maps target names (str) to handlers, not {key!r}")
-    return handlers
+    return named_mapping(handlers, "ffi_handlers", "targets")

@@ -10,7 +10,10 @@ the bare ``ModuleNotFoundError`` into a ``MissingDependency`` that names the ext
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 DISTRIBUTION = "stablehlo-ffi-rewriter"
 
@@ -48,3 +51,25 @@ def needs(extra: str, iree: str = "iree.compiler") -> Iterator[None]:
         if name == "iree":  # the namespace itself: name the package that was imported
             name = iree
         raise MissingDependency(missing(name, extra), name=error.name) from None
+
+
+def lazy_names(
+    package: str, homes: Mapping[str, str], extra: str
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` that import each public name from its
+    module (``homes``) on first use, inside ``needs(extra)``: importing the package costs
+    nothing, and a name whose module needs a missing package says which extra to install."""
+    module = sys.modules[package]
+
+    def attribute(name: str) -> Any:
+        if name not in homes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        with needs(extra):
+            value = getattr(importlib.import_module(homes[name], package), name)
+        setattr(module, name, value)
+        return value
+
+    def names() -> list[str]:
+        return sorted(set(vars(module)) | set(homes))
+
+    return attribute, names

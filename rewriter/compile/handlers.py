@@ -129,6 +129,17 @@ def _code_address(address: int) -> int:
     raise ValueError(f"{address:#x} is no XLA FFI handler: no code of this process is there")
 
 
+def named_mapping(value: object, what: str, keys: str) -> Mapping[str, object]:
+    """``value`` when it is a mapping with ``str`` keys (``what``: the argument's name,
+    ``keys``: what its keys name); TypeError otherwise."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} is a mapping of {keys} to handlers, not {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"{what} maps {keys} (str) to handlers, not {key!r}")
+    return value
+
+
 def _is_capsule(value: object) -> bool:
     return type(value).__name__ == "PyCapsule"
 

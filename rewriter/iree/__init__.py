@@ -19,10 +19,9 @@ Needs ``iree-base-compiler`` and ``iree-base-runtime`` (3.13.0): ``pip install
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..compile.extras import needs
+from ..compile.extras import lazy_names
 
 if TYPE_CHECKING:
     from .build import COMPILE_FLAGS, BuildError, compile_module, read_vmfb, target_flags
@@ -62,14 +61,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'rewriter.iree' has no attribute {name!r}")
-    with needs("iree"):
-        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, "iree")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..compile.handlers import missing_handlers_hint, unused_keys_note
+from ..compile.handlers import missing_handlers_hint, named_mapping, unused_keys_note
 from ..compile.load_errors import LoadError
 from ..plan.ffi_facts import FactsError, parse_facts
 from .signatures import ImportSignature
@@ -41,14 +41,7 @@ def implementations(
 ) -> dict[str, object]:
     """The implementation of each import, by import name (module docstring); LoadError
     naming every import that has none."""
-    if not isinstance(imports, Mapping):
-        raise TypeError(
-            "imports is a mapping of targets (or import names) to implementations, not "
-            f"{type(imports).__name__}"
-        )
-    for key in imports:
-        if not isinstance(key, str):
-            raise TypeError(f"imports maps targets or import names (str), not {key!r}")
+    named_mapping(imports, "imports", "targets or import names")
     targets = {s.name: target_of(s) for s in signatures}
     all_targets = {t for t in targets.values() if t is not None}
     chosen: dict[str, object] = {}
