@@ -10,6 +10,8 @@ own entries are not linked.
 from __future__ import annotations
 
 import ctypes
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -23,6 +25,7 @@ import pytest
 from kernel_library import (
     BRIDGE_SAMPLES,
     HANDLERS,
+    REPO,
     ROUND_TRIP,
     SAMPLES,
     assert_all_agree,
@@ -272,6 +275,72 @@ def test_missing_handler_is_a_load_error(tmp_path, handler_libraries):
         load(library)
 
 
+# Loads with handlers that are not ones, in a child process: a loader that called one
+# would crash the process, which must fail the test rather than end pytest.
+REFUSED_HANDLERS = """
+import ctypes, json, sys
+import numpy as np
+from rewriter.compile import load
+
+library, tutorial = sys.argv[1], ctypes.CDLL(sys.argv[2])
+cases = {
+    "empty bundle": {"rms_norm_tutorial": {}},
+    "address 0": {"rms_norm_tutorial": 0},
+    "python function": {"rms_norm_tutorial": lambda frame: None},
+    "unused keys": {"rms_norm_tutorial": tutorial.RmsNorm, "unused": 0, "unused_too": {}},
+}
+for name, handlers in cases.items():
+    try:
+        module = load(library, ffi_handlers=handlers)
+        result = module.main(np.ones((2, 4), np.float32)).tolist()
+        print(json.dumps([name, "", result]), flush=True)
+    except Exception as error:
+        print(json.dumps([name, type(error).__name__, str(error)]), flush=True)
+"""
+
+
+def test_what_cannot_be_a_handler_is_refused_at_load_and_jaxlib_is_not_suggested_twice(
+    tmp_path, handler_libraries
+):
+    """``{'t': {}}``, an address of 0, a Python function: a LoadError naming the target,
+    before any handler is called; handlers of targets the module does not call are not even
+    looked at. ``ffi_handlers='jaxlib'`` for a module whose target jaxlib does not serve
+    says so, instead of suggesting 'jaxlib' again."""
+    tutorial = ctypes.CDLL(str(handler_libraries[0]))
+    register_once("rms_norm_tutorial", tutorial.RmsNorm)
+    x = np.ones((2, 4), np.float32)
+    library = compile_with_cli(rewriter.export(tutorial_rms_norm, x).original, tmp_path, "w")
+    run = subprocess.run(
+        [sys.executable, "-c", REFUSED_HANDLERS, str(library), str(handler_libraries[0])],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    outcomes = {name: (kind, said) for name, kind, said in map(json.loads, run.stdout.splitlines())}
+    assert run.returncode == 0, run.stderr[-2000:]
+    where = f"{library}: ffi_handlers['rms_norm_tutorial']:"
+    assert outcomes["empty bundle"] == (
+        "LoadError",
+        f"{where} an XLA FFI handler bundle is {{'execute': handler}}; this one has no "
+        "'execute' (keys: none)",
+    )
+    assert outcomes["address 0"] == ("LoadError", f"{where} the address 0 is no XLA FFI handler")
+    kind, said = outcomes["python function"]
+    assert kind == "LoadError" and said.startswith(f"{where} a Python callable (function) is no")
+    expected = np.asarray(jax.jit(tutorial_rms_norm)(x))
+    assert outcomes["unused keys"] == ("", expected.tolist())
+
+    with pytest.raises(LoadError) as error:
+        load(library, ffi_handlers="jaxlib")
+    message = str(error.value)
+    assert "calls the XLA FFI target rms_norm_tutorial but no handler was given" in message
+    assert "jaxlib's CPU handlers do not include rms_norm_tutorial" in message
+    assert "ffi_handlers='jaxlib'" not in message
+    assert message.endswith("load(..., ffi_handlers={**jaxlib_handlers(), target: capsule})")
+
+
 def test_handler_from_another_api_version_is_refused(tmp_path, handler_libraries):
     tutorial = ctypes.CDLL(str(handler_libraries[0]))
     checks = ctypes.CDLL(str(handler_libraries[1]))
@@ -420,18 +489,70 @@ def test_adapters_compile_cleanly_and_agree_from_either_input(tmp_path, name):
             )  # fmt: skip
 
 
-def test_handlers_for_a_module_without_the_bridge_are_refused(tmp_path, kernel_library):
+def test_handlers_for_a_module_without_the_bridge_are_refused(
+    tmp_path, kernel_library, handler_libraries
+):
+    """Handlers for a module compiled without --ffi-bridge: the message says so and what to
+    do, with its kernels given or not (then its first undefined kernel symbol is named:
+    the tutorial's library defines no _mlir_ciface_ entry, and none is loaded)."""
     library = tmp_path / "libplain.so"
     compile_module(SAMPLES / "rms_norm" / "rms_norm.rewritten.mlir", library)
-    with pytest.raises(LoadError, match="was not compiled with --ffi-bridge"):
-        load(library, kernels=[kernel_library], ffi_handlers={"rms_norm": 1234})
+    capsule = kernel_handlers(kernel_library)["rms_norm"]
+    with pytest.raises(
+        LoadError, match="was compiled without --ffi-bridge, so it calls no XLA FFI handlers"
+    ):
+        load(library, kernels=[kernel_library], ffi_handlers={"rms_norm": capsule})
+
+    tutorial = ctypes.CDLL(str(handler_libraries[0]))
+    register_once("rms_norm_tutorial", tutorial.RmsNorm)
+    text = rewriter.export(tutorial_rms_norm, np.ones((2, 4), np.float32)).original
+    library = tmp_path / "libtutorial_plain.so"
+    compile_module(rewriter.rewrite(text).text, library)
+    with pytest.raises(LoadError) as error:
+        load(library, ffi_handlers={"rms_norm_tutorial": jax.ffi.pycapsule(tutorial.RmsNorm)})
+    assert str(error.value) == (
+        f"{library} was compiled without --ffi-bridge, so no XLA FFI handler can serve its "
+        "externs (_mlir_ciface_rms_norm_tutorial is undefined): compile with --ffi-bridge "
+        "(compile_module(..., ffi_bridge=True)), or pass kernels=[a library that defines "
+        "_mlir_ciface_rms_norm_tutorial]"
+    )
+    with pytest.raises(LoadError) as error:
+        load(library)
+    assert str(error.value) == (
+        f"{library} calls _mlir_ciface_rms_norm_tutorial, which none of the kernel libraries "
+        "given to load() defines: pass kernels=[a library that defines it], or, when its "
+        "target has an XLA FFI handler, compile with --ffi-bridge and load(..., "
+        "ffi_handlers={target: handler})"
+    )
+
+
+def test_an_extern_without_description_in_a_bridged_module_needs_a_kernel(tmp_path):
+    """A legacy custom call (string backend_config) gets no adapter: its kernel is missing,
+    and no handler could serve it."""
+    text = (
+        "module {\n  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+        '    %0 = stablehlo.custom_call @legacy(%arg0) {backend_config = "cfg"} : '
+        "(tensor<4xf32>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n"
+    )
+    library = tmp_path / "liblegacy.so"
+    compile_module(rewriter.rewrite(text).text, library, ffi_bridge=True)
+    with pytest.raises(
+        LoadError,
+        match=r"calls _mlir_ciface_legacy, which none .*; its extern has no rewriter\.xla_ffi "
+        r"description .* load\(\.\.\., kernels=\[a library that defines _mlir_ciface_legacy\]\)",
+    ):
+        load(library)
 
 
 def test_a_handler_must_be_a_capsule_a_bundle_a_function_or_an_address():
     from rewriter.compile.handlers import handler_address
 
+    abort = ctypes.CDLL(None).abort
+    address = ctypes.cast(abort, ctypes.c_void_p).value
     with pytest.raises(TypeError, match="not str"):
         handler_address("RmsNorm")
     with pytest.raises(ValueError, match="only the execute stage"):
         handler_address({"execute": 1, "instantiate": 2})
-    assert handler_address({"execute": 1234}) == 1234
+    assert handler_address({"execute": address}) == address
+    assert handler_address(abort) == address
+    assert handler_address(jax.ffi.pycapsule(abort)) == address

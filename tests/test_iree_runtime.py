@@ -351,14 +351,26 @@ def test_signatures_from_text_and_from_vmfb_agree(tmp_path, vmfb):
 @pytest.mark.parametrize(
     ("imports", "message"),
     [
-        ({}, "no implementation for rms_norm"),
-        ({"rms_norm": rms_norm, "rms_nrom": rms_norm}, "no import named rms_nrom"),
-        ({"rms_norm": 42}, "ffi.rms_norm: 42 is not a Python callable, a cffi function"),
+        ({}, r"no implementation for ffi\.rms_norm \(target rms_norm\)"),
+        (
+            {"rms_nrom": rms_norm},
+            r"no implementation for ffi\.rms_norm .*given for targets it does not call: rms_nrom",
+        ),
+        ({"rms_norm": "rms_norm"}, "ffi.rms_norm: 'rms_norm' is not a Python callable, a cffi"),
+        ({"rms_norm": 42}, "ffi.rms_norm: 0x2a is no XLA FFI handler: no code of this process"),
+        ({"rms_norm": {}}, "ffi.rms_norm: an XLA FFI handler bundle is {'execute': handler}"),
     ],
 )
-def test_load_names_missing_and_unknown_imports(vmfb, imports, message):
+def test_load_names_missing_imports_and_what_cannot_serve_one(vmfb, imports, message):
     with pytest.raises(LoadError, match=message):
         load(vmfb("rms_norm"), imports=imports)
+
+
+def test_load_ignores_implementations_of_targets_the_module_does_not_call(vmfb):
+    """As ``rewriter.compile.load`` ignores handlers of targets a module does not call."""
+    x = np.random.default_rng(2).standard_normal((10, 10)).astype(np.float32)
+    model = load(vmfb("rms_norm"), imports={"rms_norm": rms_norm, "rms_nrom": 42})
+    np.testing.assert_allclose(model.main(x), rms_norm(x, np.float32(1e-5)), rtol=1e-6)
 
 
 @pytest.mark.parametrize(

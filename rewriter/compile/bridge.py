@@ -14,7 +14,14 @@ from pathlib import Path
 
 from ..abi import bridge_dir
 from ..emit.ffi_adapters import Extern, adapters_source
-from .handlers import handler_address, jaxlib_handlers
+from .extras import missing
+from .handlers import (
+    handler_address,
+    jaxlib_handlers,
+    missing_handlers_hint,
+    named_mapping,
+    unused_keys_note,
+)
 from .load_errors import LoadError
 from .toolchain import ToolchainError
 
@@ -41,7 +48,7 @@ def xla_ffi_include_dir() -> str:
         import jax.ffi
     except ImportError:
         raise ToolchainError(
-            "--ffi-bridge needs the XLA FFI C API header from jax: pip install jax jaxlib"
+            f"--ffi-bridge needs the XLA FFI C API header from jax: {missing('jax', 'jax')}"
         ) from None
     return jax.ffi.include_dir()
 
@@ -74,24 +81,23 @@ class Bridge:
         self.library.rw_ffi_clear_error()
         return text
 
-    def register(self, target: str, handler: object) -> None:
-        """Register ``handler`` (see ``handler_address``) for ``target``; a ValueError says
-        why the bridge refused it (its metadata probe)."""
-        address = self.ffi.cast("void *", handler_address(handler))
-        if self.library.rw_ffi_register_handler(target.encode(), address) != 0:
+    def register(self, target: str, address: int) -> None:
+        """Register the handler at ``address`` (``handler_address``) for ``target``; a
+        ValueError says why the bridge refused it (its metadata probe)."""
+        pointer = self.ffi.cast("void *", address)
+        if self.library.rw_ffi_register_handler(target.encode(), pointer) != 0:
             raise ValueError(
                 f"cannot register the XLA FFI handler for '{target}': {self.take_error()}"
             )
 
-    def targets_without_handler(self) -> list[str]:
-        """The targets the adapters call that have no handler yet."""
-        missing = []
+    def required_targets(self) -> list[str]:
+        """The targets the adapters call, in order, each once."""
+        found: dict[str, None] = {}
         index = 0
         while (target := self.library.rw_ffi_required_target(index)) != self.ffi.NULL:
-            if self.library.rw_ffi_handler_version(target) < 0:
-                missing.append(self.ffi.string(target).decode("utf-8", "replace"))
+            found[self.ffi.string(target).decode("utf-8", "replace")] = None
             index += 1
-        return missing
+        return list(found)
 
 
 def register_handlers(
@@ -99,35 +105,64 @@ def register_handlers(
 ) -> Bridge | None:
     """Register ``handlers`` with the module's bridge; None if the module has none.
 
-    Raises LoadError for a module without a bridge given handlers, a handler that fails
-    XLA's metadata probe, and every target the module calls that has no handler.
+    Only the targets the module calls are registered: a mapping may hold more (jaxlib's,
+    or a library's whole table), and those keys are ignored, values included. Raises
+    TypeError or ValueError for ``handlers`` that are no mapping of target names, and
+    LoadError for a module without a bridge given handlers, a handler that cannot be one
+    (``handler_address``: every handler is checked before the first is registered), a
+    handler that fails XLA's metadata probe, and the targets the module calls that have
+    no handler.
     """
+    given = _given_handlers(handlers)
     try:
         library.rw_ffi_required_target  # noqa: B018 (present only with --ffi-bridge)
     except AttributeError:
-        if handlers:
+        if given:
             raise LoadError(
-                f"{path} was not compiled with --ffi-bridge; it calls no XLA FFI handlers"
+                f"{path} was compiled without --ffi-bridge, so it calls no XLA FFI handlers: "
+                "compile it with python -m rewriter.compile ... --ffi-bridge "
+                "(compile_module(..., ffi_bridge=True)) to serve its externs by their "
+                "handlers, or load it without ffi_handlers"
             ) from None
         return None
-    if isinstance(handlers, str) and handlers != "jaxlib":
-        raise ValueError(
-            f"ffi_handlers is a mapping of targets to handlers or 'jaxlib', not {handlers!r}"
-        )
-    given = jaxlib_handlers() if isinstance(handlers, str) else dict(handlers or {})
-    keep_alive.extend(given.values())  # a capsule's library must stay loaded
     bridge = Bridge(ffi, library)
-    for target, handler in given.items():
+    required = bridge.required_targets()
+    addresses = {}
+    for target in required:
+        if target in given:
+            try:
+                addresses[target] = handler_address(given[target])
+            except (TypeError, ValueError) as error:
+                raise LoadError(f"{path}: ffi_handlers[{target!r}]: {error}") from None
+    keep_alive.extend(given[t] for t in addresses)  # a capsule's library must stay loaded
+    for target, address in addresses.items():
         try:
-            bridge.register(target, handler)
+            bridge.register(target, address)
         except ValueError as error:
             raise LoadError(str(error)) from None
-    missing = bridge.targets_without_handler()
+    missing = [t for t in required if t not in addresses]
     if missing:
+        jaxlib_given = handlers == "jaxlib"
+        hint = missing_handlers_hint(missing, jaxlib_given, "ffi_handlers='jaxlib'")
+        them = "them" if len(missing) > 1 else "it"
+        fix = "{**jaxlib_handlers(), target: capsule}" if jaxlib_given else "{target: capsule}"
+        unused = "" if jaxlib_given else unused_keys_note(set(given) - set(required))
         raise LoadError(
             f"{path} calls the XLA FFI target{'s' if len(missing) > 1 else ''} "
-            f"{', '.join(missing)} but no handler was given for "
-            f"{'them' if len(missing) > 1 else 'it'}: load(..., ffi_handlers={{target: "
-            "capsule}}), or ffi_handlers='jaxlib' for jaxlib's LAPACK kernels"
+            f"{', '.join(missing)} but no handler was given for {them}{hint}{unused}: "
+            f"load(..., ffi_handlers={fix})"
         )
     return bridge
+
+
+def _given_handlers(handlers: Mapping[str, object] | str | None) -> Mapping[str, object]:
+    """``ffi_handlers`` as a mapping of targets to handlers (``"jaxlib"``: jaxlib's)."""
+    if handlers is None:
+        return {}
+    if isinstance(handlers, str):
+        if handlers != "jaxlib":
+            raise ValueError(
+                f"ffi_handlers is a mapping of targets to handlers or 'jaxlib', not {handlers!r}"
+            )
+        return jaxlib_handlers()
+    return named_mapping(handlers, "ffi_handlers", "targets")

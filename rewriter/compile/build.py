@@ -10,6 +10,7 @@ from ..emit.ffi_adapters import externs_in
 from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
+from .extras import MissingDependency, needs
 from .library_calls import route_products_to_blas, widen_f32_atan2
 from .loop_order import contiguous_innermost
 from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
@@ -49,6 +50,11 @@ def compile_module(
     every product in compiled loops. ``target_cpu`` is the CPU the code is optimized for:
     ``"native"`` (this machine), ``"generic"`` (portable) or a name for clang's ``-march``.
     """
+    try:
+        with needs("compile"):
+            import iree.compiler  # noqa: F401 (prepare, library_calls, loop_order use it)
+    except MissingDependency as error:
+        raise ToolchainError(str(error)) from None
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     origin = str(source) if isinstance(source, Path) else ""
     # Read before the tools are looked for: a description that cannot be read fails at once.

@@ -27,6 +27,8 @@ class Entry:
     c_symbol: str  # e.g. "_mlir_ciface_rw_entry_main"
     inputs: tuple[TensorSpec, ...]
     results: tuple[TensorSpec, ...]
+    # JAX's name of each input (``%arg0: tensor<...> loc("x")``), None where it has none.
+    input_names: tuple[str | None, ...] = ()
 
 
 def prepare(text: str) -> tuple[str, list[Entry]]:
@@ -58,9 +60,19 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
                     f"_mlir_ciface_{symbol}",
                     tuple(_spec(ir, t) for t in function_type.inputs),
                     tuple(_spec(ir, t) for t in function_type.results),
+                    argument_names(ir, op),
                 )
             )
     return module.operation.get_asm(enable_debug_info=True), entries
+
+
+def argument_names(ir, function) -> tuple[str | None, ...]:
+    """JAX's names of the arguments of ``function`` (a ``func.func`` with a body): the
+    name location of each block argument (``loc("x")``), None where there is none."""
+    return tuple(
+        argument.location.name_str if isinstance(argument.location, ir.NameLoc) else None
+        for argument in function.regions[0].blocks[0].arguments
+    )
 
 
 def _spec(ir, type_) -> TensorSpec:
@@ -88,6 +100,7 @@ def entries_from_json(data: str) -> list[Entry]:
             item["c_symbol"],
             tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["inputs"]),
             tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["results"]),
+            tuple(item.get("input_names", ())),
         )
         for item in json.loads(data)
     ]

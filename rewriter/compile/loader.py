@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from ..syntax.element_types import BY_MLIR
+from .arguments import check_count, convert, parameters
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
+from .extras import needs
 from .handlers import HandlerError
 from .load_errors import LoadError
 
@@ -61,21 +63,25 @@ def load(
 
     A module compiled with ``--ffi-bridge`` calls XLA FFI handlers: ``ffi_handlers`` maps
     each target to its handler, as a PyCapsule (what ``jax.ffi.register_ffi_target``
-    takes), a ``{"execute": capsule}`` bundle or an address; ``"jaxlib"`` stands for
-    jaxlib's CPU LAPACK handlers (``jaxlib_handlers()``). A target without a handler is a
-    LoadError here; a handler's error is raised as HandlerError by the call.
+    takes), a ``{"execute": capsule}`` bundle, a ctypes function or an address; targets
+    the module does not call are ignored. ``"jaxlib"`` stands for jaxlib's CPU LAPACK
+    handlers (``jaxlib_handlers()``). A target without a handler, or a handler that cannot
+    be one (``handlers.handler_address``), is a LoadError here; a handler's error is raised
+    as HandlerError by the call. The functions check and convert their arguments
+    (``arguments.convert``).
 
     ``path`` and ``kernels`` name files: ``"libmodel.so"`` is ``./libmodel.so``, never a
     library found on the dynamic loader's search path.
     """
-    import cffi
+    with needs("compile"):
+        import cffi
 
     path = file_path(path)
     ffi = cffi.FFI()
-    libraries = [ffi.dlopen(file_path(k), ffi.RTLD_NOW | ffi.RTLD_GLOBAL) for k in kernels]
+    libraries = [_load_kernel(ffi, file_path(k)) for k in kernels]
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
     ffi.cdef(BRIDGE_CDEF)
-    ffi.cdef(_declarations(_probe_entries(path)))
+    ffi.cdef(_declarations(_probe_entries(path, ffi_handlers)))
     # The library is already bound by the probe; this handle shares it.
     library = ffi.dlopen(str(path), ffi.RTLD_NOW)
     libc = ffi.dlopen(None)
@@ -86,13 +92,22 @@ def load(
     return CompiledModule(functions, keep_alive)
 
 
+def _load_kernel(ffi, path: str):
+    """A kernel library, loaded globally so that the module's symbols resolve to it."""
+    try:
+        return ffi.dlopen(path, ffi.RTLD_NOW | ffi.RTLD_GLOBAL)
+    except OSError as error:
+        reason = dlerror(error) if os.path.exists(path) else "no such file"
+        raise LoadError(f"cannot load the kernel library {path}: {reason}") from None
+
+
 def file_path(path: str | Path) -> str:
     """``path`` as ``dlopen`` reads a path: dlopen searches the library path for a name
     without a slash (``libmodel.so``), so the file is named by its absolute path."""
     return os.path.abspath(os.fspath(path))
 
 
-def _probe_entries(path: str | Path) -> list[Entry]:
+def _probe_entries(path: str, ffi_handlers: object) -> list[Entry]:
     """Read the metadata with a throwaway FFI (the declarations depend on it).
 
     The library is bound now (RTLD_NOW): a kernel symbol that no loaded library defines
@@ -103,16 +118,86 @@ def _probe_entries(path: str | Path) -> list[Entry]:
     ffi = cffi.FFI()
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[];")
     try:
-        library = ffi.dlopen(str(path), ffi.RTLD_NOW)
+        library = ffi.dlopen(path, ffi.RTLD_NOW)
     except OSError as error:
         missing = re.search(r"undefined symbol: ([A-Za-z0-9_$.]*[A-Za-z0-9_$])", str(error))
         if missing:
-            raise LoadError(
-                f"{path} calls {missing.group(1)}, which none of the kernel libraries "
-                "given to load() defines"
-            ) from None
-        raise LoadError(f"cannot load {path}: {error}") from None
-    return entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
+            raise LoadError(_undefined_symbol(path, missing.group(1), bool(ffi_handlers))) from None
+        raise LoadError(_not_loadable(path, error)) from None
+    try:
+        metadata = getattr(library, METADATA_SYMBOL)
+    except (AttributeError, KeyError):
+        raise LoadError(
+            f"{path} is a shared object but no module compiled by rewriter.compile (it has "
+            f"no {METADATA_SYMBOL}): make one with python -m rewriter.compile "
+            "MODEL.rewritten.mlir -o LIBRARY.so (rewriter.compile.compile_module)"
+        ) from None
+    return entries_from_json(ffi.string(metadata).decode())
+
+
+def _not_loadable(path: str, error: OSError) -> str:
+    """Why ``path`` does not load, and what the file may be instead."""
+    if not os.path.exists(path):
+        return f"cannot load {path}: no such file"
+    message = f"cannot load {path}: {dlerror(error)}"
+    if path.endswith(".vmfb"):
+        return f"{message} (a .vmfb is an IREE module: load it with rewriter.iree.load)"
+    if "invalid ELF header" in str(error) or "file too short" in str(error):
+        return f"{message} (not a shared object: compile one with python -m rewriter.compile)"
+    return message
+
+
+def dlerror(error: OSError) -> str:
+    """The dynamic loader's own words in cffi's error (without cffi's note on
+    ``find_library``, which ``load`` never uses)."""
+    text = str(error).split(".  Additionally, ctypes.util.find_library()", 1)[0]
+    return re.sub(r"^cannot load library '[^']*': ", "", text)
+
+
+def _undefined_symbol(path: str, symbol: str, handlers_given: bool) -> str:
+    """A kernel symbol no loaded library defines: what to give, or how to compile instead.
+
+    An extern is served by a kernel library (``kernels=``), or, compiled with
+    ``--ffi-bridge``, by the XLA FFI handler of its target when it has a ``rewriter.xla_ffi``
+    description; the module's dynamic symbols (read without binding) say whether it has
+    the bridge.
+    """
+    first = f"{path} calls {symbol}, which none of the kernel libraries given to load() defines"
+    if not symbol.startswith("_mlir_ciface_"):
+        return first
+    if _has_bridge(path):
+        return (
+            f"{first}; its extern has no rewriter.xla_ffi description (a legacy custom "
+            f"call?), so no XLA FFI handler can serve it: load(..., kernels=[a library that "
+            f"defines {symbol}])"
+        )
+    if handlers_given:
+        return (
+            f"{path} was compiled without --ffi-bridge, so no XLA FFI handler can serve its "
+            f"externs ({symbol} is undefined): compile with --ffi-bridge "
+            "(compile_module(..., ffi_bridge=True)), or pass kernels=[a library that "
+            f"defines {symbol}]"
+        )
+    return (
+        f"{first}: pass kernels=[a library that defines it], or, when its target has an XLA "
+        "FFI handler, compile with --ffi-bridge and load(..., ffi_handlers={target: handler})"
+    )
+
+
+def _has_bridge(path: str) -> bool:
+    """Whether the shared object defines the bridge's host API (``--ffi-bridge``), read
+    with lazy binding, which leaves undefined functions unbound."""
+    import _ctypes
+    import ctypes
+
+    try:
+        library = ctypes.CDLL(path, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+    except OSError:
+        return False
+    try:
+        return hasattr(library, "rw_ffi_required_target")
+    finally:
+        _ctypes.dlclose(library._handle)
 
 
 def _descriptor_type(rank: int) -> str:
@@ -152,13 +237,17 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
         if message is not None:
             raise HandlerError(f"{entry.name}: {message}")
 
+    expected = parameters(
+        entry.name, [(s.element, s.shape) for s in entry.inputs], entry.input_names
+    )
+
     def call(*arrays):
-        if len(arrays) != len(entry.inputs):
-            raise TypeError(f"{entry.name} takes {len(entry.inputs)} arrays, got {len(arrays)}")
+        check_count(entry.name, arrays, len(expected))
         keep = []
         arguments = []
-        for index, (array, spec) in enumerate(zip(arrays, entry.inputs, strict=True)):
-            prepared = _check_input(entry.name, index, array, spec)
+        for array, parameter in zip(arrays, expected, strict=True):
+            # np.require keeps a 0-d argument 0-d (np.ascontiguousarray makes it shape (1,)).
+            prepared = np.require(convert(array, parameter), requirements="C")
             keep.append(prepared)
             arguments.append(_input_descriptor(ffi, prepared, keep))
         if bridge:
@@ -182,19 +271,6 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
     call.__name__ = entry.name
     call.__doc__ = f"{entry.name}{[s.shape for s in entry.inputs]} via {entry.c_symbol}"
     return call
-
-
-def _check_input(name: str, index: int, array, spec: TensorSpec) -> np.ndarray:
-    # np.require keeps a 0-d argument 0-d (np.ascontiguousarray would make it shape (1,)).
-    prepared = np.require(array, dtype=dtype_of(spec.element), requirements="C")
-    if prepared.ndim != len(spec.shape) or any(
-        want not in (-1, got) for want, got in zip(spec.shape, prepared.shape, strict=True)
-    ):
-        raise ValueError(
-            f"{name}: argument {index} has shape {prepared.shape}, expected "
-            f"{tuple('?' if d < 0 else d for d in spec.shape)}"
-        )
-    return prepared
 
 
 def _input_descriptor(ffi, array: np.ndarray, keep: list[object]):

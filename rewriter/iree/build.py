@@ -31,6 +31,7 @@ go into the compiled module as the module attribute ``rewriter.iree_imports`` (t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -38,6 +39,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..compile.entries import argument_names
+from ..compile.extras import MissingDependency, needs
 from ..compile.module_file import read_module_file
 from ..compile.toolchain import first_tool_found
 from .exact_math import make_math_exact
@@ -50,6 +53,8 @@ COMPILE_FLAGS = (
     "--iree-hal-local-target-device-backends=llvm-cpu",
 )
 SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
+# The key, in each public function's iree.reflection, of JAX's argument names (JSON).
+ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # What a system shared library may leave to the C library: the libm functions LLVM calls for
 # math on f64 (and f32, for completeness) that IREE's embedded musl subset may lack.
 _LIBM = frozenset(
@@ -103,6 +108,11 @@ def compile_module(
 
     The code is for this machine's CPU unless ``cpu`` or ``triple`` say otherwise
     (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override."""
+    try:
+        with needs("iree"):
+            import iree.compiler  # noqa: F401 (the module is parsed and rewritten with it)
+    except MissingDependency as error:
+        raise BuildError(str(error)) from None
     path = Path(source)
     text = read_module_file(path, BuildError)
     with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
@@ -170,16 +180,42 @@ def _write_with_metadata(
         except SignatureError as error:
             raise BuildError(str(error)) from None
         libm_needed = make_math_exact(module, atan2_in_f64)
-        attributes = module.operation.attributes
-        entries = {}
-        if "iree.reflection" in attributes:
-            existing = ir.DictAttr(attributes["iree.reflection"])
-            entries = {existing[i].name: existing[i].attr for i in range(len(existing))}
-        entries[METADATA_KEY] = ir.StringAttr.get(to_json(signatures))
-        attributes["iree.reflection"] = ir.DictAttr.get(entries)
+        _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
+        for function in _public_functions(module):
+            names = json.dumps(argument_names(ir, function))
+            _add_reflection(ir, function, ARGUMENT_NAMES_KEY, names)
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
     return signatures, libm_needed
+
+
+def _add_reflection(ir, operation, key: str, value: str) -> None:
+    """Set ``key`` in the ``iree.reflection`` dictionary of ``operation`` (a module or a
+    function), which IREE keeps in the ``.vmfb``, to the string ``value``."""
+    attributes = operation.attributes
+    entries = {}
+    if "iree.reflection" in attributes:
+        existing = ir.DictAttr(attributes["iree.reflection"])
+        entries = {existing[i].name: existing[i].attr for i in range(len(existing))}
+    entries[key] = ir.StringAttr.get(value)
+    attributes["iree.reflection"] = ir.DictAttr.get(entries)
+
+
+def _public_functions(module) -> list:
+    """The public functions with a body at the top of ``module``: the entry points."""
+    from iree.compiler import ir
+
+    found = []
+    for operation in module.body.operations:
+        op = operation.operation
+        if op.name != "func.func" or not op.regions[0].blocks:
+            continue
+        attributes = op.attributes
+        if "sym_visibility" in attributes:
+            if ir.StringAttr(attributes["sym_visibility"]).value != "public":
+                continue
+        found.append(op)
+    return found
 
 
 def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:

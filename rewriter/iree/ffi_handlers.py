@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..compile.bridge import BRIDGE_CDEF, BRIDGE_EXPORTS, Bridge, bridge_sources
-from ..compile.handlers import HandlerError
+from ..compile.handlers import HandlerError, handler_address
 from ..compile.toolchain import link_shared_object
 from ..emit.ffi_adapters import Extern, scalar_c_type
 from ..plan.ffi_facts import FactsError, parse_facts
@@ -25,29 +25,38 @@ from .values import dtype_of, tensor_type
 _ELEMENT_BY_SIZE = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "rw_c128"}
 
 
-def is_ffi_handler(implementation: object) -> bool:
-    """A PyCapsule (``jax.ffi.pycapsule``) or an ``{"execute": capsule}`` bundle."""
-    if isinstance(implementation, Mapping):
-        return "execute" in implementation
-    return type(implementation).__name__ == "PyCapsule"
-
-
 class FfiBridge:
     """The adapters of some imports, compiled with the bridge and bound to handlers."""
 
     def __init__(
         self, signatures: Sequence[ImportSignature], handlers: Mapping[str, object], work: Path
     ):
+        """Build the adapters of ``signatures``, each served by ``handlers[name]`` (by
+        import name); every handler is checked (``handler_address``) before anything is
+        compiled or called, and one target takes one handler."""
         import cffi
 
         externs = {}
+        addresses: dict[str, int] = {}  # by target
         for signature in signatures:
+            where = f"{signature.module}.{signature.name}"
             if not signature.ffi_facts:
                 raise FactsError(
-                    f"{signature.module}.{signature.name} has no rewriter.xla_ffi description "
+                    f"{where} has no rewriter.xla_ffi description "
                     "(a legacy custom call?): an XLA FFI handler cannot serve it"
                 )
-            externs[signature.name] = Extern(signature.name, parse_facts(signature.ffi_facts))
+            extern = Extern(signature.name, parse_facts(signature.ffi_facts))
+            externs[signature.name] = extern
+            try:
+                address = handler_address(handlers[signature.name])
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{where}: {error}") from None
+            target = extern.facts.target
+            if addresses.setdefault(target, address) != address:
+                raise ValueError(
+                    f"{where} calls the target {target}, which another import calls with "
+                    "another handler: one handler serves all the imports of a target"
+                )
         sources, flags = bridge_sources(list(externs.values()), work, "rewriter.iree")
         library = work / "libffi_bridge.so"
         # The adapters are what cffi calls here, so they are exported with the host API.
@@ -59,8 +68,8 @@ class FfiBridge:
         self.library = self.ffi.dlopen(str(library))
         self.bridge = Bridge(self.ffi, self.library)
         self.handlers = dict(handlers)  # capsules: their libraries must stay loaded
-        for signature in signatures:
-            self.bridge.register(externs[signature.name].facts.target, handlers[signature.name])
+        for target, address in addresses.items():
+            self.bridge.register(target, address)
 
     def serve(self, signature: ImportSignature, device):
         """A callable for ``PyModuleInterface`` that calls the adapter of ``signature``."""

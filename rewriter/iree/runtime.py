@@ -11,23 +11,31 @@ gets them back in contract order (operands, then attributes in dictionary order)
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import json
 import os
 import re
 import tempfile
+import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from ..compile.arguments import Parameter, check_count, convert
+from ..compile.extras import needs
+from ..compile.handlers import is_ffi_handler
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..plan.ffi_facts import FactsError
+from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
-from .build import BuildError, compile_module, read_vmfb
-from .ffi_handlers import FfiBridge, is_ffi_handler
+from .build import ARGUMENT_NAMES_KEY, BuildError, compile_module, read_vmfb
+from .ffi_handlers import FfiBridge
+from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
 from .signatures import ImportSignature
 from .values import (
@@ -142,21 +150,40 @@ def _release_loaded_modules() -> None:
 
 
 class _Errors:
-    """The exception an implementation raised, so the caller sees it rather than IREE's
-    RuntimeError that wraps its text."""
+    """The exception an implementation raised, so that its caller sees it rather than the
+    RuntimeError in which IREE wraps its text: kept per thread (an import runs on the
+    thread that called the function), and per call (a call started from inside an import
+    has its own)."""
 
     def __init__(self) -> None:
-        self.pending: BaseException | None = None
+        self._local = threading.local()
 
     def guard(self, serve: Callable[..., object]) -> Callable[..., object]:
         def method(state, *arguments):
             try:
                 return serve(*arguments)
             except Exception as error:
-                self.pending = error
+                pending = getattr(self._local, "pending", None)
+                if pending is not None and not pending:
+                    pending.append(error)  # the first: later ones are its consequences
                 raise
 
         return method
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[list[BaseException]]:
+        """Around one invocation: the list holds the implementation's exception when
+        IREE's RuntimeError came from one (the RuntimeError is then not raised)."""
+        outer = getattr(self._local, "pending", None)
+        pending: list[BaseException] = []
+        self._local.pending = pending
+        try:
+            yield pending
+        except RuntimeError:
+            if not pending:
+                raise
+        finally:
+            self._local.pending = outer
 
 
 def load(
@@ -170,26 +197,40 @@ def load(
     """Compile (``.mlir``) or open (``.vmfb``) a module rewritten with ``--abi iree``, serve
     its imports with ``imports`` and return its public functions.
 
-    ``imports`` maps each import's name (``S`` of ``@ffi.S``: the target's name unless the
-    rewrite renamed it) to a Python callable taking numpy arrays and attribute values in
-    contract order and returning a numpy array (a tuple of them for several results), to
-    a cffi function pointer of a C kernel following the contract, or to an XLA FFI handler
-    (a PyCapsule or an ``{"execute": capsule}`` bundle, served through the FFI bridge). The
-    functions take and return numpy arrays (a tuple for several results).
+    ``imports`` maps each import's target, or its name (``S`` of ``@ffi.S``), to a Python
+    callable taking numpy arrays and attribute values in contract order and returning a
+    numpy array (a tuple of them for several results), to a cffi function pointer of a C
+    kernel following the contract, or to an XLA FFI handler (as ``rewriter.compile.load``
+    takes one: a PyCapsule, an ``{"execute": capsule}`` bundle, a ctypes function or an
+    address; served through the FFI bridge); ``implementations.py`` says which key serves
+    which import, and keys that serve none are ignored. The functions check and convert
+    their arguments as the compiled path's do (``rewriter.compile.arguments``) and return
+    numpy arrays (a tuple for several results).
 
     A ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``:
     the portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
     """
+    with needs("iree", "iree.runtime"):
+        return _load(Path(path), imports, driver, cpu, compile_args)
+
+
+def _load(
+    path: Path,
+    imports: Mapping[str, object],
+    driver: str,
+    cpu: str | None,
+    compile_args: tuple[str, ...],
+) -> IreeModule:
     import iree.runtime as rt
 
-    path = Path(path)
     data, signatures = _program(path, cpu, compile_args)
-    _check_imports(path, signatures, imports)
+    _check_modules(path, signatures)
+    chosen = implementations(path, signatures, imports)
     config = rt.Config(driver)
     errors = _Errors()
-    bridge = _ffi_bridge(path, signatures, imports)
+    bridge = _ffi_bridge(path, signatures, chosen)
     keep_alive: list[object] = [config, errors, bridge]
-    modules = _import_modules(signatures, imports, bridge, config.device, errors)
+    modules = _import_modules(signatures, chosen, bridge, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     try:
         context = rt.SystemContext(vm_modules=[*modules, program], config=config)
@@ -199,9 +240,7 @@ def load(
     bound = context.modules[program.name]
     handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
     functions = {
-        name: _public_function(
-            name, handles, errors, _argument_elements(program, name), config.device
-        )
+        name: _public_function(name, handles, errors, _parameters(program, name), config.device)
         for name in handles
     }
     return IreeModule(functions, keep_alive, handles)
@@ -214,6 +253,12 @@ def _program(
     try:
         if path.suffix == ".vmfb":
             return path.read_bytes(), read_vmfb(path)
+        if _is_shared_object(path):
+            raise LoadError(
+                f"{path} is a shared object, not a module of IREE: load one of "
+                "rewriter.compile with rewriter.compile.load; rewriter.iree.load takes a .vmfb "
+                "or a module rewritten with --abi iree (.mlir)"
+            )
         return compile_module(path, cpu=cpu, extra_args=compile_args)
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
@@ -221,23 +266,19 @@ def _program(
         raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
-def _check_imports(
-    path: Path, signatures: list[ImportSignature], imports: Mapping[str, object]
-) -> None:
-    """One VM module provides every import, and ``imports`` names exactly its functions."""
+def _is_shared_object(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4) == b"\x7fELF"
+    except OSError:
+        return False  # compile_module says why it cannot be read
+
+
+def _check_modules(path: Path, signatures: list[ImportSignature]) -> None:
+    """One VM module provides every import."""
     served = {s.module for s in signatures}
     if len(served) > 1:
         raise LoadError(f"{path}: imports of several modules ({', '.join(sorted(served))})")
-    names = {s.name for s in signatures}
-    unknown = sorted(set(imports) - names)
-    missing = sorted(names - set(imports))
-    if unknown or missing:
-        problems = []
-        if missing:
-            problems.append(f"no implementation for {', '.join(missing)}")
-        if unknown:
-            problems.append(f"no import named {', '.join(unknown)}")
-        raise LoadError(f"{path}: {'; '.join(problems)} (imports: {', '.join(sorted(names))})")
 
 
 def _import_modules(
@@ -275,12 +316,14 @@ def _server(
         raise LoadError(f"{signature.module}.{signature.name}: {error}") from None
     raise LoadError(
         f"{signature.module}.{signature.name}: {implementation!r} is not a "
-        "Python callable, a cffi function or an XLA FFI handler"
+        "Python callable, a cffi function or an XLA FFI handler (a PyCapsule, an "
+        "{'execute': capsule} bundle, a ctypes function or an address)"
     )
 
 
 def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
-    """The FFI adapters of the imports served by XLA FFI handlers, built and registered."""
+    """The FFI adapters of the imports served by XLA FFI handlers (``imports`` by import
+    name), built and registered."""
     served = [s for s in signatures if is_ffi_handler(imports[s.name])]
     if not served:
         return None
@@ -291,61 +334,65 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
             raise LoadError(f"{path}: {error}") from None
 
 
-def _argument_elements(program, name: str) -> list[str | None]:
-    """The element type of each tensor argument of a public function (None for others),
-    read from the declaration IREE keeps in the function's reflection."""
+def _parameters(program, name: str) -> list[Parameter | None] | None:
+    """Each argument of a public function as a tensor ``Parameter`` (None for one that is
+    no tensor: a scalar or a list, passed on as it is), read from the declaration IREE
+    keeps in the function's reflection, with JAX's argument names when ``compile_module``
+    recorded them; None when the declaration cannot be read."""
     function = program.lookup_function(name)
-    declaration = function.reflection.get("iree.abi.declaration", "") if function else ""
+    reflection = function.reflection if function else {}
+    declaration = reflection.get("iree.abi.declaration", "")
     start = declaration.find("(")
     if start < 0:
-        return []
+        return None
     inside = declaration[start + 1 : start + 1 + closing_bracket(declaration[start + 1 :])]
-    elements: list[str | None] = []
-    for argument in split_types(inside):
+    try:
+        names = json.loads(reflection.get(ARGUMENT_NAMES_KEY, "[]"))
+    except ValueError:
+        names = []
+    types = split_types(inside) if inside.strip() else []
+    names = [n if isinstance(n, str) else None for n in names][: len(types)]
+    names += [None] * (len(types) - len(names))
+    found: list[Parameter | None] = []
+    for index, (argument, argument_name) in enumerate(zip(types, names, strict=True)):
         type_ = argument.split(":", 1)[-1].strip()
         # `tensor<i8> {iree.abi.encoding = tensor<ui8>}`: the encoding is the caller's type
         encoding = _ENCODING.search(type_)
         type_ = encoding.group(1) if encoding else type_.split(" {", 1)[0]
-        try:
-            elements.append(tensor_type(type_)[1])
-        except TypeError:  # not a tensor (a scalar, a list): passed on as it is
-            elements.append(None)
-    return elements
+        tensor = parse_tensor(type_)
+        if tensor is None or tensor.element not in BY_MLIR:
+            found.append(None)
+            continue
+        shape = tuple(-1 if d is None else d for d in tensor.dims)
+        dtype = BY_MLIR[tensor.element].dtype
+        found.append(Parameter(name, index, argument_name, tensor.element, shape, dtype))
+    return found
 
 
 _ENCODING = re.compile(r"iree\.abi\.encoding = (tensor<[^{}]*>)")
-
-
-def _as_tensor(value, element: str | None):
-    """A number or numpy scalar given for a tensor argument as a 0-d (or n-d) array of the
-    argument's element type: IREE would pass a Python number as a VM scalar instead."""
-    if element is None or isinstance(value, np.ndarray) or hasattr(value, "to_host"):
-        return value
-    return np.require(value, dtype=dtype_of(element), requirements="C")
 
 
 def _public_function(
     name: str,
     handles: dict[str, Callable[..., object]],
     errors: _Errors,
-    elements: list[str | None],
+    expected: list[Parameter | None] | None,
     device,
 ) -> Callable[..., object]:
     def call(*arrays):
         invoker = handles.get(name)
         if invoker is None:
             raise LoadError(f"{name}: the module was closed; load it again")
-        if len(arrays) == len(elements):
-            arrays = tuple(_as_tensor(a, e) for a, e in zip(arrays, elements, strict=True))
-        errors.pending = None
+        if expected is not None:
+            check_count(name, arrays, len(expected))
+            arrays = tuple(
+                a if p is None else convert(a, p) for a, p in zip(arrays, expected, strict=True)
+            )
         imported: list[object] = []  # the memory of the arguments, until the results are out
-        try:
+        with errors.call() as raised:
             returned = invoker(*[input_view(device, a, imported) for a in arrays])
-        except RuntimeError:
-            pending, errors.pending = errors.pending, None
-            if pending is not None:
-                raise pending from None
-            raise
+        if raised:
+            raise raised[0] from None
         if isinstance(returned, tuple):
             return tuple(_to_numpy(r) for r in returned)
         return None if returned is None else _to_numpy(returned)
