@@ -14,6 +14,7 @@ from .collector import collector_paused
 from .emit import json_text
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.status import Status
+from .syntax.printable import printable
 
 if TYPE_CHECKING:
     from .api import Result
@@ -232,7 +233,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             data = read_input(path)
         except OSError as error:
             message = f"cannot read: {error.strerror or error}"
-            print(f"{name}: error: {message}", file=sys.stderr)
+            print(f"{printable(name)}: error: {message}", file=sys.stderr)
             tally.refuse(name, [Diagnostic(name, 1, 1, message)])
             continue
         text = _text_input(args, data, name, tally)
@@ -293,7 +294,7 @@ def _text_input(
         return data
     if args.in_place:
         print(
-            f"{name}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
+            f"{printable(name)}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
             "text; write the rewrite with -o instead",
             file=sys.stderr,
         )
@@ -351,9 +352,12 @@ def _check_calls(name: str, result: Result, color: bool) -> None:
         print(diagnostic.format(color), file=sys.stderr)
     for report in result.calls:
         if report.status == Status.REWRITTEN:
-            print(f"{name}:{report.line}: @{report.target}: would be rewritten as @{report.symbol}")
+            line = f"{name}:{report.line}: @{report.target}: would be rewritten as @{report.symbol}"
         elif report.status == Status.ERROR:
-            print(f"{name}:{report.line}: @{report.target}: cannot be rewritten: {report.reason}")
+            line = f"{name}:{report.line}: @{report.target}: cannot be rewritten: {report.reason}"
+        else:
+            continue
+        print(printable(line))
 
 
 def _write_result(args: argparse.Namespace, path: str, name: str, result: Result) -> bool:
@@ -375,10 +379,10 @@ def _write_result(args: argparse.Namespace, path: str, name: str, result: Result
     except OutputRefused as error:
         target = args.output or name
         verb = "rewritten" if args.in_place else "written"
-        print(f"{target}: error: {error}; not {verb}", file=sys.stderr)
+        print(f"{printable(target)}: error: {error}; not {verb}", file=sys.stderr)
         return False
     except OSError as error:
-        target = args.output or path
+        target = printable(args.output or path)
         print(f"{target}: error: cannot write: {error.strerror or error}", file=sys.stderr)
         return False
     return True
@@ -389,7 +393,7 @@ def _summarize(args: argparse.Namespace, files: list[str], tally: _Tally) -> Non
     that sums up a run of several files (or any --list)."""
     if args.check and tally.changed:
         for name in tally.changed:
-            print(f"{name}: would rewrite", file=sys.stderr)
+            print(f"{printable(name)}: would rewrite", file=sys.stderr)
         tally.status = 1
     if args.list and args.format == "json":
         document = {"schema": JSON_SCHEMA_VERSION, "files": tally.listing}
@@ -501,10 +505,10 @@ def _write_text(path: str, text: str) -> bool:
     try:
         write_output(path, text.encode("utf-8"))
     except OutputRefused as error:
-        print(f"{path}: error: {error}; not written", file=sys.stderr)
+        print(f"{printable(path)}: error: {error}; not written", file=sys.stderr)
         return False
     except OSError as error:
-        print(f"{path}: error: cannot write: {error.strerror or error}", file=sys.stderr)
+        print(f"{printable(path)}: error: cannot write: {error.strerror or error}", file=sys.stderr)
         return False
     return True
 
@@ -529,4 +533,4 @@ def _list_line(report) -> str:
         decision = f"error: {report.reason}"
     else:
         decision = f"left alone: {report.reason}"
-    return f"{where}: {signature}: {decision}"
+    return printable(f"{where}: {signature}: {decision}")
