@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .collector import collector_paused
 from .emit import json_text
+from .inputs.streams import run_command
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.status import Status
 from .syntax.printable import printable
@@ -119,7 +120,12 @@ def _use_color(stream) -> bool:
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """The command line; ``prog`` is how the user invoked it (``python -m rewriter`` passes
-    that), by default the name of the running script (``stablehlo-rewrite``)."""
+    that), by default the name of the running script (``stablehlo-rewrite``). Signals and
+    write errors of stdout and stderr end it as ``inputs/streams.py`` says."""
+    return run_command(lambda: _main(argv, prog))
+
+
+def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     parser = _parser(prog or os.path.basename(sys.argv[0]) or "stablehlo-rewrite")
     args = parser.parse_args(argv)
     files = args.files or ["-"]
@@ -154,12 +160,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         Abi(args.abi, args.iree_module)
     except ValueError as error:
         parser.error(f"--iree-module: {error}")
-    try:
-        return _run(args, files)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 1
+    return _run(args, files)
 
 
 def _skip_option(glob: str) -> str:
@@ -170,6 +171,8 @@ def _skip_option(glob: str) -> str:
 
 def _output_clash(args: argparse.Namespace, files: list[str]) -> str | None:
     """Why an output path must not be written: it is an input or another output."""
+    from .inputs.files import same_file
+
     outputs = [
         (flag, path)
         for flag, path in (
@@ -181,26 +184,12 @@ def _output_clash(args: argparse.Namespace, files: list[str]) -> str | None:
     ]
     for index, (flag, path) in enumerate(outputs):
         for other in files:
-            if other != "-" and _same_file(path, other):
+            if other != "-" and same_file(path, other):
                 return f"{flag} {path} is the input file {other}"
         for other_flag, other in outputs[:index]:
-            if _same_file(path, other):
+            if same_file(path, other):
                 return f"{flag} {path} is also the file of {other_flag} {other}"
     return None
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file (by device and inode where both exist, by their
-    resolved path where not). Character devices (a terminal, /dev/null) take any number
-    of writers without losing anything."""
-    import stat
-
-    try:
-        if stat.S_ISCHR(os.stat(a).st_mode):
-            return False
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 @dataclass
@@ -363,7 +352,7 @@ def _check_calls(name: str, result: Result, color: bool) -> None:
 def _write_result(args: argparse.Namespace, path: str, name: str, result: Result) -> bool:
     """The rewrite to the file (--in-place), to -o, or to stdout; False when refused or
     failed (said on stderr)."""
-    from .inputs.files import OutputRefused, encoded_chunks, write_output
+    from .inputs.files import OutputRefused, cannot_write, write_encoded, write_output
 
     output = result.text
     try:
@@ -373,8 +362,7 @@ def _write_result(args: argparse.Namespace, path: str, name: str, result: Result
         elif args.output:
             write_output(args.output, output)
         else:
-            for chunk in encoded_chunks(output):
-                sys.stdout.buffer.write(chunk)
+            write_encoded(sys.stdout.buffer, output)
             sys.stdout.flush()
     except OutputRefused as error:
         target = args.output or name
@@ -382,8 +370,8 @@ def _write_result(args: argparse.Namespace, path: str, name: str, result: Result
         print(f"{printable(target)}: error: {error}; not {verb}", file=sys.stderr)
         return False
     except OSError as error:
-        target = printable(args.output or path)
-        print(f"{target}: error: cannot write: {error.strerror or error}", file=sys.stderr)
+        target = args.output or path
+        print(f"{printable(target)}: error: {cannot_write(target, error)}", file=sys.stderr)
         return False
     return True
 
@@ -391,15 +379,18 @@ def _write_result(args: argparse.Namespace, path: str, name: str, result: Result
 def _summarize(args: argparse.Namespace, files: list[str], tally: _Tally) -> None:
     """What --check would change (and its exit status), the JSON listing, and the line
     that sums up a run of several files (or any --list)."""
+    from .inputs.files import write_encoded
+
     if args.check and tally.changed:
         for name in tally.changed:
             print(f"{printable(name)}: would rewrite", file=sys.stderr)
         tally.status = 1
     if args.list and args.format == "json":
         document = {"schema": JSON_SCHEMA_VERSION, "files": tally.listing}
+        sys.stdout.flush()  # what was printed before goes first
         for chunk in json_text.chunks(document):  # never the whole document at once
-            sys.stdout.write(chunk)
-        sys.stdout.write("\n")
+            write_encoded(sys.stdout.buffer, chunk)
+        write_encoded(sys.stdout.buffer, "\n")
     if args.list:
         total = sum(tally.counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(tally.counts.items()))
@@ -500,7 +491,7 @@ def _adapters(result: Result, name: str) -> str:
 def _write_text(path: str, text: str) -> bool:
     """Write a generated file (see ``files.write_output``); False (after saying why) when
     that fails."""
-    from .inputs.files import OutputRefused, write_output
+    from .inputs.files import OutputRefused, cannot_write, write_output
 
     try:
         write_output(path, text.encode("utf-8"))
@@ -508,7 +499,7 @@ def _write_text(path: str, text: str) -> bool:
         print(f"{printable(path)}: error: {error}; not written", file=sys.stderr)
         return False
     except OSError as error:
-        print(f"{printable(path)}: error: cannot write: {error.strerror or error}", file=sys.stderr)
+        print(f"{printable(path)}: error: {cannot_write(path, error)}", file=sys.stderr)
         return False
     return True
 

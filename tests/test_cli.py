@@ -815,16 +815,30 @@ def test_list_json_includes_unreadable_files_and_the_summary_counts_them(tmp_pat
     )
 
 
-class RecordingStdout(io.StringIO):
-    """A standard output that keeps the length of every write."""
+class RecordingStdout(io.TextIOWrapper):
+    """A standard output that keeps the length of every write to its bytes."""
 
+    def __init__(self) -> None:
+        self.bytes = RecordingBytes()
+        super().__init__(self.bytes, encoding="utf-8", write_through=True)
+
+    @property
+    def writes(self) -> list[int]:
+        return self.bytes.writes
+
+    def getvalue(self) -> str:
+        self.flush()
+        return self.bytes.getvalue().decode("utf-8")
+
+
+class RecordingBytes(io.BytesIO):
     def __init__(self) -> None:
         super().__init__()
         self.writes: list[int] = []
 
-    def write(self, text: str) -> int:
-        self.writes.append(len(text))
-        return super().write(text)
+    def write(self, data) -> int:  # type: ignore[override]
+        self.writes.append(len(data))
+        return super().write(data)
 
 
 def test_list_json_is_written_in_pieces_never_as_one_document(monkeypatch) -> None:

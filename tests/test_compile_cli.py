@@ -52,6 +52,7 @@ def test_compile_writes_library_with_collision_free_entry(tmp_path: Path):
         "4-generic-form.mlir",
         "5-lower-to-llvm.mlir",
         "6-translate.ll",
+        "library.so",  # the link's output, copied to -o in one rename
         "metadata.c",
     ]
     assert "llvm.emit_c_interface" in (temps / "0-entries.mlir").read_text()

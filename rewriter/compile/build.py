@@ -7,11 +7,16 @@ import tempfile
 from pathlib import Path
 
 from ..emit.ffi_adapters import externs_in
+from ..inputs.files import OutputRefused, install_file, output_problem
+from ..syntax.diagnostics import Diagnostic, RewriteError
+from ..syntax.source import Source
 from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
 from .library_calls import route_products_to_blas, widen_f32_atan2
+from .link_items import link_problem
 from .loop_order import contiguous_innermost
+from .mlir_diagnostics import parse_error
 from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
 
 PORTABLE = "generic"
@@ -48,11 +53,23 @@ def compile_module(
     NumPy's wheel (loops when there is none), a path names a CBLAS library, ``None`` keeps
     every product in compiled loops. ``target_cpu`` is the CPU the code is optimized for:
     ``"native"`` (this machine), ``"generic"`` (portable) or a name for clang's ``-march``.
+
+    A module MLIR cannot parse, or one without a public function (the library would have no
+    entry point), is a RewriteError at its line. ``output`` is replaced atomically
+    (``rewriter.inputs.files.install_file``): a failed or killed compile leaves the old file
+    or the new one; an output whose folder is missing fails before any stage runs
+    (``OSError``). Nothing else is written beside it.
     """
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     origin = str(source) if isinstance(source, Path) else ""
     # Read before the tools are looked for: a description that cannot be read fails at once.
     externs = externs_in(text, filename or origin or "<string>") if ffi_bridge else []
+    problem = output_problem(output)
+    if problem:
+        raise OutputRefused(problem)
+    for item in link or []:
+        if link_problem(item):
+            raise ToolchainError(str(link_problem(item)))
     check_tools()
     library = resolve_blas(blas)
     called: set[str] = set()
@@ -68,7 +85,7 @@ def compile_module(
     work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        prepared, entries = prepare(text)
+        prepared, entries = _entries(text, filename or origin or "<string>")
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
         pipeline = stages(library_calls)
@@ -95,10 +112,28 @@ def compile_module(
             inputs.append(blas_calls_source())
             flags += library.compile_flags()
             libraries.append(str(library.library))
-        link_shared_object(
-            inputs, Path(output), libraries, optimize="-O3", flags=flags, exports=exports
-        )
+        built = work / "library.so"
+        link_shared_object(inputs, built, libraries, optimize="-O3", flags=flags, exports=exports)
+        install_file(output, built)
         return entries
     finally:
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _entries(text: str, filename: str) -> tuple[str, list[Entry]]:
+    """``prepare`` (the module with its entries renamed, and the entries), its failures as
+    diagnostics: text MLIR rejects, and a module that has no entry point."""
+    from iree.compiler import ir
+
+    try:
+        prepared, entries = prepare(text)
+    except ir.MLIRError as error:
+        raise parse_error(error, text, filename) from None
+    except ValueError as error:  # an entry point that takes or returns no ranked tensor
+        raise ToolchainError(str(error)) from None
+    if not entries:
+        message = "no public function: the library would have no entry points"
+        shown = Source(text, filename).line_text(1) if text.strip() else None
+        raise RewriteError([Diagnostic(filename, 1, 1, message, shown)])
+    return prepared, entries

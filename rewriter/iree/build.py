@@ -37,9 +37,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
 from ..compile.toolchain import first_tool_found
+from ..inputs.files import OutputRefused, output_problem, write_output
+from ..syntax.diagnostics import Diagnostic, RewriteError
 from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
 
@@ -102,9 +106,15 @@ def compile_module(
     (also written to ``output`` when given) and the signatures of its imports.
 
     The code is for this machine's CPU unless ``cpu`` or ``triple`` say otherwise
-    (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override."""
+    (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override.
+    A module MLIR cannot parse, or one without a public function, is a RewriteError at its
+    line; ``output`` is replaced atomically (``rewriter.inputs.files``), and one whose
+    folder is missing fails before iree-compile runs (``OSError``)."""
     path = Path(source)
     text = read_module_file(path, BuildError)
+    problem = output_problem(output) if output is not None else None
+    if problem:
+        raise OutputRefused(problem)
     with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
         embedded = Path(folder) / "module.mlirbc"
         vmfb = Path(folder) / "module.vmfb"
@@ -112,7 +122,9 @@ def compile_module(
         command += extra_args
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
-        signatures, libm_needed = _write_with_metadata(text, embedded, system_library_allowed)
+        signatures, libm_needed = _write_with_metadata(
+            text, str(path), embedded, system_library_allowed
+        )
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
         done = _run([*command, str(embedded), "-o", str(vmfb)])
@@ -127,7 +139,7 @@ def compile_module(
             raise BuildError(f"iree-compile failed:\n{stderr.strip()}")
         data = vmfb.read_bytes()
     if output is not None:
-        Path(output).write_bytes(data)
+        write_output(output, data)
     return data, signatures
 
 
@@ -149,7 +161,7 @@ def _embedded_chosen(command: list[str]) -> bool:
 
 
 def _write_with_metadata(
-    text: str, destination: Path, atan2_in_f64: bool
+    text: str, filename: str, destination: Path, atan2_in_f64: bool
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``), add the import signatures to the module's ``iree.reflection``
@@ -164,7 +176,11 @@ def _write_with_metadata(
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as error:
-            raise BuildError(f"IREE cannot parse the module:\n{error}") from None
+            raise parse_error(error, text, filename) from None
+        if not _has_public_function(module):
+            message = "no public function: the module would have no entry points"
+            shown = text.split("\n", 1)[0] if text.strip() else None
+            raise RewriteError([Diagnostic(filename, 1, 1, message, shown)])
         try:
             signatures = signatures_of(module)
         except SignatureError as error:
@@ -180,6 +196,22 @@ def _write_with_metadata(
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
     return signatures, libm_needed
+
+
+def _has_public_function(module: Any) -> bool:
+    """Whether the module defines a public function (one with a body), as IREE exports."""
+    from iree.compiler import ir
+
+    for operation in module.body.operations:
+        op = operation.operation
+        if op.name != "func.func" or not op.regions[0].blocks:
+            continue
+        attributes = op.attributes
+        if "sym_visibility" not in attributes:
+            return True
+        if ir.StringAttr(attributes["sym_visibility"]).value == "public":
+            return True
+    return False
 
 
 def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
