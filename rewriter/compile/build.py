@@ -83,7 +83,10 @@ def compile_module(
         return routed.text
 
     work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
-    work.mkdir(parents=True, exist_ok=True)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     try:
         prepared, entries = _entries(text, filename or origin or "<string>")
         current = work / "0-entries.mlir"

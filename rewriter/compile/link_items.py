@@ -13,6 +13,7 @@ On the command line ``--link -lfoo`` is taken like ``--link=-lfoo`` (argparse wo
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -68,12 +69,17 @@ def joined_link_values(argv: Sequence[str]) -> list[str]:
 
 
 def library_file(item: str, clang: str) -> Path | None:
-    """The file ``item`` links: its path, or what the compiler finds for ``-lNAME`` on its
-    default search path (``clang -print-file-name``); None when it finds none."""
+    """The file ``item`` links: its path, or what the linker finds for ``-lNAME``: in the
+    folders of ``$LIBRARY_PATH`` (which the compiler driver hands the linker), then on the
+    compiler's own search path (``clang -print-file-name``); None when it finds none."""
     name = library_name(item)
     if name is None:
         return Path(item).resolve()
     candidates = [name[1:]] if name.startswith(":") else [f"lib{name}.so", f"lib{name}.a"]
+    for folder in filter(None, os.environ.get("LIBRARY_PATH", "").split(os.pathsep)):
+        for candidate in candidates:
+            if (Path(folder) / candidate).is_file():
+                return Path(folder) / candidate
     for candidate in candidates:
         found = subprocess.run(
             [clang, f"-print-file-name={candidate}"], capture_output=True, text=True, check=False
@@ -94,5 +100,6 @@ def defined_symbols(files: Iterable[Path], nm: str) -> set[str]:
         listed = subprocess.run(
             [nm, *options, str(file)], capture_output=True, text=True, check=False
         )
-        symbols.update(line.strip() for line in listed.stdout.splitlines() if line.strip())
+        lines = (line.strip() for line in listed.stdout.splitlines())
+        symbols.update(line for line in lines if line and not line.endswith(":"))  # members
     return symbols
