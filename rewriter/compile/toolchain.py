@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..inputs.streams import run_tool
 from .link_items import link_arguments
 
 LLVM_VERSION = 22
@@ -242,7 +242,7 @@ def mlir_runtime_library() -> Path | None:
 
 
 def _run(stage: str, command: list[str]) -> None:
-    process = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    process = run_tool(command)  # a signal that ends us ends the tool cleanly
     if process.returncode != 0:
         raise ToolchainError(
             f"stage '{stage}' failed ({Path(command[0]).name} exited with "

@@ -25,6 +25,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -82,6 +83,26 @@ def say(message: str) -> None:
     """One message on stderr, ``printable`` line by line: what comes from the input or from a
     tool's diagnostics about it cannot drive the terminal."""
     print(printable_lines(message), file=sys.stderr)
+
+
+def run_tool(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(command, capture_output=True, text=True)``, except that whatever ends
+    this process meanwhile (``Terminated``, Ctrl-C) ends the tool with SIGTERM, as a shell
+    would, and SIGKILL only if it is still running 5 s later: a tool that SIGKILL ends (what
+    ``subprocess.run`` sends) cannot remove its own temporary files."""
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            stdout, stderr = process.communicate()
+        except BaseException:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except BaseException:
+                process.kill()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _status(body: Callable[[], int | None]) -> int:

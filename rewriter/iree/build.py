@@ -43,6 +43,7 @@ from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
 from ..compile.toolchain import first_tool_found
 from ..inputs.files import OutputRefused, output_problem, write_output
+from ..inputs.streams import run_tool
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
@@ -248,4 +249,4 @@ def _module_attributes(metadata: str) -> list[tuple[str, str]]:
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, capture_output=True, text=True, check=False)
+    return run_tool(command)  # a signal that ends us ends the tool cleanly
