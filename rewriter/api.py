@@ -13,6 +13,7 @@ from .inputs import jax_inputs
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.edits import Edit, apply_edits
 from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
+from .plan.platforms import platforms_message
 from .plan.selection import exact_pattern, patterns
 from .plan.status import Status
 from .syntax.diagnostics import Diagnostic, RewriteError, Severity
@@ -247,11 +248,18 @@ def analyze(
             keep_written=validated is not None,
             found=taken,
         )
+    warnings = plan.warnings
+    if jax_inputs.is_exported(text):  # the text of an Exported does not say its platforms
+        warnings = _platform_warnings(getattr(text, "platforms", ()), source.filename) + warnings
     # The text is joined when first read (``Result.text``), once what only planning
     # needed is gone: it is as large as the edits and the rest of the original together.
-    return Result(
-        None, source.text, plan.reports, plan.warnings, plan.edits, plan.errors, plan.written
-    )
+    return Result(None, source.text, plan.reports, warnings, plan.edits, plan.errors, plan.written)
+
+
+def _platform_warnings(platforms: Sequence[str], filename: str) -> list[Diagnostic]:
+    """A warning when a jax.export.Exported was made for platforms that leave out the CPU."""
+    message = platforms_message(platforms)
+    return [] if message is None else [Diagnostic(filename, 1, 1, message, None, Severity.WARNING)]
 
 
 def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -392,5 +400,6 @@ def export(
     result = rewrite(
         jax_inputs.exported_text(exported, filename), targets=targets, skip=skip, filename=filename
     )
+    result.warnings[:0] = _platform_warnings(exported.platforms, filename)
     result.exported = exported
     return result

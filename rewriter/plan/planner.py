@@ -47,6 +47,7 @@ from .mlir_text import (
     string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
+from .platforms import gpu_platform, gpu_target_message
 from .replacement import ReplacementForm, operand_types, reorder, replacement_form
 from .selection import skip_reason
 from .status import Status
@@ -210,6 +211,7 @@ def _name_callees(
     """The second pass, in file order: each selected call's extern (and layout wrapper) is
     named, its constants too, and its edit made; renames and externs shared by calls that
     differ are warnings. Each call is freed once its edit is made."""
+    on_gpu: set[str] = set()  # GPU targets warned about (platforms.py), once each
     for index, placed in enumerate(selected):
         assert placed is not None
         selected[index] = None
@@ -219,6 +221,11 @@ def _name_callees(
             plan.warnings.append(_renamed_warning(source, placed, externs.abi, renamed))
         if differs:
             plan.warnings.append(_shared_extern_warning(source, placed))
+        platform = gpu_platform(placed.target)
+        if platform and placed.target not in on_gpu:
+            on_gpu.add(placed.target)
+            message = gpu_target_message(placed.target, platform, report.symbol or "")
+            plan.warnings.append(warning_at(source, placed, placed.target_start, message))
         replacement = _replacement_of(placed, newline)
         fields = replacement.fields(placed.holes, values, report.wrapper or report.symbol)
         text = replacement.text(fields)
