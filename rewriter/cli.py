@@ -301,6 +301,7 @@ def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
     """The rewrite of one file as the options ask; raises RewriteError. Without --list or
     --check, errors stop the file (with a note per target: how to rewrite the others)."""
     from .api import analyze, skip_notes, validate_input, validate_rewrite
+    from .plan.selection import CLI_WORDS
     from .syntax.diagnostics import RewriteError
 
     options = {
@@ -309,6 +310,7 @@ def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
         "filename": name,
         "abi": args.abi,
         "iree_module": args.iree_module,
+        "words": CLI_WORDS,  # a call --skip leaves alone is "matched by --skip"
     }
     if args.list or args.check:
         return analyze(text, **options)

@@ -63,7 +63,7 @@ def compile_module(
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     origin = str(source) if isinstance(source, Path) else ""
     # Read before the tools are looked for: a description that cannot be read fails at once.
-    externs = externs_in(text, filename or origin or "<string>") if ffi_bridge else []
+    externs = externs_in(text, filename or origin or "<mlir text>") if ffi_bridge else []
     problem = output_problem(output)
     if problem:
         raise OutputRefused(problem)
@@ -88,7 +88,7 @@ def compile_module(
     except OSError as error:
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     try:
-        prepared, entries = _entries(text, filename or origin or "<string>")
+        prepared, entries = _entries(text, filename or origin or "<mlir text>")
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
         pipeline = stages(library_calls)
