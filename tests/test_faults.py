@@ -117,19 +117,25 @@ def test_a_closed_pipe_is_status_141_and_silent(options) -> None:
     assert stderr == ""
 
 
-def test_a_reader_that_stops_reading_cuts_the_output_and_the_status_says_so(
-    tmp_path: Path,
-) -> None:
-    """``| head -c 100``: the reader takes 100 bytes of a 2 MB output and leaves. A buffered
-    write that returned short after SIGPIPE once ended the run with status 0."""
-    path = tmp_path / "big.mlir"
+def rewriting_a_large_file(folder: Path) -> subprocess.Popen[bytes]:
+    """``python -m rewriter`` on a file whose output (2 MB) is more than a pipe holds, its
+    stdout and stderr pipes to the test."""
+    path = folder / "big.mlir"
     path.write_text(SAMPLE.read_text() + PADDING)
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "rewriter", str(path)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def test_a_reader_that_stops_reading_cuts_the_output_and_the_status_says_so(
+    tmp_path: Path,
+) -> None:
+    """``| head -c 100``: the reader takes 100 bytes of a 2 MB output and leaves. A buffered
+    write that returned short after SIGPIPE once ended the run with status 0."""
+    process = rewriting_a_large_file(tmp_path)
     assert len(process.stdout.read(100)) == 100
     process.stdout.close()
     stderr = process.stderr.read().decode()
@@ -141,10 +147,12 @@ def test_a_reader_that_stops_reading_cuts_the_output_and_the_status_says_so(
 
 DRIVER = textwrap.dedent(
     """
-    import os, sys
+    import os, signal, sys
     from rewriter import cli
     from rewriter.inputs import files
 
+    for number in filter(None, os.environ["IGNORED"].split(",")):  # as nohup leaves SIGHUP
+        signal.signal(int(number), signal.SIG_IGN)
     ready, hold = int(os.environ["READY_FD"]), int(os.environ["HOLD_FD"])
     write_encoded = files.write_encoded
 
@@ -169,12 +177,12 @@ class HeldWrite:
     def __init__(self, *arguments: object, ignore: tuple[int, ...] = ()):
         ready_read, ready_write = os.pipe()
         self.hold_read, self.hold_write = os.pipe()
-        env = {**os.environ, "READY_FD": str(ready_write), "HOLD_FD": str(self.hold_read)}
-
-        def ignored() -> None:  # as nohup leaves SIGHUP
-            for number in ignore:
-                signal.signal(number, signal.SIG_IGN)
-
+        env = {
+            **os.environ,
+            "READY_FD": str(ready_write),
+            "HOLD_FD": str(self.hold_read),
+            "IGNORED": ",".join(str(int(number)) for number in ignore),
+        }
         self.process = subprocess.Popen(
             [sys.executable, "-c", DRIVER, *map(str, arguments)],
             cwd=ROOT,
@@ -182,7 +190,6 @@ class HeldWrite:
             pass_fds=(ready_write, self.hold_read),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            preexec_fn=ignored,
         )
         os.close(ready_write)
         os.close(self.hold_read)
@@ -240,14 +247,7 @@ def test_an_ignored_sighup_stays_ignored_and_the_write_completes(tmp_path: Path)
 def test_sigterm_while_stdout_is_blocked_exits_143_without_a_traceback(tmp_path: Path) -> None:
     """A 2 MB output into a pipe that the test stops reading after its first bytes: the
     write blocks until the signal comes."""
-    path = tmp_path / "big.mlir"
-    path.write_text(SAMPLE.read_text() + PADDING)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rewriter", str(path)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = rewriting_a_large_file(tmp_path)
     assert process.stdout.read(1)  # writing has begun; the pipe holds 64 KB of 2 MB
     process.send_signal(signal.SIGTERM)
     stderr = process.stderr.read().decode()
