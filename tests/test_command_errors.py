@@ -235,3 +235,22 @@ def _placed(argument: str, places: dict[str, str]) -> str:
     for key, value in places.items():
         argument = argument.replace(key, value)
     return argument
+
+
+@pytest.mark.parametrize("command", ["compile", "iree"])
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+def test_an_output_that_is_the_input_through_a_link_is_refused(tmp_path: Path, command, link):
+    given = tmp_path / "in.mlir"
+    given.write_bytes(REWRITTEN.read_bytes())
+    other = tmp_path / "other.mlir"
+    (other.symlink_to if link == "symlink" else other.hardlink_to)(given)
+    run = subprocess.run(
+        [*COMMANDS[command], str(given), "-o", str(other)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2, run.stderr
+    assert f"-o {other} is the input file {given}; nothing was written" in run.stderr
+    assert given.read_bytes() == REWRITTEN.read_bytes()

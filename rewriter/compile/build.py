@@ -41,7 +41,8 @@ def compile_module(
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
 
-    ``link`` names kernel libraries (paths or -l names) the object is linked against.
+    ``link`` names kernel libraries the object is linked against: ``-lNAME``, ``NAME`` or a
+    path, as a C programmer means them (``link_items.py``).
     With ``keep_temps`` every stage's input and output stay in that folder; otherwise a
     temporary folder is removed afterwards. With ``ffi_bridge`` every extern that carries a
     ``rewriter.xla_ffi`` description is served by an adapter calling an XLA FFI handler,
