@@ -13,7 +13,8 @@ from .inputs import jax_inputs
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.edits import Edit, apply_edits
 from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
-from .plan.selection import exact_pattern, patterns
+from .plan.platforms import platforms_message
+from .plan.selection import API_WORDS, OptionWords, exact_pattern, patterns
 from .plan.status import Status
 from .syntax.diagnostics import Diagnostic, RewriteError, Severity
 from .syntax.scan import scan
@@ -118,7 +119,11 @@ def _call_report_html(report: CallReport) -> str:
 show_call_reports_with(_call_report_html)
 
 
-def decode(data: bytes, filename: str = "<string>") -> Source:
+TEXT_NAME = "<mlir text>"
+_BINARY_NAMES = {"bytecode": "<mlir bytecode>", "exported": "<serialized jax.export>"}
+
+
+def decode(data: bytes, filename: str = TEXT_NAME) -> Source:
     """UTF-8 bytes to a Source; invalid bytes give a diagnostic at their line and column."""
     try:
         return Source(data.decode("utf-8"), filename)
@@ -130,8 +135,24 @@ def decode(data: bytes, filename: str = "<string>") -> Source:
         raise RewriteError([Diagnostic(filename, line, column, message, shown)]) from None
 
 
+def input_name(text: object, filename: str | None = None) -> str:
+    """The name that diagnostics and call reports give an input: ``filename`` when given
+    (the API's ``filename=``, the command line's path), else one that says what the input
+    is: ``<mlir text>`` (a str, or UTF-8 bytes), ``<mlir bytecode>``, ``<serialized
+    jax.export>``, and ``<jax.export of F>`` for a ``jax.export.Exported`` of ``F``, the
+    name ``rewriter.export`` gives its own."""
+    if filename is not None:
+        return filename
+    if jax_inputs.is_exported(text):
+        return f"<jax.export of {getattr(text, 'fun_name', '?')}>"
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        data = text if isinstance(text, bytes) else bytes(text)
+        return _BINARY_NAMES.get(jax_inputs.input_kind(data), TEXT_NAME)
+    return TEXT_NAME
+
+
 def read_source(
-    text: str | bytes | bytearray | memoryview | Exported, filename: str = "<string>"
+    text: str | bytes | bytearray | memoryview | Exported, filename: str | None = None
 ) -> Source:
     """What ``rewrite`` and ``analyze`` read, as a Source of MLIR text.
 
@@ -139,8 +160,9 @@ def read_source(
     ``ML\\xefR``: plain, or a StableHLO portable artifact), the bytes of
     ``jax.export.Exported.serialize()``, or a ``jax.export.Exported``; only the last three
     import jax (``rewriter.inputs.jax_inputs``). Raises ``RewriteError``: an ``InputError`` when a
-    binary input cannot be converted.
+    binary input cannot be converted. ``filename`` names the input (``input_name``).
     """
+    filename = input_name(text, filename)
     if isinstance(text, str):
         return Source(text, filename)
     if isinstance(text, (bytes, bytearray, memoryview)):
@@ -162,7 +184,7 @@ def rewrite(
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
-    filename: str = "<string>",
+    filename: str | None = None,
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> Result:
@@ -209,10 +231,11 @@ def analyze(
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
-    filename: str = "<string>",
+    filename: str | None = None,
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
     validated: Validated | None = None,
+    words: OptionWords = API_WORDS,
 ) -> Result:
     """The rewrite that reports instead of raising: the same arguments, work and ``Result``
     as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
@@ -225,6 +248,8 @@ def analyze(
     (docs/architecture.md, "Where things stay").
     Raises ``RewriteError`` only when the file as a whole is unusable (not text,
     unbalanced, ...), ``ValueError``/``TypeError`` for arguments ``rewrite`` refuses too.
+    ``words`` spell ``targets`` and ``skip`` where a call's reason names them
+    (``targets=``, ``skip=``; the command line passes ``--target``, ``--skip``).
     """
     conventions = Abi(abi, iree_module)  # checked before any work is done
     targets, skip = patterns(targets, "targets"), patterns(skip, "skip")
@@ -246,12 +271,20 @@ def analyze(
             conventions,
             keep_written=validated is not None,
             found=taken,
+            words=words,
         )
+    warnings = plan.warnings
+    if jax_inputs.is_exported(text):  # the text of an Exported does not say its platforms
+        warnings = _platform_warnings(getattr(text, "platforms", ()), source.filename) + warnings
     # The text is joined when first read (``Result.text``), once what only planning
     # needed is gone: it is as large as the edits and the rest of the original together.
-    return Result(
-        None, source.text, plan.reports, plan.warnings, plan.edits, plan.errors, plan.written
-    )
+    return Result(None, source.text, plan.reports, warnings, plan.edits, plan.errors, plan.written)
+
+
+def _platform_warnings(platforms: Sequence[str], filename: str) -> list[Diagnostic]:
+    """A warning when a jax.export.Exported was made for platforms that leave out the CPU."""
+    message = platforms_message(platforms)
+    return [] if message is None else [Diagnostic(filename, 1, 1, message, None, Severity.WARNING)]
 
 
 def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -279,7 +312,7 @@ def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list
 
 
 def validate(
-    text: str | bytes | bytearray | memoryview | Exported, *, filename: str = "<string>"
+    text: str | bytes | bytearray | memoryview | Exported, *, filename: str | None = None
 ) -> None:
     """Parse every line of the module with the grammar; raise RewriteError where it first fails.
 
@@ -292,7 +325,7 @@ def validate(
         raise RewriteError([error])
 
 
-def validate_input(text: str, *, filename: str = "<string>") -> Validated:
+def validate_input(text: str, *, filename: str | None = None) -> Validated:
     """``validate`` for a text about to be rewritten: what it returns makes the validation
     of the rewrite (``validate_rewrite``) parse only the lines the rewrite changed."""
     from .syntax.rewrite_validation import validated
@@ -307,14 +340,14 @@ def validate_input(text: str, *, filename: str = "<string>") -> Validated:
     return outcome
 
 
-def validate_rewrite(result: Result, input_: Validated, *, filename: str = "<string>") -> None:
+def validate_rewrite(result: Result, input_: Validated, *, filename: str | None = None) -> None:
     """``validate(result.text)``, at the cost of the lines the edits touched when ``input_``
     is ``validate_input``'s of ``result.original``; of fewer when ``result`` was made with
     ``analyze(..., validated=input_)``, whose calls' lines are shaped once per form."""
     from .syntax.rewrite_validation import first_error_of_rewrite
     from .syntax.validation import first_error
 
-    rewritten = Source(result.text, filename)
+    rewritten = Source(result.text, f"{TEXT_NAME} (rewritten)" if filename is None else filename)
     if input_.text == result.original:
         with collector_paused():
             error = first_error_of_rewrite(rewritten, input_, result.edits, result.written)
@@ -329,12 +362,13 @@ def prototypes(
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
-    filename: str = "<string>",
+    filename: str | None = None,
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> list[Prototype]:
     """One C prototype per extern, from a rewrite of ``text`` and from its existing externs
     (``rewriter.emit.header.prototypes_of``)."""
+    filename = input_name(text, filename)
     result = analyze(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )
@@ -346,11 +380,12 @@ def emit_header(
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
-    filename: str = "<string>",
+    filename: str | None = None,
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
 ) -> str:
     """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
+    filename = input_name(text, filename)
     result = analyze(
         text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
     )
@@ -362,10 +397,11 @@ def emit_ffi_adapters(
     *,
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
-    filename: str = "<string>",
+    filename: str | None = None,
 ) -> str:
     """The C adapters for every extern of the rewrite of ``text`` (original or rewritten):
     each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
+    filename = input_name(text, filename)
     result = rewrite(text, targets=targets, skip=skip, filename=filename)
     return adapters_source(externs_of_rewrite(result.calls, result.original, filename), filename)
 
@@ -392,5 +428,6 @@ def export(
     result = rewrite(
         jax_inputs.exported_text(exported, filename), targets=targets, skip=skip, filename=filename
     )
+    result.warnings[:0] = _platform_warnings(exported.platforms, filename)
     result.exported = exported
     return result

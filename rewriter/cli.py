@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 from .collector import collector_paused
 from .emit import json_text
+from .inputs.streams import run_command
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.status import Status
+from .syntax.printable import printable
 
 if TYPE_CHECKING:
     from .api import Result
@@ -118,7 +120,12 @@ def _use_color(stream) -> bool:
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """The command line; ``prog`` is how the user invoked it (``python -m rewriter`` passes
-    that), by default the name of the running script (``stablehlo-rewrite``)."""
+    that), by default the name of the running script (``stablehlo-rewrite``). Signals and
+    write errors of stdout and stderr end it as ``inputs/streams.py`` says."""
+    return run_command(lambda: _main(argv, prog))
+
+
+def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     parser = _parser(prog or os.path.basename(sys.argv[0]) or "stablehlo-rewrite")
     args = parser.parse_args(argv)
     files = args.files or ["-"]
@@ -153,12 +160,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         Abi(args.abi, args.iree_module)
     except ValueError as error:
         parser.error(f"--iree-module: {error}")
-    try:
-        return _run(args, files)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 1
+    return _run(args, files)
 
 
 def _skip_option(glob: str) -> str:
@@ -169,6 +171,8 @@ def _skip_option(glob: str) -> str:
 
 def _output_clash(args: argparse.Namespace, files: list[str]) -> str | None:
     """Why an output path must not be written: it is an input or another output."""
+    from .inputs.files import same_file
+
     outputs = [
         (flag, path)
         for flag, path in (
@@ -180,26 +184,12 @@ def _output_clash(args: argparse.Namespace, files: list[str]) -> str | None:
     ]
     for index, (flag, path) in enumerate(outputs):
         for other in files:
-            if other != "-" and _same_file(path, other):
+            if other != "-" and same_file(path, other):
                 return f"{flag} {path} is the input file {other}"
         for other_flag, other in outputs[:index]:
-            if _same_file(path, other):
+            if same_file(path, other):
                 return f"{flag} {path} is also the file of {other_flag} {other}"
     return None
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file (by device and inode where both exist, by their
-    resolved path where not). Character devices (a terminal, /dev/null) take any number
-    of writers without losing anything."""
-    import stat
-
-    try:
-        if stat.S_ISCHR(os.stat(a).st_mode):
-            return False
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 @dataclass
@@ -232,7 +222,7 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             data = read_input(path)
         except OSError as error:
             message = f"cannot read: {error.strerror or error}"
-            print(f"{name}: error: {message}", file=sys.stderr)
+            print(f"{printable(name)}: error: {message}", file=sys.stderr)
             tally.refuse(name, [Diagnostic(name, 1, 1, message)])
             continue
         text = _text_input(args, data, name, tally)
@@ -293,7 +283,7 @@ def _text_input(
         return data
     if args.in_place:
         print(
-            f"{name}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
+            f"{printable(name)}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
             "text; write the rewrite with -o instead",
             file=sys.stderr,
         )
@@ -311,6 +301,7 @@ def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
     """The rewrite of one file as the options ask; raises RewriteError. Without --list or
     --check, errors stop the file (with a note per target: how to rewrite the others)."""
     from .api import analyze, skip_notes, validate_input, validate_rewrite
+    from .plan.selection import CLI_WORDS
     from .syntax.diagnostics import RewriteError
 
     options = {
@@ -319,6 +310,7 @@ def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
         "filename": name,
         "abi": args.abi,
         "iree_module": args.iree_module,
+        "words": CLI_WORDS,  # a call --skip leaves alone is "matched by --skip"
     }
     if args.list or args.check:
         return analyze(text, **options)
@@ -351,15 +343,18 @@ def _check_calls(name: str, result: Result, color: bool) -> None:
         print(diagnostic.format(color), file=sys.stderr)
     for report in result.calls:
         if report.status == Status.REWRITTEN:
-            print(f"{name}:{report.line}: @{report.target}: would be rewritten as @{report.symbol}")
+            line = f"{name}:{report.line}: @{report.target}: would be rewritten as @{report.symbol}"
         elif report.status == Status.ERROR:
-            print(f"{name}:{report.line}: @{report.target}: cannot be rewritten: {report.reason}")
+            line = f"{name}:{report.line}: @{report.target}: cannot be rewritten: {report.reason}"
+        else:
+            continue
+        print(printable(line))
 
 
 def _write_result(args: argparse.Namespace, path: str, name: str, result: Result) -> bool:
     """The rewrite to the file (--in-place), to -o, or to stdout; False when refused or
     failed (said on stderr)."""
-    from .inputs.files import OutputRefused, encoded_chunks, write_output
+    from .inputs.files import OutputRefused, cannot_write, write_encoded, write_output
 
     output = result.text
     try:
@@ -369,17 +364,16 @@ def _write_result(args: argparse.Namespace, path: str, name: str, result: Result
         elif args.output:
             write_output(args.output, output)
         else:
-            for chunk in encoded_chunks(output):
-                sys.stdout.buffer.write(chunk)
+            write_encoded(sys.stdout.buffer, output)
             sys.stdout.flush()
     except OutputRefused as error:
         target = args.output or name
         verb = "rewritten" if args.in_place else "written"
-        print(f"{target}: error: {error}; not {verb}", file=sys.stderr)
+        print(f"{printable(target)}: error: {error}; not {verb}", file=sys.stderr)
         return False
     except OSError as error:
         target = args.output or path
-        print(f"{target}: error: cannot write: {error.strerror or error}", file=sys.stderr)
+        print(f"{printable(target)}: error: {cannot_write(target, error)}", file=sys.stderr)
         return False
     return True
 
@@ -387,15 +381,18 @@ def _write_result(args: argparse.Namespace, path: str, name: str, result: Result
 def _summarize(args: argparse.Namespace, files: list[str], tally: _Tally) -> None:
     """What --check would change (and its exit status), the JSON listing, and the line
     that sums up a run of several files (or any --list)."""
+    from .inputs.files import write_encoded
+
     if args.check and tally.changed:
         for name in tally.changed:
-            print(f"{name}: would rewrite", file=sys.stderr)
+            print(f"{printable(name)}: would rewrite", file=sys.stderr)
         tally.status = 1
     if args.list and args.format == "json":
         document = {"schema": JSON_SCHEMA_VERSION, "files": tally.listing}
+        sys.stdout.flush()  # what was printed before goes first
         for chunk in json_text.chunks(document):  # never the whole document at once
-            sys.stdout.write(chunk)
-        sys.stdout.write("\n")
+            write_encoded(sys.stdout.buffer, chunk)
+        write_encoded(sys.stdout.buffer, "\n")
     if args.list:
         total = sum(tally.counts.values())
         parts = ", ".join(f"{n} {status_}" for status_, n in sorted(tally.counts.items()))
@@ -496,15 +493,15 @@ def _adapters(result: Result, name: str) -> str:
 def _write_text(path: str, text: str) -> bool:
     """Write a generated file (see ``files.write_output``); False (after saying why) when
     that fails."""
-    from .inputs.files import OutputRefused, write_output
+    from .inputs.files import OutputRefused, cannot_write, write_output
 
     try:
         write_output(path, text.encode("utf-8"))
     except OutputRefused as error:
-        print(f"{path}: error: {error}; not written", file=sys.stderr)
+        print(f"{printable(path)}: error: {error}; not written", file=sys.stderr)
         return False
     except OSError as error:
-        print(f"{path}: error: cannot write: {error.strerror or error}", file=sys.stderr)
+        print(f"{printable(path)}: error: {cannot_write(path, error)}", file=sys.stderr)
         return False
     return True
 
@@ -529,4 +526,4 @@ def _list_line(report) -> str:
         decision = f"error: {report.reason}"
     else:
         decision = f"left alone: {report.reason}"
-    return f"{where}: {signature}: {decision}"
+    return printable(f"{where}: {signature}: {decision}")

@@ -300,3 +300,56 @@ def test_a_results_text_is_its_edits_applied_or_the_text_it_was_given():
     assert Result(None, RMS).text == RMS and not Result(None, RMS).changed
     result.text = "assigned"
     assert result.text == "assigned" and result != rewriter.rewrite(RMS)
+
+
+# ---------------------------------------------------------------- the API's own words and names
+
+
+def test_a_call_left_alone_by_the_api_is_explained_in_the_apis_words():
+    text = (ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text()
+    assert rewriter.rewrite(text, skip="rms_norm").calls[0].reason == "matched by skip="
+    assert rewriter.rewrite(text, targets="other").calls[0].reason == "not matched by targets="
+
+
+def test_the_command_line_explains_it_in_its_words():
+    run = subprocess.run(
+        [sys.executable, "-m", "rewriter", "--list", "--skip", "rms_norm", "-"],
+        cwd=ROOT,
+        input=(ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text(),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.endswith(": left alone: matched by --skip\n")
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [
+        ("module {\n}\n", "<mlir text>"),
+        (b"module {\n}\n", "<mlir text>"),
+        (b"ML\xefR garbage", "<mlir bytecode>"),
+    ],
+)
+def test_an_input_without_a_filename_is_named_after_what_it_is(data, name):
+    assert rewriter.api.input_name(data) == name
+    assert rewriter.api.input_name(data, "given.mlir") == "given.mlir"
+
+
+def test_text_diagnostics_and_reports_use_the_default_name():
+    text = (ROOT / "samples" / "rms_norm" / "rms_norm.mlir").read_text()
+    assert rewriter.rewrite(text).calls[0].filename == "<mlir text>"
+    with pytest.raises(rewriter.RewriteError) as raised:
+        rewriter.rewrite("module {\n  %0 = {{\n}\n")
+    assert str(raised.value).startswith("<mlir text>:")
+
+
+@pytest.mark.jax
+def test_an_exported_is_named_as_export_names_it():
+    import jax
+    import jax.numpy as jnp
+
+    result = rewriter.export(jnp.sin, jax.ShapeDtypeStruct((3,), jnp.float32))
+    assert rewriter.api.input_name(result.exported) == "<jax.export of sin>"
+    assert rewriter.api.input_name(bytes(result.exported.serialize())) == "<serialized jax.export>"
+    assert rewriter.api.read_source(result.exported).filename == "<jax.export of sin>"

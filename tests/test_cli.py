@@ -105,27 +105,35 @@ def assert_clean_failure(result: subprocess.CompletedProcess[bytes], status: int
     assert result.stdout == b""
 
 
+def escaped(text: str) -> str:
+    """``text`` as a diagnostic shows it: each character ``str.isprintable`` refuses as
+    ``\\XX`` per UTF-8 byte (MLIR's string escape), so input cannot drive the terminal."""
+    return "".join(
+        char if char.isprintable() else "".join(f"\\{byte:02X}" for byte in char.encode())
+        for char in text
+    )
+
+
 def assert_caret(shown: str, caret: str, line_text: str, column: int, full: bool = True) -> None:
-    """``shown`` is (a window of) ``line_text`` and ``caret`` puts its ``^`` under ``column``."""
+    """``shown`` is (a window of) ``line_text``, escaped, and ``caret`` puts its ``^`` under
+    the character at ``column`` (under the first character of its escape)."""
     assert caret.strip(" \t") == "^", f"not a caret line: {caret!r}"
     index = caret.index("^")
     # Tabs before the caret must match the shown line's, or the caret drifts on a terminal.
     tabs_shown = [i for i, char in enumerate(shown[:index]) if char == "\t"]
     tabs_caret = [i for i, char in enumerate(caret[:index]) if char == "\t"]
     assert tabs_shown == tabs_caret, (shown, caret)
-    # Control bytes of the input are shown as "?", so a diagnostic never drives the terminal.
-    flat_line = re.sub(r"[\x00-\x08\x0a-\x1f\x7f]", "?", line_text).replace("\t", " ")
+    flat_line = line_text.replace("\t", " ")
     flat_shown = shown.replace("\t", " ")
-    if flat_shown.startswith("...") and not flat_line.startswith("..."):
+    if flat_shown.startswith("...") and not escaped(flat_line).startswith("..."):
         flat_shown, index = flat_shown[3:], index - 3
-    if flat_shown.endswith("...") and not flat_line.endswith("..."):
+    if flat_shown.endswith("...") and not escaped(flat_line).endswith("..."):
         flat_shown = flat_shown[:-3]
     elif full:
-        assert flat_line.endswith(flat_shown), f"source line cut short: {shown!r}"
-    start = flat_line.find(flat_shown)
-    assert start >= 0, f"shown line {shown!r} is not the source line {line_text!r}"
-    assert start + index == column - 1, (
-        f"caret under column {start + index + 1}, diagnostic says {column}:\n{shown}\n{caret}"
+        assert escaped(flat_line).endswith(flat_shown), f"source line cut short: {shown!r}"
+    before, after = escaped(flat_line[: column - 1]), escaped(flat_line[column - 1 :])
+    assert before.endswith(flat_shown[:index]) and after.startswith(flat_shown[index:]), (
+        f"caret not under column {column} of {line_text!r}:\n{shown}\n{caret}"
     )
 
 
@@ -807,16 +815,30 @@ def test_list_json_includes_unreadable_files_and_the_summary_counts_them(tmp_pat
     )
 
 
-class RecordingStdout(io.StringIO):
-    """A standard output that keeps the length of every write."""
+class RecordingStdout(io.TextIOWrapper):
+    """A standard output that keeps the length of every write to its bytes."""
 
+    def __init__(self) -> None:
+        self.bytes = RecordingBytes()
+        super().__init__(self.bytes, encoding="utf-8", write_through=True)
+
+    @property
+    def writes(self) -> list[int]:
+        return self.bytes.writes
+
+    def getvalue(self) -> str:
+        self.flush()
+        return self.bytes.getvalue().decode("utf-8")
+
+
+class RecordingBytes(io.BytesIO):
     def __init__(self) -> None:
         super().__init__()
         self.writes: list[int] = []
 
-    def write(self, text: str) -> int:
-        self.writes.append(len(text))
-        return super().write(text)
+    def write(self, data) -> int:  # type: ignore[override]
+        self.writes.append(len(data))
+        return super().write(data)
 
 
 def test_list_json_is_written_in_pieces_never_as_one_document(monkeypatch) -> None:
@@ -931,3 +953,71 @@ def test_script_names_itself_in_version_and_usage_errors(tmp_path: Path) -> None
     assert "python -m rewriter" not in usage.stderr
     module = run_cli("--version")
     assert out(module).startswith("python -m rewriter "), out(module)
+
+
+# ---------------------------------------------------------------- input text printed escaped
+
+# A target whose name holds a colour escape, a line break that forges a --check line, a bidi
+# override, a carriage return and a bell (written with MLIR's escapes, as jax would print them).
+FORGING_TARGET = r"x\1B[31mRED\1B[0m\0Afake.mlir:1: @y: would be rewritten as @z\E2\80\AE\0D\07"
+FORGING_SHOWN = FORGING_TARGET  # shown as the file spells it: the escapes are MLIR's own
+UNPRINTABLE = ("\x1b", "\r", "\x07", "\u202e", "\x85", "\u2028")
+
+
+def forging_module(tmp_path: Path) -> Path:
+    return write(tmp_path, "forge.mlir", RMS_TEXT.replace("@rms_norm(", f'@"{FORGING_TARGET}"('))
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def assert_nothing_unprintable(text: str) -> None:
+    for character in UNPRINTABLE:
+        assert character not in text, (character, text)
+
+
+def test_check_prints_a_forging_target_escaped_on_one_line(tmp_path: Path) -> None:
+    path = forging_module(tmp_path)
+    result = run_cli("--check", path)
+    assert result.returncode == 1, err(result)
+    assert_nothing_unprintable(out(result) + err(result))
+    line = RMS_TEXT[: RMS_TEXT.index(RMS_CALL)].count("\n") + 1
+    [shown] = out(result).rstrip("\n").split("\n")  # one call: one line, nothing forged
+    assert shown.startswith(f"{path}:{line}: @{FORGING_SHOWN}: would be rewritten as @x_")
+
+
+def test_list_and_warnings_print_a_forging_target_escaped(tmp_path: Path) -> None:
+    path = forging_module(tmp_path)
+    result = run_cli("--list", path)
+    assert result.returncode == 0, err(result)
+    assert_nothing_unprintable(out(result) + err(result))
+    [listed] = out(result).rstrip("\n").split("\n")
+    assert f": @{FORGING_SHOWN}(tensor<10x10xf32>) -> (tensor<10x10xf32>)" in listed
+    warnings = [line for line in stderr_lines(result) if ": warning: " in line]
+    assert len(warnings) == 1 and f"'{FORGING_SHOWN}' becomes extern @x_" in warnings[0]
+
+
+def test_a_diagnostic_escapes_its_source_line_and_keeps_the_caret_on_its_column(
+    tmp_path: Path,
+) -> None:
+    """Raw control characters before the error's column become escapes of several
+    characters each; the caret moves with them, under the character the error names."""
+    config = 'mhlo.backend_config = {note = "\x1b[2J\u202e\x07\x85\u2028", eps = #foo<1>}'
+    text = RMS_TEXT.replace("mhlo.backend_config = {eps = 9.99999974E-6 : f32}", config)
+    path = write(tmp_path, "raw.mlir", text)
+    result = run_cli(path)
+    assert_nothing_unprintable(err(result))
+    assert_diagnostic(result, path, text, {line_col(text, text.index("#foo<1>"))}, False)
+
+
+def test_a_file_name_with_control_characters_is_printed_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "evil\x1b[2J\nname.mlir"
+    result = run_cli(path)
+    assert_clean_failure(result)
+    assert (
+        err(result)
+        == f"{tmp_path}/evil\\1B[2J\\0Aname.mlir: error: cannot read: No such file or directory\n"
+    )

@@ -399,6 +399,20 @@ def test_a_c_host_without_python_registers_by_pointer(c_host):
     np.testing.assert_array_equal(np.array(values, np.float32), expected)
 
 
+@pytest.mark.parametrize("missing", [1, 2], ids=["module", "handlers"])
+def test_a_c_host_names_the_library_it_cannot_open(c_host, tmp_path, missing):
+    """The host opened both libraries before it read dlerror(): the second dlopen, which
+    succeeded, had cleared the first one's error, and it printed ``host: (null)``."""
+    command, _ = c_host
+    absent = tmp_path / "absent.so"
+    command = [*command[:missing], str(absent), *command[missing + 1 :]]
+    run = subprocess.run(command, capture_output=True, text=True)
+    assert run.returncode == 2
+    assert (
+        run.stderr == f"host: {absent}: cannot open shared object file: No such file or directory\n"
+    )
+
+
 @pytest.mark.toolchain("valgrind")
 def test_bridge_is_clean_under_valgrind(c_host):
     """500 bridged calls (and one without a handler): no invalid access, nothing lost."""

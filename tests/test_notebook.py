@@ -645,7 +645,7 @@ def test_serialized_exported_without_flatbuffers_names_the_extra(
         "reading a serialized jax.export.Exported needs the flatbuffers package: "
         "pip install 'stablehlo-ffi-rewriter[jax]'"
     )
-    assert api.stdout == f"<string>: error: {expected}\n"
+    assert api.stdout == f"<serialized jax.export>: error: {expected}\n"
     cli = subprocess.run(
         [
             sys.executable,
@@ -684,3 +684,32 @@ def test_every_background_comes_with_its_text_colour(
     for style in painted:
         assert "color" in _declarations(style), style
     assert ('class="highlight"' in html) == pygments  # both renderings are checked
+
+
+@pytest.mark.parametrize("pygments", [True, False], ids=["pygments", "plain"])
+def test_long_lines_wrap_instead_of_hiding_behind_a_scrollbar(
+    pygments: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An extern's rewriter.xla_ffi description is a line of hundreds of characters: the
+    diff and the diagnostics wrap it (anywhere, since it has few spaces), in the notebook
+    and in exported HTML, where a scrollbar would hide it."""
+    if not pygments:
+        monkeypatch.setitem(sys.modules, "pygments", None)
+    broken = RMS_TEXT.replace("mhlo.backend_config = {eps", "mhlo.backend_config = {e = [1], eps")
+    html = rewriter.analyze(broken)._repr_html_() + rewriter.rewrite(RMS_TEXT)._repr_html_()
+    assert "rewriter.xla_ffi = {" in html  # the long line is in the diff
+    blocks = [_declarations(style) for style in re.findall(r'<pre style="([^"]*)"', html)]
+    assert len(blocks) >= 2  # the diff, the diagnostics
+    for style in blocks:
+        assert style.get("white-space") == "pre-wrap", style
+        assert style.get("overflow-wrap") == "anywhere", style
+        assert "overflow-x" not in style and "overflow" not in style
+    assert ('class="highlight"' in html) == pygments
+
+
+def test_text_is_located_under_the_default_name_as_exports_are_under_theirs() -> None:
+    """Calls given as text were at ``<string>:4:5`` while ``export`` says ``<jax.export of
+    F>:4:5``: each says what the input is."""
+    html = rewriter.rewrite(RMS_TEXT)._repr_html_()
+    assert "&lt;mlir text&gt;:4:" in html
+    assert "&lt;string&gt;" not in html

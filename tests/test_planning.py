@@ -14,7 +14,13 @@ from rewriter.plan.calling_conventions import C_ABI
 from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier, ssa_base
 from rewriter.plan.planner import CallReport, _call_shapes, plan_rewrite, warning_at
-from rewriter.plan.selection import compiler_meaning, exact_pattern, patterns, skip_reason
+from rewriter.plan.selection import (
+    CLI_WORDS,
+    compiler_meaning,
+    exact_pattern,
+    patterns,
+    skip_reason,
+)
 from rewriter.syntax.diagnostics import Diagnostic, Severity
 from rewriter.syntax.holes import ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
@@ -183,8 +189,10 @@ def test_skip_reasons_in_the_order_rule_6_asks_them():
     """A compiler target is left alone whatever --target says; then --target, then --skip."""
     call = _placed_calls(reuse=False)[0].call  # parsed on its own: its own target
     assert skip_reason(call, None, None) is None
-    assert skip_reason(call, ["rms_*"], None) == "not matched by --target"
-    assert skip_reason(call, ["sc*"], ["scale"]) == "matched by --skip"
+    assert skip_reason(call, ["rms_*"], None) == "not matched by targets="
+    assert skip_reason(call, ["sc*"], ["scale"]) == "matched by skip="
+    assert skip_reason(call, ["rms_*"], None, words=CLI_WORDS) == "not matched by --target"
+    assert skip_reason(call, ["sc*"], ["scale"], words=CLI_WORDS) == "matched by --skip"
     assert skip_reason(call, ["*"], None, target="Sharding") == (
         "target carries compiler meaning (a sharding annotation)"
     )
@@ -280,13 +288,13 @@ def test_plan_rewrite_of_two_calls_of_one_kernel():
 
 
 def test_plan_rewrite_leaves_calls_that_are_not_selected():
-    """--target other matches neither call: both are reported left alone and nothing is
-    edited."""
+    """targets=["other"] matches neither call: both are reported left alone and nothing
+    is edited."""
     plan = plan_rewrite(_source(), scan(_source()), targets=["other"])
     assert plan.edits == []
     assert [(r.status, r.reason) for r in plan.reports] == [
-        ("left alone", "not matched by --target"),
-        ("left alone", "not matched by --target"),
+        ("left alone", "not matched by targets="),
+        ("left alone", "not matched by targets="),
     ]
 
 

@@ -6,13 +6,23 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..inputs.files import cannot_write, output_problem, same_file
+from ..inputs.streams import run_command, say
 from ..syntax.diagnostics import RewriteError
 from .build import compile_module
+from .link_items import joined_link_values, library_name
 from .module_file import read_module_file
 from .toolchain import ToolchainError
+from .unserved import unserved_externs
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; signals and write errors of stdout and stderr end it as
+    ``rewriter/inputs/streams.py`` says."""
+    return run_command(lambda: _main(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rewriter.compile",
         description="Compile a rewritten module (python -m rewriter output) to a shared object "
@@ -25,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="LIB",
-        help="kernel library to link against (path or -l name; repeatable)",
+        help="kernel library to link against: -lNAME or NAME (found as the linker finds "
+        "-lNAME) or the path of a library file (repeatable)",
     )
     parser.add_argument(
         "--keep-temps", type=Path, metavar="DIR", help="keep every stage's files in DIR"
@@ -50,7 +61,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the CPU to optimize for: native (this machine, the default), generic (any CPU "
         "of the architecture) or a name clang's -march takes",
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_args(joined_link_values(argv))
+    clash = _output_clash(args)
+    if clash:
+        parser.error(f"{clash}; nothing was written")
+    problem = output_problem(args.output)
+    if problem:
+        say(f"{args.output}: error: cannot write: {problem}")
+        return 1
     try:
         text = read_module_file(args.module, ToolchainError)
         entries = compile_module(
@@ -63,16 +81,47 @@ def main(argv: list[str] | None = None) -> int:
             target_cpu=args.target_cpu,
             filename=str(args.module),
         )
-    except RewriteError as error:  # an extern's rewriter.xla_ffi description (--ffi-bridge)
-        for diagnostic in error.diagnostics:
+    except RewriteError as error:  # the module does not parse, has no entry point, or an
+        for diagnostic in error.diagnostics:  # extern's description is unreadable
             print(diagnostic.format(), file=sys.stderr)
         return 1
     except ToolchainError as error:
-        print(f"{args.module}: error: {error}", file=sys.stderr)
+        say(f"{args.module}: error: {error}")
+        return 1
+    except OSError as error:  # the output cannot be written
+        say(f"{args.output}: error: {cannot_write(args.output, error)}")
         return 1
     for entry in entries:
-        print(f"{args.output}: {entry.c_symbol} ({entry.name})", file=sys.stderr)
+        say(f"{args.output}: {entry.c_symbol} ({entry.name})")
+    if not args.ffi_bridge:
+        _warn_unserved(text, args)
     return 0
+
+
+def _output_clash(args: argparse.Namespace) -> str | None:
+    """Why ``-o`` must not be written: it is the module, or a library to link."""
+    inputs = [("the input file", str(args.module))]
+    inputs += [("the --link library", item) for item in args.link if library_name(item) is None]
+    for what, path in inputs:
+        if same_file(args.output, path):
+            return f"-o {args.output} is {what} {path}"
+    return None
+
+
+def _warn_unserved(text: str, args: argparse.Namespace) -> None:
+    """Externs with an XLA FFI description that neither --ffi-bridge nor a --link library
+    serves: a program that loads the library with ffi_handlers= would find them missing."""
+    unserved = unserved_externs(text, args.link, str(args.module))
+    if not unserved:
+        return
+    names = ", ".join(f"@{name}" for name in unserved)
+    say(
+        f"{args.module}: warning: {names} {'has' if len(unserved) == 1 else 'have'} an XLA FFI "
+        "description (rewriter.xla_ffi) but no --link library defines "
+        f"{'it' if len(unserved) == 1 else 'them'}: pass --ffi-bridge to serve "
+        f"{'it' if len(unserved) == 1 else 'them'} by FFI handlers (load(..., ffi_handlers=...)), "
+        "or give kernels with _mlir_ciface_ entries at load time (load(..., kernels=[...]))"
+    )
 
 
 if __name__ == "__main__":

@@ -7,12 +7,17 @@ import tempfile
 from pathlib import Path
 
 from ..emit.ffi_adapters import externs_in
+from ..inputs.files import OutputRefused, install_file, output_problem
+from ..syntax.diagnostics import Diagnostic, RewriteError
+from ..syntax.source import Source
 from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
 from .library_calls import route_products_to_blas, widen_f32_atan2
+from .link_items import link_problem
 from .loop_order import contiguous_innermost
+from .mlir_diagnostics import parse_error
 from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
 
 PORTABLE = "generic"
@@ -37,7 +42,8 @@ def compile_module(
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
 
-    ``link`` names kernel libraries (paths or -l names) the object is linked against.
+    ``link`` names kernel libraries the object is linked against: ``-lNAME``, ``NAME`` or a
+    path, as a C programmer means them (``link_items.py``).
     With ``keep_temps`` every stage's input and output stay in that folder; otherwise a
     temporary folder is removed afterwards. With ``ffi_bridge`` every extern that carries a
     ``rewriter.xla_ffi`` description is served by an adapter calling an XLA FFI handler,
@@ -49,6 +55,12 @@ def compile_module(
     NumPy's wheel (loops when there is none), a path names a CBLAS library, ``None`` keeps
     every product in compiled loops. ``target_cpu`` is the CPU the code is optimized for:
     ``"native"`` (this machine), ``"generic"`` (portable) or a name for clang's ``-march``.
+
+    A module MLIR cannot parse, or one without a public function (the library would have no
+    entry point), is a RewriteError at its line. ``output`` is replaced atomically
+    (``rewriter.inputs.files.install_file``): a failed or killed compile leaves the old file
+    or the new one; an output whose folder is missing fails before any stage runs
+    (``OSError``). Nothing else is written beside it.
     """
     try:
         with needs("compile"):
@@ -58,7 +70,13 @@ def compile_module(
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     origin = str(source) if isinstance(source, Path) else ""
     # Read before the tools are looked for: a description that cannot be read fails at once.
-    externs = externs_in(text, filename or origin or "<string>") if ffi_bridge else []
+    externs = externs_in(text, filename or origin or "<mlir text>") if ffi_bridge else []
+    problem = output_problem(output)
+    if problem:
+        raise OutputRefused(problem)
+    for item in link or []:
+        if link_problem(item):
+            raise ToolchainError(str(link_problem(item)))
     check_tools()
     library = resolve_blas(blas)
     called: set[str] = set()
@@ -72,9 +90,12 @@ def compile_module(
         return routed.text
 
     work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
-    work.mkdir(parents=True, exist_ok=True)
     try:
-        prepared, entries = prepare(text)
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
+    try:
+        prepared, entries = _entries(text, filename or origin or "<mlir text>")
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
         pipeline = stages(library_calls)
@@ -101,10 +122,28 @@ def compile_module(
             inputs.append(blas_calls_source())
             flags += library.compile_flags()
             libraries.append(str(library.library))
-        link_shared_object(
-            inputs, Path(output), libraries, optimize="-O3", flags=flags, exports=exports
-        )
+        built = work / "library.so"
+        link_shared_object(inputs, built, libraries, optimize="-O3", flags=flags, exports=exports)
+        install_file(output, built)
         return entries
     finally:
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _entries(text: str, filename: str) -> tuple[str, list[Entry]]:
+    """``prepare`` (the module with its entries renamed, and the entries), its failures as
+    diagnostics: text MLIR rejects, and a module that has no entry point."""
+    from iree.compiler import ir
+
+    try:
+        prepared, entries = prepare(text)
+    except ir.MLIRError as error:
+        raise parse_error(error, text, filename) from None
+    except ValueError as error:  # an entry point that takes or returns no ranked tensor
+        raise ToolchainError(str(error)) from None
+    if not entries:
+        message = "no public function: the library would have no entry points"
+        shown = Source(text, filename).line_text(1) if text.strip() else None
+        raise RewriteError([Diagnostic(filename, 1, 1, message, shown)])
+    return prepared, entries

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..inputs.streams import run_tool
+from .link_items import link_arguments
 
 LLVM_VERSION = 22
 
@@ -195,13 +198,9 @@ def link_shared_object(
     """clang: LLVM IR and C sources into one shared object, linked against ``link``.
 
     Only the entry points, the metadata and ``exports`` are exported: helpers such as MLIR's
-    ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's.
+    ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's. The
+    version script that says so is a temporary file, never one beside ``output``.
     """
-    version_script = output.with_name(output.name + ".exports")
-    extra = "".join(f" {name};" for name in exports)
-    version_script.write_text(
-        f"{{ global: _mlir_ciface_rw_entry_*; rw_entry_*; rw_model_metadata;{extra} local: *; }};\n"
-    )
     command = [
         find_tool(f"clang-{LLVM_VERSION}"),
         optimize,
@@ -209,23 +208,27 @@ def link_shared_object(
         "-shared",
         "-Wno-override-module",
         *(flags or []),
-        f"-Wl,--version-script={version_script}",
         *map(str, inputs),
         "-o",
         str(output),
     ]
     for library in link:
-        path = Path(library)
-        if path.exists():
-            command += [str(path.resolve()), f"-Wl,-rpath,{path.resolve().parent}"]
-        else:
-            command.append(f"-l{library}")
+        command += link_arguments(library)  # a path or a -l name: link_items.py
     runtime = mlir_runtime_library()
     if runtime:
         # memref.copy between strided views lowers to a call of MLIR's `memrefCopy`.
         command += ["-Wl,--as-needed", str(runtime), f"-Wl,-rpath,{runtime.parent}"]
     command.append("-lm")
+    descriptor, script = tempfile.mkstemp(prefix="rewriter-", suffix=".exports")
+    os.close(descriptor)
+    version_script = Path(script)
+    extra = "".join(f" {name};" for name in exports)
+    command.append(f"-Wl,--version-script={version_script}")
     try:
+        version_script.write_text(
+            f"{{ global: _mlir_ciface_rw_entry_*; rw_entry_*; rw_model_metadata;{extra} "
+            "local: *; };\n"
+        )
         _run("link", command)
     finally:
         version_script.unlink(missing_ok=True)
@@ -239,7 +242,7 @@ def mlir_runtime_library() -> Path | None:
 
 
 def _run(stage: str, command: list[str]) -> None:
-    process = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    process = run_tool(command)  # a signal that ends us ends the tool cleanly
     if process.returncode != 0:
         raise ToolchainError(
             f"stage '{stage}' failed ({Path(command[0]).name} exited with "

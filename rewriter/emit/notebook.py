@@ -37,8 +37,10 @@ _CELL = "text-align: left; vertical-align: top"
 _PRE = (
     # A light background with its own dark text: readable in light and dark notebook themes
     # (a dark theme would otherwise draw its light text on this light background).
+    # Long lines wrap (anywhere: an extern's rewriter.xla_ffi description is one word of
+    # hundreds of characters), never behind a scrollbar that an exported page cannot scroll.
     f"{_FONT}; font-size: 0.85em; background: #f8f8f8; color: #1f2328; border: 1px solid #ddd; "
-    "padding: 4px 6px; margin: 0.3em 0; overflow-x: auto; white-space: pre"
+    "padding: 4px 6px; margin: 0.3em 0; white-space: pre-wrap; overflow-wrap: anywhere"
 )
 _STATUS_COLOURS = {
     Status.REWRITTEN: "#1a7f37",

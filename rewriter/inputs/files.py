@@ -9,12 +9,15 @@ several hard links) is refused, for ``-o`` and ``--in-place`` alike.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 
 class OutputRefused(OSError):
@@ -41,6 +44,18 @@ def encoded_chunks(text: str | bytes) -> Iterator[bytes]:
         yield text[start : start + CHUNK].encode("utf-8")
 
 
+def write_encoded(handle: BinaryIO, data: str | bytes) -> None:
+    """Write all of ``data``, UTF-8 encoded, to ``handle`` (``encoded_chunks``). A buffered
+    write may return having written less (CPython's ``BufferedWriter.write`` returns the
+    count so far when a signal interrupts a large write into a pipe, as SIGPIPE does when
+    its reader goes away): the rest is written, or the next write raises (EPIPE), instead
+    of being lost without an error."""
+    for chunk in encoded_chunks(data):
+        view = memoryview(chunk)
+        while view:
+            view = view[handle.write(view) :]
+
+
 # Names of this process's open file descriptors: the file behind one is a stream the
 # caller opened, which a rename would not reach (``-o /dev/stdout`` when the shell
 # redirected it to a file, perhaps to append).
@@ -48,28 +63,82 @@ _DESCRIPTOR_PATH = re.compile(r"/dev/(?:std(in|out|err)|fd/([0-9]+))|/proc/self/
 _STANDARD = {"in": 0, "out": 1, "err": 2}
 
 
-def write_output(path: str, data: str | bytes) -> None:
+def write_output(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Write ``data`` to ``path`` the way its kind of file asks for (see the module doc).
 
     Raises ``OutputRefused`` for a read-only file or a file with several hard links, and
     ``OSError`` when the write fails.
     """
+    _write_output(os.fspath(path), lambda handle: write_encoded(handle, data), None)
+
+
+def install_file(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> None:
+    """``write_output`` of the bytes of the file ``source`` (a tool's output, made in a
+    temporary folder), streamed; a new file gets ``source``'s mode (a shared object the
+    linker made executable stays so)."""
+    mode = stat.S_IMODE(os.stat(source).st_mode)
+
+    def put(handle: BinaryIO) -> None:
+        with open(source, "rb") as data:
+            shutil.copyfileobj(data, handle, CHUNK)
+
+    _write_output(os.fspath(path), put, mode)
+
+
+def _write_output(path: str, put: Callable[[BinaryIO], None], mode: int | None) -> None:
     descriptor = _descriptor_named(path)
     if descriptor is not None:
-        _write_descriptor(os.dup(descriptor), data)
+        _write_descriptor(os.dup(descriptor), put)
         return
     try:
         status = os.stat(path)
     except FileNotFoundError:
         status = None
     if status is not None and not stat.S_ISREG(status.st_mode):
-        _write_descriptor(os.open(path, os.O_WRONLY | os.O_TRUNC), data)
+        _write_descriptor(os.open(path, os.O_WRONLY | os.O_TRUNC), put)
         return
     if status is not None:
         refusal = replacement_refusal(status)
         if refusal:
             raise OutputRefused(refusal)
-    write_atomically(path, data)
+    _replace_atomically(path, put, mode)
+
+
+def output_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be written, as far as can be told before any work is done (a
+    long compile): its folder is missing or no folder, or it is a folder itself. None
+    when nothing is known against it (the write may still fail)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return "it is a folder"
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        if os.path.exists(folder):
+            return f"{folder} is not a folder"
+        return f"the folder {folder} does not exist"
+    return None
+
+
+def cannot_write(path: str | os.PathLike[str], error: OSError) -> str:
+    """``cannot write: why`` for a write of ``path`` that failed with ``error``, naming the
+    folder when that is what is missing."""
+    problem = output_problem(path) if error.errno in _PATH_ERRORS else None
+    return f"cannot write: {problem or error.strerror or error}"
+
+
+_PATH_ERRORS = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR)
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (by device and inode where both exist, by their
+    resolved path where not). Character devices (a terminal, /dev/null) take any number
+    of writers without losing anything."""
+    try:
+        if stat.S_ISCHR(os.stat(a).st_mode):
+            return False
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def replacement_refusal(status: os.stat_result) -> str | None:
@@ -99,11 +168,10 @@ def _descriptor_named(path: str) -> int | None:
     return _STANDARD[standard] if standard else int(number or proc)
 
 
-def _write_descriptor(descriptor: int, data: str | bytes) -> None:
-    """Stream ``data`` into an open device, FIFO or file (no temporary file), then close."""
+def _write_descriptor(descriptor: int, put: Callable[[BinaryIO], None]) -> None:
+    """Stream into an open device, FIFO or file (no temporary file), then close."""
     with os.fdopen(descriptor, "wb") as handle:
-        for chunk in encoded_chunks(data):
-            handle.write(chunk)
+        put(handle)
 
 
 def write_atomically(path: str, data: str | bytes) -> None:
@@ -113,6 +181,13 @@ def write_atomically(path: str, data: str | bytes) -> None:
     group of an existing file are kept (owner and group as far as we may set them: root
     always can); a new file gets the usual mode (0666 less the umask).
     """
+    _replace_atomically(path, lambda handle: write_encoded(handle, data), None)
+
+
+def _replace_atomically(path: str, put: Callable[[BinaryIO], None], mode: int | None) -> None:
+    """``write_atomically`` of what ``put`` writes; a new file gets ``mode`` if given. The
+    temporary file is removed whatever ends the write (an error, Ctrl-C, a SIGTERM that
+    ``streams.run_command`` turned into an exception)."""
     target = os.path.realpath(path)
     directory = os.path.dirname(target) or "."
     try:
@@ -121,7 +196,7 @@ def write_atomically(path: str, data: str | bytes) -> None:
         existing = None
     if existing is not None:
         mode = stat.S_IMODE(existing.st_mode)
-    else:
+    elif mode is None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
@@ -130,8 +205,7 @@ def write_atomically(path: str, data: str | bytes) -> None:
     )
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            for chunk in encoded_chunks(data):
-                handle.write(chunk)
+            put(handle)
             handle.flush()
             if existing is not None:
                 _keep_owner(handle.fileno(), existing)

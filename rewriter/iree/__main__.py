@@ -8,10 +8,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..inputs.files import cannot_write, output_problem, same_file
+from ..inputs.streams import run_command, say
+from ..syntax.diagnostics import RewriteError
 from .build import COMPILE_FLAGS, BuildError, compile_module, target_flags
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; signals and write errors of stdout and stderr end it as
+    ``rewriter/inputs/streams.py`` says."""
+    return run_command(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rewriter.iree",
         description="Compile a module rewritten with --abi iree into a .vmfb that "
@@ -35,15 +44,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generic CPU of it unless --cpu says which",
     )
     args = parser.parse_args(argv)
+    if same_file(args.output, args.file):
+        parser.error(f"-o {args.output} is the input file {args.file}; nothing was written")
+    problem = output_problem(args.output)
+    if problem:
+        say(f"{args.output}: error: cannot write: {problem}")
+        return 1
     try:
         _, signatures = compile_module(
             args.file, args.output, cpu=args.cpu, triple=args.target_triple
         )
+    except RewriteError as error:  # the module does not parse, or has no entry point
+        for diagnostic in error.diagnostics:
+            print(diagnostic.format(), file=sys.stderr)
+        return 1
     except BuildError as error:
-        print(f"{args.file}: error: {error}", file=sys.stderr)
+        say(f"{args.file}: error: {error}")
+        return 1
+    except OSError as error:  # the output cannot be written
+        say(f"{args.output}: error: {cannot_write(args.output, error)}")
         return 1
     names = ", ".join(f"{s.module}.{s.name}" for s in signatures) or "none"
-    print(f"{args.output}: imports {names}", file=sys.stderr)
+    say(f"{args.output}: imports {names}")
     return 0
 
 

@@ -41,8 +41,12 @@ from pathlib import Path
 
 from ..compile.entries import argument_names
 from ..compile.extras import MissingDependency, needs
+from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
 from ..compile.toolchain import first_tool_found
+from ..inputs.files import OutputRefused, output_problem, write_output
+from ..inputs.streams import run_tool
+from ..syntax.diagnostics import Diagnostic, RewriteError
 from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
 
@@ -107,7 +111,10 @@ def compile_module(
     (also written to ``output`` when given) and the signatures of its imports.
 
     The code is for this machine's CPU unless ``cpu`` or ``triple`` say otherwise
-    (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override."""
+    (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override.
+    A module MLIR cannot parse, or one without a public function, is a RewriteError at its
+    line; ``output`` is replaced atomically (``rewriter.inputs.files``), and one whose
+    folder is missing fails before iree-compile runs (``OSError``)."""
     try:
         with needs("iree"):
             import iree.compiler  # noqa: F401 (the module is parsed and rewritten with it)
@@ -115,6 +122,9 @@ def compile_module(
         raise BuildError(str(error)) from None
     path = Path(source)
     text = read_module_file(path, BuildError)
+    problem = output_problem(output) if output is not None else None
+    if problem:
+        raise OutputRefused(problem)
     with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
         embedded = Path(folder) / "module.mlirbc"
         vmfb = Path(folder) / "module.vmfb"
@@ -122,7 +132,9 @@ def compile_module(
         command += extra_args
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
-        signatures, libm_needed = _write_with_metadata(text, embedded, system_library_allowed)
+        signatures, libm_needed = _write_with_metadata(
+            text, str(path), embedded, system_library_allowed
+        )
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
         done = _run([*command, str(embedded), "-o", str(vmfb)])
@@ -137,7 +149,7 @@ def compile_module(
             raise BuildError(f"iree-compile failed:\n{stderr.strip()}")
         data = vmfb.read_bytes()
     if output is not None:
-        Path(output).write_bytes(data)
+        write_output(output, data)
     return data, signatures
 
 
@@ -159,7 +171,7 @@ def _embedded_chosen(command: list[str]) -> bool:
 
 
 def _write_with_metadata(
-    text: str, destination: Path, atan2_in_f64: bool
+    text: str, filename: str, destination: Path, atan2_in_f64: bool
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``), add the import signatures to the module's ``iree.reflection``
@@ -174,7 +186,11 @@ def _write_with_metadata(
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as error:
-            raise BuildError(f"IREE cannot parse the module:\n{error}") from None
+            raise parse_error(error, text, filename) from None
+        if not _public_functions(module):
+            message = "no public function: the module would have no entry points"
+            shown = text.split("\n", 1)[0] if text.strip() else None
+            raise RewriteError([Diagnostic(filename, 1, 1, message, shown)])
         try:
             signatures = signatures_of(module)
         except SignatureError as error:
@@ -252,4 +268,4 @@ def _module_attributes(metadata: str) -> list[tuple[str, str]]:
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, capture_output=True, text=True, check=False)
+    return run_tool(command)  # a signal that ends us ends the tool cleanly

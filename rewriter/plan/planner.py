@@ -47,8 +47,9 @@ from .mlir_text import (
     string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
+from .platforms import gpu_platform, gpu_target_message
 from .replacement import ReplacementForm, operand_types, reorder, replacement_form
-from .selection import skip_reason
+from .selection import API_WORDS, OptionWords, skip_reason
 from .status import Status
 
 
@@ -123,6 +124,7 @@ def plan_rewrite(
     reuse_shapes: bool = True,
     keep_written: bool = False,
     found: FoundShapes | None = None,
+    words: OptionWords = API_WORDS,
 ) -> Plan:
     """Decide about every custom call the scan found and collect the edits.
 
@@ -132,10 +134,11 @@ def plan_rewrite(
     how externs are named, ordered and declared. Statements of one shape are parsed and
     judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
     ``keep_written`` keeps what each call's replacement was written from (``Plan.written``);
-    ``found`` holds the statements' shapes a validation of the same text found.
+    ``found`` holds the statements' shapes a validation of the same text found; ``words``
+    spell ``targets`` and ``skip`` in the reasons of the calls they leave alone.
     """
     plan = Plan(written={} if keep_written else None)
-    shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes, found)
+    shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes, found, words)
     newline = _newline_of(source.text)
     selected = _place_calls(plan, shapes, scan)
     targets_called = [placed.target for placed in selected if placed is not None]
@@ -154,6 +157,7 @@ def _call_shapes(
     abi: Abi,
     reuse: bool,
     found: FoundShapes | None = None,
+    words: OptionWords = API_WORDS,
 ) -> CallShapes:
     """The calls' statement shapes, with what decides about a call: rule 6 (``selection``)
     and the judgement of a selected call, its parameters in ``abi``'s order."""
@@ -168,7 +172,7 @@ def _call_shapes(
         return report, errors
 
     def select(call: model.CustomCall, target: str) -> str | None:
-        return skip_reason(call, targets, skip, target)
+        return skip_reason(call, targets, skip, target, words)
 
     return CallShapes(source, scan, judge, select, reuse=reuse, found=found)
 
@@ -210,6 +214,7 @@ def _name_callees(
     """The second pass, in file order: each selected call's extern (and layout wrapper) is
     named, its constants too, and its edit made; renames and externs shared by calls that
     differ are warnings. Each call is freed once its edit is made."""
+    on_gpu: set[str] = set()  # GPU targets warned about (platforms.py), once each
     for index, placed in enumerate(selected):
         assert placed is not None
         selected[index] = None
@@ -219,6 +224,11 @@ def _name_callees(
             plan.warnings.append(_renamed_warning(source, placed, externs.abi, renamed))
         if differs:
             plan.warnings.append(_shared_extern_warning(source, placed))
+        platform = gpu_platform(placed.target)
+        if platform and placed.target not in on_gpu:
+            on_gpu.add(placed.target)
+            message = gpu_target_message(placed.target, platform, report.symbol or "")
+            plan.warnings.append(warning_at(source, placed, placed.target_start, message))
         replacement = _replacement_of(placed, newline)
         fields = replacement.fields(placed.holes, values, report.wrapper or report.symbol)
         text = replacement.text(fields)

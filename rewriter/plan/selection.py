@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from ..syntax import model
@@ -92,14 +93,28 @@ def compiler_meaning(target: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class OptionWords:
+    """How the caller spells the two selection options, for the reasons that name them:
+    the API's keywords, or the command line's options."""
+
+    targets: str
+    skip: str
+
+
+API_WORDS = OptionWords("targets=", "skip=")
+CLI_WORDS = OptionWords("--target", "--skip")
+
+
 def skip_reason(
     call: model.CustomCall,
     targets: Sequence[str] | None,
     skip: Sequence[str] | None,
     target: str | None = None,
+    words: OptionWords = API_WORDS,
 ) -> str | None:
     """Why ``call`` (called with ``target``, its own by default) is left alone, or None
-    when it is rewritten."""
+    when it is rewritten; an option is named in ``words``."""
     target = call.target if target is None else target
     reason = compiler_meaning(target)
     if reason:
@@ -107,7 +122,7 @@ def skip_reason(
     if call.attributes.get("called_computations") is not None:
         return "the call has called_computations"
     if targets and not any(fnmatchcase(target, pattern) for pattern in targets):
-        return "not matched by --target"
+        return f"not matched by {words.targets}"
     if skip and any(fnmatchcase(target, pattern) for pattern in skip):
-        return "matched by --skip"
+        return f"matched by {words.skip}"
     return None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from .printable import printable
 from .source import Source
 from .text_enum import TextEnum
 
@@ -36,17 +36,18 @@ class Diagnostic:
         return cls(source.filename, line, column, message, source.line_text(line), severity)
 
     def format(self, color: bool = False) -> str:
-        """The message as MLIR tools print it; ``color`` adds ANSI colours for terminals."""
-        head = f"{self.filename}:{self.line}:{self.column}: "
+        """The message as MLIR tools print it; ``color`` adds ANSI colours for terminals.
+        Input text (file name, message, source line) is ``printable``: it cannot forge a
+        line or a terminal escape, and the caret stays under its character."""
+        head = f"{printable(self.filename)}:{self.line}:{self.column}: "
         label = f"{self.severity}:"
         if color:
             shade = "\033[1;31m" if self.severity == Severity.ERROR else "\033[1;35m"
             head = f"\033[1m{head}\033[0m"
             label = f"{shade}{label}\033[0m"
-        text = f"{head}{label} {self.message}"
+        text = f"{head}{label} {printable(self.message)}"
         if self.source_line is not None:
-            printable = _CONTROL.sub("?", self.source_line.expandtabs(1))
-            shown, caret_column = _excerpt(printable, self.column)
+            shown, caret_column = _excerpt(self.source_line.expandtabs(1), self.column)
             caret = " " * (caret_column - 1) + "^"
             if color:
                 caret = f"\033[1;32m{caret}\033[0m"
@@ -58,17 +59,20 @@ class Diagnostic:
 
 
 _EXCERPT = 120
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # never echo control bytes to a terminal
 
 
 def _excerpt(line: str, column: int) -> tuple[str, int]:
-    """A window of a long source line around ``column`` (exported ops can be kilobytes)."""
-    if len(line) <= _EXCERPT:
-        return line, column
-    start = max(0, min(column - 1 - _EXCERPT // 2, len(line) - _EXCERPT))
-    end = start + _EXCERPT
-    shown = ("..." if start else "") + line[start:end] + ("..." if end < len(line) else "")
-    return shown, column - start + (3 if start else 0)
+    """A window of a long source line around ``column`` (exported ops can be kilobytes),
+    ``printable``, and the caret's column in it. The window is cut from the line itself
+    and escaped in two pieces, before and from the column, so an escape (``\\1B`` for one
+    character) never hides the caret's character or moves the caret off it."""
+    start, end = 0, len(line)
+    if len(line) > _EXCERPT:
+        start = max(0, min(column - 1 - _EXCERPT // 2, len(line) - _EXCERPT))
+        end = start + _EXCERPT
+    before = ("..." if start else "") + printable(line[start : column - 1])
+    shown = before + printable(line[column - 1 : end]) + ("..." if end < len(line) else "")
+    return shown, len(before) + 1
 
 
 class RewriteError(Exception):

@@ -41,9 +41,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: host MODULE.so HANDLERS.so TARGET SYMBOL ROWS COLS [CALLS]\n");
     return 2;
   }
+  /* Each dlopen's error is read at once: a later dlopen, failed or not, clears it. */
   void *module = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!module) {
+    fprintf(stderr, "host: %s\n", dlerror());
+    return 2;
+  }
   void *handlers = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
-  if (!module || !handlers) {
+  if (!handlers) {
     fprintf(stderr, "host: %s\n", dlerror());
     return 2;
   }
