@@ -80,6 +80,7 @@ def compile_module(
     check_tools()
     library = resolve_blas(blas)
     called: set[str] = set()
+    helper_flags: list[str] = []
 
     def library_calls(module: str) -> str:
         module = contiguous_innermost(widen_f32_atan2(module))
@@ -87,6 +88,7 @@ def compile_module(
             return module
         routed = route_products_to_blas(module)
         called.update(routed.called)
+        helper_flags[:] = routed.compile_flags()
         return routed.text
 
     work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
@@ -120,7 +122,7 @@ def compile_module(
             exports = BRIDGE_EXPORTS
         if called and library is not None:
             inputs.append(blas_calls_source())
-            flags += library.compile_flags()
+            flags += library.compile_flags() + helper_flags
             libraries.append(str(library.library))
         built = work / "library.so"
         link_shared_object(inputs, built, libraries, optimize="-O3", flags=flags, exports=exports)

@@ -65,6 +65,12 @@ class LibraryCalls:
 
     text: str
     called: set[str] = field(default_factory=set)
+    # What the helpers' names start with: PREFIX, unless a symbol of the module does.
+    prefix: str = PREFIX
+
+    def compile_flags(self) -> list[str]:
+        """clang's flag that names ``abi/blas_calls.c``'s helpers as the module calls them."""
+        return [f"-DRW_BLAS_HELPERS={self.prefix}"]
 
 
 def route_products_to_blas(text: str) -> LibraryCalls:
@@ -84,10 +90,11 @@ def route_products_to_blas(text: str) -> LibraryCalls:
     module.operation.walk(visit)
     if not products:
         return LibraryCalls(text)
-    _check_free(ir, module)
+    prefix = _free_prefix(ir, module)
     called: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
     with context:
-        for operation, helper, scalars in products:
+        for operation, placeholder, scalars in products:
+            helper = prefix + placeholder.removeprefix(PREFIX)
             with ir.Location.unknown(), ir.InsertionPoint(operation):
                 location = operation.location
                 operands = [_dynamic_cast(ir, value, location) for value in operation.operands]
@@ -104,7 +111,7 @@ def route_products_to_blas(text: str) -> LibraryCalls:
         start = ir.InsertionPoint.at_block_begin(module.body)
         for helper in sorted(called):
             start.insert(ir.Operation.parse(_declaration(helper, *called[helper]), context=context))
-    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), set(called))
+    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), set(called), prefix)
 
 
 def widen_f32_atan2(text: str) -> str:
@@ -247,16 +254,19 @@ def _declaration(helper: str, ranks: tuple[int, ...], widths: tuple[int, ...]) -
     )
 
 
-def _check_free(ir, module) -> None:
-    """The helpers' names are reserved: a module that defines one cannot be compiled."""
+def _free_prefix(ir, module) -> str:
+    """``rw_blas_``, or ``rw_blas1_``, ``rw_blas2_``, ...: the first that no symbol of the
+    module starts with (nor ``_mlir_ciface_`` and it), so that no helper's name, nor its C
+    name, is a name the module has (an extern ``@rw_blas_matmul_f32`` of the user's)."""
+    names = []
     for operation in module.body.operations:
         op = operation.operation
         if "sym_name" in op.attributes:
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            if name.startswith(PREFIX):
-                from .toolchain import ToolchainError
-
-                raise ToolchainError(
-                    f"the symbol @{name} is reserved for the BLAS calls of the compiled path; "
-                    "rename it, or compile with blas=None (--blas none)"
-                )
+            names.append(
+                ir.StringAttr(op.attributes["sym_name"]).value.removeprefix("_mlir_ciface_")
+            )
+    prefix, counter = PREFIX, 0
+    while any(name.startswith(prefix) for name in names):
+        counter += 1
+        prefix = f"{PREFIX.removesuffix('_')}{counter}_"
+    return prefix

@@ -182,7 +182,7 @@ def adapters_source(externs: Sequence[Extern], origin: str = "") -> str:
         "",
         "",
     ]
-    body = [_adapter(extern) for extern in externs]
+    body = [_adapter(extern, index) for index, extern in enumerate(externs)]
     targets = sorted({extern.facts.target for extern in externs})
     table = [
         "const char *const rw_ffi_required_targets[] = {",
@@ -194,11 +194,13 @@ def adapters_source(externs: Sequence[Extern], origin: str = "") -> str:
     return "\n".join(header) + "\n".join(body) + "\n".join(table)
 
 
-def _adapter(extern: Extern) -> str:
+def _adapter(extern: Extern, index: int) -> str:
     symbol, facts = extern.symbol, extern.facts
     if not _C_IDENTIFIER.fullmatch(symbol):
         raise FactsError(f"extern @{symbol} is not a C identifier")
-    prefix = f"rw_{symbol}"
+    # The adapter's static tables are named by its place, not its symbol: ``rw_{symbol}_spec``
+    # of an extern named ``ffi_call`` is the bridge's type ``rw_ffi_call_spec``.
+    prefix = f"rw_adapter{index}"
     lines = [f"/* @{symbol}: XLA FFI target {_comment(facts.target)} */"]
     shape_of_result = dict(enumerate(facts.shape_operands))
     operand_specs = [
