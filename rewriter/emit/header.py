@@ -263,9 +263,7 @@ def _declared_extern(text, filename, declaration, symbol, rest, descriptions) ->
     if results_text.startswith("(") and results_text.endswith(")"):
         results_text = results_text[1:-1]
     results = split_types(results_text) if results_text else []
-    facts = descriptions.get(symbol)
-    if facts and not _fits(facts, len(parameter_types), len(results)):
-        facts = None
+    facts = descriptions.get(symbol)  # agrees with the declaration (externs_in checks)
     if facts is None:
         where = f"{filename}:{_line_col(text, declaration.start)[0]}:1"
         return _rebuilt_without_facts(symbol, where, parameter_types, results)
@@ -298,14 +296,6 @@ def _declared_extern(text, filename, declaration, symbol, rest, descriptions) ->
 def _line_col(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of ``offset`` (columns count characters, as diagnostics do)."""
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
-def _fits(facts, parameter_count: int, result_count: int) -> bool:
-    """Whether a description matches its declaration's signature (hand edits may differ)."""
-    return (
-        len(facts.operands) + len(facts.leaves()) == parameter_count
-        and len(facts.results) == result_count
-    )
 
 
 def _rebuilt_without_facts(
