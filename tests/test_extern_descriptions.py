@@ -238,8 +238,7 @@ def test_listing_and_checking_every_filecheck_input_ends_without_a_traceback(mod
         (
             'attributes = {eps = "f32"}',
             'attributes = {eps = "f32", n = "s32"}',
-            "1 operands, 2 attributes and 1 results described, 2 parameters and 1 results "
-            "declared",
+            "1 operands, 2 attributes and 1 results described, 2 parameters and 1 results declared",
         ),
     ],
 )
