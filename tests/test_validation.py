@@ -626,3 +626,52 @@ def test_a_line_new_from_its_stack_is_not_lexed_if_a_stack_with_its_top_states_w
         broken[index] = broken[index].replace("%", "%%", 1)
         text = functions(2, broken)
         assert reported(text) == whole_module_parse(text) is not None
+
+
+EMPTY_NAMES = [
+    '  func.func public @main() attributes {"" = 1 : i32} {',
+    '  func.func public @main() attributes {a = 1 : i32, "" = 1 : i32} {',
+    '  func.func public @main() attributes {a = 1 : i32,"", b} {',
+    '  func.func public @main() attributes {a, ""} {',
+]
+NOT_EMPTY_NAMES = [
+    '  func.func public @main() attributes {a = ""} {',
+    '  func.func public @main() attributes {a = "", b = ["", ""]} {',
+    '  func.func public @main() attributes {"x" = "{\\22\\22 = 1", y = "a,"} {',
+    '  func.func public @main() attributes {a = "", b = "\\22\\22"} {  // {"" = 1}',
+]
+
+
+def module_with(line: str) -> str:
+    return f"module @m {{\n{line}\n    return\n  }}\n}}\n"
+
+
+@pytest.mark.parametrize("line", EMPTY_NAMES)
+def test_an_empty_attribute_name_is_an_error_as_in_mlir(line: str):
+    """MLIR rejects ``"" = ...`` in a dictionary; the grammar's STRING takes it, so the
+    validation says so itself, at the name."""
+    text, column = module_with(line), line.index('""') + 1
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.validate(text, filename="e.mlir")
+    assert (caught.value.line, caught.value.column) == (2, column)
+    assert caught.value.message == "an attribute name cannot be empty"
+
+
+@pytest.mark.parametrize("line", NOT_EMPTY_NAMES)
+def test_empty_strings_that_are_no_names_validate(line: str):
+    rewriter.validate(module_with(line))
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    ("line", "valid"),
+    [(line, False) for line in EMPTY_NAMES] + [(x, True) for x in NOT_EMPTY_NAMES],
+)
+def test_jaxlib_agrees_on_empty_attribute_names(line: str, valid: bool):
+    from mlir_tools import jaxlib_verify
+
+    if valid:
+        jaxlib_verify(module_with(line))
+    else:
+        with pytest.raises(Exception, match="expected valid attribute name"):
+            jaxlib_verify(module_with(line))

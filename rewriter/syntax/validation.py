@@ -162,6 +162,7 @@ from lark.utils import TextSlice
 
 from .compact import STRING
 from .diagnostics import Diagnostic
+from .empty_names import first_empty_attribute_name
 from .grammar import parser
 from .holes import FLOAT, FLOAT_TYPE, FoundShapes, ShapeFinder
 from .integers import integer_type_width, range_error
@@ -660,9 +661,13 @@ def first_error(
     ``trace`` receives the shape of each line, ``found`` its custom call statements'
     shapes, ``remembered`` the outcomes (``Validation``)."""
     validation = Validation(source.text, trace, found, remembered)
+    empty_name = first_empty_attribute_name(source.text)
     try:
         validation.lines(0, len(source.text))
         validation.finish()
     except Unexpected as error:
-        return Diagnostic.at(source, error.offset, error.message)
+        if empty_name is None or error.offset < empty_name:
+            return Diagnostic.at(source, error.offset, error.message)
+    if empty_name is not None:
+        return Diagnostic.at(source, empty_name, "an attribute name cannot be empty")
     return None
