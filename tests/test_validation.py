@@ -53,7 +53,26 @@ def reported(text: str) -> tuple[int, int, str] | None:
 
 
 def whole_module_parse(text: str) -> tuple[int, int, str] | None:
-    """What lark's parse of the whole text at once says, in the same terms."""
+    """What lark's parse of the whole text at once says, in the same terms; the reference
+    path (``plain=True``) says the same."""
+    said = _lark_says(text)
+    plain = plain_report(text)
+    if said is not None:  # else plain may have found an integer out of range: lark checks none
+        assert plain == said
+    return said
+
+
+def plain_report(text: str) -> tuple[int, int, str] | None:
+    """(line, column, message) of the reference path's validation, or None."""
+    try:
+        rewriter.validate(text, filename="m.mlir", plain=True)
+    except rewriter.RewriteError as error:
+        first = error.diagnostics[0]
+        return first.line, first.column, first.message
+    return None
+
+
+def _lark_says(text: str) -> tuple[int, int, str] | None:
     try:
         parser().parse(text, start="module_file")
     except lark.exceptions.UnexpectedToken as error:
@@ -301,6 +320,7 @@ def expected_report(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, in
                 validation.LineShapes, "of", lambda self, line, offset=-1: line
             )
             expected = reported(text)
+        assert plain_report(text) == expected
     return expected
 
 

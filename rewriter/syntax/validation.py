@@ -291,7 +291,7 @@ def _tables() -> _Tables:
     return _Tables(conf.states, conf.start_state, conf.end_state, lexer, LineLexer(lexer))
 
 
-class _IntegerLiterals:
+class IntegerLiterals:
     """Integer literals checked against their type as the tokens of a line go by:
     ``300 : i8`` (as an attribute or in any op's tokens), an untyped ``{n = 5}`` (i64) and
     the elements of ``array<i8: 1, 300>``. The first literal MLIR would reject is kept
@@ -344,7 +344,7 @@ class _Parser:
         self.tables = tables
         self.stack: list[int] = []
         self.lowest = 0  # the least height of the stack in the last run
-        self.integers = _IntegerLiterals()
+        self.integers = IntegerLiterals()
 
     @property
     def position(self) -> int:
