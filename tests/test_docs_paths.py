@@ -1,8 +1,8 @@
 """Every file and test the docs name exists: a path in backquotes or a link in README.md,
 CONTRIBUTING.md, docs/, abi/README.md and benchmarks/README.md, tried from the checkout's
 root, ``rewriter/``, ``tests/`` and ``abi/include/`` (docs name modules by their path in
-the package, FileCheck cases by theirs in tests/, headers by their include path); ``file.py::test_name`` names a test that
-must be defined in that file."""
+the package, FileCheck cases by theirs in tests/, headers by their include path);
+``file.py::test_name`` names a test that must be defined in that file."""
 
 from __future__ import annotations
 
