@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -81,15 +84,43 @@ def load(
     libraries = [_load_kernel(ffi, file_path(k)) for k in kernels]
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
     ffi.cdef(BRIDGE_CDEF)
-    ffi.cdef(_declarations(_probe_entries(path, ffi_handlers)))
-    # The library is already bound by the probe; this handle shares it.
-    library = ffi.dlopen(str(path), ffi.RTLD_NOW)
+    opened = _path_to_open(path)
+    try:
+        ffi.cdef(_declarations(_probe_entries(opened, ffi_handlers, shown=path)))
+        # The library is already bound by the probe; this handle shares it.
+        library = ffi.dlopen(opened, ffi.RTLD_NOW)
+    finally:
+        if opened != path:
+            os.unlink(opened)  # the mapping stays; the name is no longer needed
     libc = ffi.dlopen(None)
     keep_alive: list[object] = [ffi, library, libc, *libraries]
     bridge = register_handlers(ffi, library, path, ffi_handlers, keep_alive)
     entries = entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
     functions = {e.name: _callable(ffi, library, libc, e, bridge) for e in entries}
     return CompiledModule(functions, keep_alive)
+
+
+_opened: set[str] = set()
+_opened_lock = threading.Lock()
+
+
+def _path_to_open(path: str) -> str:
+    """``path``, the first time this process loads it; afterwards a private copy.
+
+    The dynamic loader hands out the library it already has under a name: a module
+    compiled again to the same path (a notebook's second run) would load as the old one
+    and compute the old numbers, and two loads of one file would share one bridge, the
+    second's handlers serving the first. A copy under a new name is a library of its own.
+    """
+    with _opened_lock:
+        first = path not in _opened
+        _opened.add(path)
+    if first or not os.path.isfile(path):
+        return path  # a missing file is reported by its own name
+    descriptor, copy = tempfile.mkstemp(prefix="rewriter-load-", suffix=".so")
+    os.close(descriptor)
+    shutil.copyfile(path, copy)
+    return copy
 
 
 def _load_kernel(ffi, path: str):
@@ -107,18 +138,20 @@ def file_path(path: str | Path) -> str:
     return os.path.abspath(os.fspath(path))
 
 
-def _probe_entries(path: str, ffi_handlers: object) -> list[Entry]:
-    """Read the metadata with a throwaway FFI (the declarations depend on it).
+def _probe_entries(opened: str, ffi_handlers: object, shown: str) -> list[Entry]:
+    """Read the metadata with a throwaway FFI (the declarations depend on it). ``opened``
+    is the file to open, ``shown`` the name messages give it (``_path_to_open``).
 
     The library is bound now (RTLD_NOW): a kernel symbol that no loaded library defines
     is an error here, not a crash of the process at the first call.
     """
     import cffi
 
+    path = shown
     ffi = cffi.FFI()
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[];")
     try:
-        library = ffi.dlopen(path, ffi.RTLD_NOW)
+        library = ffi.dlopen(opened, ffi.RTLD_NOW)
     except OSError as error:
         missing = re.search(r"undefined symbol: ([A-Za-z0-9_$.]*[A-Za-z0-9_$])", str(error))
         if missing:
