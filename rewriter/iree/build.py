@@ -59,6 +59,21 @@ COMPILE_FLAGS = (
 SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
 # The key, in each public function's iree.reflection, of JAX's argument names (JSON).
 ARGUMENT_NAMES_KEY = "rewriter.argument_names"
+# The key, in each public function's iree.reflection, that says whether IREE may write into
+# the function's arguments ("true" or "false"; see IN_PLACE_OPS).
+WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
+# StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
+# operand is an argument, the dispatch writes into the caller's imported memory (IREE's
+# "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
+# module with one of them gets copies of its arguments (``values.input_view``).
+IN_PLACE_OPS = frozenset(
+    (
+        "stablehlo.sort",
+        "stablehlo.scatter",
+        "stablehlo.dynamic_update_slice",
+        "stablehlo.select_and_scatter",
+    )
+)
 # What a system shared library may leave to the C library: the libm functions LLVM calls for
 # math on f64 (and f32, for completeness) that IREE's embedded musl subset may lack.
 _LIBM = frozenset(
@@ -197,12 +212,28 @@ def _write_with_metadata(
             raise BuildError(str(error)) from None
         libm_needed = make_math_exact(module, atan2_in_f64)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
+        writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
             names = json.dumps(argument_names(ir, function))
             _add_reflection(ir, function, ARGUMENT_NAMES_KEY, names)
+            _add_reflection(ir, function, WRITES_ARGUMENTS_KEY, writes)
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
     return signatures, libm_needed
+
+
+def _has_in_place_ops(ir, module) -> bool:
+    """Whether ``module`` holds an op that IREE may compute in an argument's memory."""
+    found = []
+
+    def visit(operation):
+        if operation.name in IN_PLACE_OPS:
+            found.append(operation.name)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return bool(found)
 
 
 def _add_reflection(ir, operation, key: str, value: str) -> None:

@@ -33,7 +33,13 @@ from ..compile.toolchain import ToolchainError
 from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
-from .build import ARGUMENT_NAMES_KEY, BuildError, compile_module, read_vmfb
+from .build import (
+    ARGUMENT_NAMES_KEY,
+    WRITES_ARGUMENTS_KEY,
+    BuildError,
+    compile_module,
+    read_vmfb,
+)
 from .ffi_handlers import FfiBridge
 from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
@@ -240,7 +246,14 @@ def _load(
     bound = context.modules[program.name]
     handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
     functions = {
-        name: _public_function(name, handles, errors, _parameters(program, name), config.device)
+        name: _public_function(
+            name,
+            handles,
+            errors,
+            _parameters(program, name),
+            config.device,
+            _writes_arguments(program, name),
+        )
         for name in handles
     }
     return IreeModule(functions, keep_alive, handles)
@@ -369,6 +382,15 @@ def _parameters(program, name: str) -> list[Parameter | None] | None:
     return found
 
 
+def _writes_arguments(program, name: str) -> bool:
+    """Whether IREE may write into the arguments of the public function ``name``, as
+    ``compile_module`` recorded it (``build.IN_PLACE_OPS``); True when it did not (a
+    ``.vmfb`` made by another tool), so that such a module gets copies."""
+    function = program.lookup_function(name)
+    reflection = function.reflection if function else {}
+    return reflection.get(WRITES_ARGUMENTS_KEY, "true") != "false"
+
+
 _ENCODING = re.compile(r"iree\.abi\.encoding = (tensor<[^{}]*>)")
 
 
@@ -378,6 +400,7 @@ def _public_function(
     errors: _Errors,
     expected: list[Parameter | None] | None,
     device,
+    copy: bool,
 ) -> Callable[..., object]:
     def call(*arrays):
         invoker = handles.get(name)
@@ -390,7 +413,7 @@ def _public_function(
             )
         imported: list[object] = []  # the memory of the arguments, until the results are out
         with errors.call() as raised:
-            returned = invoker(*[input_view(device, a, imported) for a in arrays])
+            returned = invoker(*[input_view(device, a, imported, copy) for a in arrays])
         if raised:
             raise raised[0] from None
         if isinstance(returned, tuple):
