@@ -86,3 +86,75 @@ def test_the_program_only_reads_its_arguments(name: str, path: str, tmp_path: Pa
         argument = aligned(x)
         assert_same(run(argument), expected)
         np.testing.assert_array_equal(argument, x)
+
+
+def special_floats(size: int, seed: int = 0) -> np.ndarray:
+    """Ties, both zeros, both infinities, NaNs of both signs and finite values."""
+    values = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.5, -1.5, 2.0], np.float32)
+    return np.random.default_rng(seed).choice(values, size=size)
+
+
+def sorted_and_order(x):
+    return jnp.sort(x), jnp.argsort(x), jnp.sort(x, descending=True)
+
+
+def in_loops(text: str) -> str:
+    """The export with each sort's comparator ``c`` written ``not (not c)``: the same
+    order, in a form that ``rewriter.compile.sorts`` does not read, so the compiled path
+    lowers it to loops (the bubble sort, made stable) instead of calling the merge sort."""
+    lines = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("stablehlo.return") and ": tensor<i1>" in stripped:
+            value = stripped.split()[1]
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.append(f"{indent}%rw_not_1 = stablehlo.not {value} : tensor<i1>")
+            lines.append(f"{indent}%rw_not_2 = stablehlo.not %rw_not_1 : tensor<i1>")
+            line = line.replace(f"stablehlo.return {value} ", "stablehlo.return %rw_not_2 ", 1)
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("form", ["merge sort", "loops"])
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_sorts_give_jaxs_bits(path: str, form: str, tmp_path: Path):
+    """Sorted values bit for bit (-0.0 and 0.0 keep their order, as do NaNs of either
+    sign: jax's comparator takes them for equal) and the stable order, on both paths; on
+    the compiled path both through the merge sort of abi/sort_calls.c and through the loops
+    that a comparator it does not read gets (``in_loops``)."""
+    x = special_floats(300)
+    text = rewriter.export(sorted_and_order, x).text
+    if form == "loops":
+        text = in_loops(text)
+    run = PATHS[path](text, tmp_path)
+    assert_same(run(x), jax.jit(sorted_and_order)(x))
+
+
+def test_the_compiled_path_sorts_with_the_merge_sort_only_what_it_reads(tmp_path: Path):
+    """The sorts jax writes call ``rw_sort``; a comparator in another form keeps the loops."""
+    x = special_floats(16)
+    text = rewriter.rewrite(rewriter.export(sorted_and_order, x).text).text
+    for name, module, calls in [("read", text, 2), ("other", in_loops(text), 0)]:
+        keep = tmp_path / name
+        compile_module(module, tmp_path / f"lib{name}.so", keep_temps=keep)
+        bufferized = (keep / "3-library-calls.mlir").read_text()
+        assert bufferized.count("call @rw_sort(") == calls
+
+
+SEVERAL = {
+    "lexsort": lambda a, b: jnp.lexsort((a, b)),
+    "two_keys_descending": lambda a, b: jax.lax.sort((-a, b, a), num_keys=2),
+    "argsort_rows": lambda a, b: jnp.argsort(a.reshape(30, 100) + b.reshape(30, 100), axis=1),
+    "argsort_columns": lambda a, b: jnp.argsort(a.reshape(30, 100) - b.reshape(30, 100), axis=0),
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("name", sorted(SEVERAL))
+def test_several_keys_and_lines_of_ties(name: str, path: str, tmp_path: Path):
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 5, 3000).astype(np.float32)
+    b = rng.integers(0, 3, 3000).astype(np.int32)
+    function = SEVERAL[name]
+    run = PATHS[path](rewriter.export(function, a, b).text, tmp_path)
+    assert_same(run(a, b), jax.jit(function)(a, b))

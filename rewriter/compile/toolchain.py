@@ -2,7 +2,8 @@
 
 StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
 ``iree-base-compiler``); between bufferization and loops the matrix products and 2-D
-convolutions become BLAS calls (``library_calls.py``, in IREE's Python bindings) and
+convolutions become BLAS calls and the sorts jax writes calls of a merge sort
+(``library_calls.py``, ``sorts.py``, in IREE's Python bindings) and
 reductions over outer dimensions get a contiguous innermost loop (``loop_order.py``);
 copies between views become loops (``iree-codegen-memrefcopy-to-linalg``) rather than
 calls of MLIR's element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the
@@ -18,7 +19,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..inputs.streams import run_tool
@@ -37,12 +38,13 @@ BUFFERIZE = (
     "builtin.module("
     "func.func(iree-dispatch-creation-elementwise-op-fusion), "
     "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}, "
-    "func.func(iree-linalg-ext-to-loops))"
+    "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops})"
 )
+# IREE's own ops (sort, scan, scatter, ...) become loops after the library calls, which
+# replace some of them (sorts.py).
 LOOPS = (
-    "builtin.module(func.func(iree-codegen-memrefcopy-to-linalg, iree-codegen-math-transform), "
-    "convert-linalg-to-loops)"
+    "builtin.module(func.func(iree-linalg-ext-to-loops, iree-codegen-memrefcopy-to-linalg, "
+    "iree-codegen-math-transform), convert-linalg-to-loops)"
 )
 
 # ownership-based deallocation makes the compiled code free what it allocates; results
@@ -86,9 +88,18 @@ class TextStage:
     output_suffix: str = ".mlir"
 
 
-def stages(library_calls: Callable[[str], str]) -> tuple[Stage | TextStage, ...]:
-    """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls)."""
-    return (STAGES[0], STAGES[1], TextStage("library-calls", library_calls), *STAGES[2:])
+def stages(
+    library_calls: Callable[[str], str], locations: bool = False
+) -> tuple[Stage | TextStage, ...]:
+    """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls,
+    sorts). With ``locations`` the first two stages print them: the sorts that
+    ``library_calls`` replaces are marked by their location (``sorts.py``)."""
+    first: tuple[Stage | TextStage, ...] = STAGES[:2]
+    if locations:
+        first = tuple(
+            replace(s, arguments=("--mlir-print-debuginfo", *s.arguments)) for s in STAGES[:2]
+        )
+    return (*first, TextStage("library-calls", library_calls), *STAGES[2:])
 
 
 STAGES = (

@@ -22,6 +22,8 @@ them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE ge
 cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
 ``atan2``, so its module is linked as a system library from the start (and when that
 cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays).
+Every sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
+stable sort does (``rewriter.compile.sorts.make_sorts_stable``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -43,6 +45,7 @@ from ..compile.entries import argument_names
 from ..compile.extras import MissingDependency, needs
 from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
+from ..compile.sorts import make_sorts_stable
 from ..compile.toolchain import first_tool_found
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
@@ -211,6 +214,7 @@ def _write_with_metadata(
         except SignatureError as error:
             raise BuildError(str(error)) from None
         libm_needed = make_math_exact(module, atan2_in_f64)
+        make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
         writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
