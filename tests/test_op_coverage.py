@@ -193,6 +193,15 @@ def conv2d_bound(inputs) -> np.ndarray:
     return 2 * gamma(k, x.dtype) * magnitude
 
 
+# A mask closed over by the program: a constant of 2640 booleans, which jax and iree-opt
+# write in hex with a byte per element.
+MASK = np.arange(2640).reshape(40, 66) % 3 == 0
+
+
+def masked(x):
+    return jnp.where(MASK, x, 0.0), jnp.where(MASK[:, :2], x[:, :2], 1.0)
+
+
 def sorts(x):
     """jax's sorts: stable, NaNs last, -0 equal to 0, descending by reversing."""
     return (
@@ -300,6 +309,7 @@ PROGRAMS = {
         lambda r: [normal(r, (2, 8, 8, 4), np.float32), normal(r, (3, 3, 4, 8), np.float32)],
         bound=conv2d_bound,
     ),
+    "bool_mask_constant": Program(masked, lambda r: [normal(r, (40, 66), np.float32)]),
     "argsort_int32_ties": Program(
         jnp.argsort, lambda r: [np.array([3, 1, 2, 1, 3, 2, 1, 0] * 16, np.int32)]
     ),
