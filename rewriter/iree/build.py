@@ -22,7 +22,9 @@ them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE ge
 cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
 ``atan2``, so its module is linked as a system library from the start (and when that
 cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays).
-Every sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
+The sorts jax writes become imports that ``load`` serves with a stable sort of numpy
+(``sorts.py``: IREE's own is a bubble sort, which keeps operands on the stack); any other
+sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
@@ -52,6 +54,7 @@ from ..inputs.streams import run_tool
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
+from .sorts import SORT_MODULE, route_sorts_to_imports
 
 COMPILE_FLAGS = (
     "--iree-input-type=stablehlo",
@@ -213,7 +216,13 @@ def _write_with_metadata(
             signatures = signatures_of(module)
         except SignatureError as error:
             raise BuildError(str(error)) from None
+        if any(signature.module == SORT_MODULE for signature in signatures):
+            raise BuildError(
+                f"the import module name {SORT_MODULE!r} is reserved for the sorts of the "
+                "IREE path: rewrite with another --iree-module"
+            )
         libm_needed = make_math_exact(module, atan2_in_f64)
+        signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
         writes = json.dumps(_has_in_place_ops(ir, module))

@@ -44,6 +44,7 @@ from .ffi_handlers import FfiBridge
 from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
 from .signatures import ImportSignature
+from .sorts import SORT_MODULE, sort_server
 from .values import (
     attribute_value,
     buffer_view,
@@ -230,6 +231,8 @@ def _load(
     import iree.runtime as rt
 
     data, signatures = _program(path, cpu, compile_args)
+    sorts = [s for s in signatures if s.module == SORT_MODULE]
+    signatures = [s for s in signatures if s.module != SORT_MODULE]
     _check_modules(path, signatures)
     chosen = implementations(path, signatures, imports)
     config = rt.Config(driver)
@@ -237,6 +240,7 @@ def _load(
     bridge = _ffi_bridge(path, signatures, chosen)
     keep_alive: list[object] = [config, errors, bridge]
     modules = _import_modules(signatures, chosen, bridge, config.device, errors)
+    modules += _sort_modules(sorts, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     try:
         context = rt.SystemContext(vm_modules=[*modules, program], config=config)
@@ -309,6 +313,19 @@ def _import_modules(
     interface = rt.PyModuleInterface(signatures[0].module, lambda _interface: None)
     for signature in signatures:
         serve = _server(signature, imports[signature.name], bridge, device)
+        interface.export(signature.name, signature.cconv, errors.guard(serve))
+    return [interface.create()]
+
+
+def _sort_modules(signatures: list[ImportSignature], device, errors: _Errors) -> list[object]:
+    """The VM module serving the program's sorts (``sorts.py``), none when it has none."""
+    import iree.runtime as rt
+
+    if not signatures:
+        return []
+    interface = rt.PyModuleInterface(SORT_MODULE, lambda _interface: None)
+    for signature in signatures:
+        serve = PythonImport(sort_server(signature.name), signature, device)
         interface.export(signature.name, signature.cconv, errors.guard(serve))
     return [interface.create()]
 
