@@ -200,3 +200,21 @@ def test_the_sorts_import_module_name_is_reserved(tmp_path: Path):
     module.write_text(rewriter.rewrite(text, abi="iree", iree_module="rw_sort").text)
     with pytest.raises(BuildError, match="'rw_sort' is reserved for the sorts"):
         compile_vmfb(module)
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_sorts_of_a_dynamic_dimension(path: str, tmp_path: Path):
+    """A shape-polymorphic export: the compiled path's merge sort reads the sizes and
+    strides from the buffers; IREE keeps its own sort (made stable) for dynamic shapes."""
+
+    def function(x):
+        return jnp.argsort(x), jnp.sort(x, axis=0)
+
+    rows = jax.export.symbolic_shape("n")[0]
+    exported = jax.export.export(jax.jit(function), platforms=["cpu"])(
+        jax.ShapeDtypeStruct((rows, 3), jnp.float32)
+    )
+    run = PATHS[path](exported.mlir_module(), tmp_path)
+    for size in (1, 50):
+        x = np.random.default_rng(size).integers(0, 3, (size, 3)).astype(np.float32)
+        assert_same(run(x), jax.jit(function)(x))
