@@ -13,10 +13,12 @@
  *
  * A key's code is format | CANONICAL | DESCENDING | part << PART_SHIFT (sorts.py). Every
  * operand is sorted in place along `dimension`, each line of it (one per index of the other
- * dimensions) on its own: the lines' keys become unsigned codes whose order is the key's
- * order, one stable merge sort per key from the last to the first orders the line's
- * positions (so ties keep their order, and the first key decides first), and each operand
- * is permuted by the result. O(n log n) per line and key.
+ * dimensions) on its own: the lines' keys become unsigned codes as wide as the key whose
+ * order is the key's order; consecutive keys whose widths add up to 64 bits at most are
+ * packed into one code (an i32 and an f32 key of a lexsort: one code), one stable merge sort
+ * per code from the last to the first orders the line's positions (so ties keep their order,
+ * and the first key decides first), and each operand is permuted by the result.
+ * O(n log n) per line and code.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -58,7 +60,12 @@ static uint64_t read_bits(const char *p, int64_t bytes) {
     }
 }
 
-/* An unsigned code of the element at p whose order is the key's order. */
+/* The bits of a key's code: those of the element, or of its real or imaginary part. */
+static int key_bits(int64_t element_bytes, int64_t code) {
+    return 8 * (int)((code >> PART_SHIFT) ? element_bytes / 2 : element_bytes);
+}
+
+/* An unsigned code of the element at p, below 2^key_bits, whose order is the key's order. */
 static uint64_t key_code(const char *p, int64_t element_bytes, int64_t code) {
     int format = (int)(code & FORMAT_MASK);
     int part = (int)(code >> PART_SHIFT);
@@ -66,29 +73,27 @@ static uint64_t key_code(const char *p, int64_t element_bytes, int64_t code) {
     if (part == 2)
         p += bytes;
     uint64_t bits = read_bits(p, bytes);
+    int width = 8 * (int)bytes;
+    uint64_t sign = UINT64_C(1) << (width - 1);
+    uint64_t mask = width == 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
     uint64_t result;
     if (format == SIGNED) {
-        int shift = 64 - 8 * (int)bytes; /* sign-extend, then move the sign to the top */
-        int64_t value = (int64_t)(bits << shift) >> shift;
-        result = (uint64_t)value ^ (UINT64_C(1) << 63);
+        result = bits ^ sign; /* two's complement to offset binary */
     } else if (format == UNSIGNED) {
         result = bits;
     } else {
-        int width = 8 * (int)bytes;
         int mantissa = format == F16 ? 10 : format == BF16 ? 7 : format == F32 ? 23 : 52;
-        uint64_t sign = UINT64_C(1) << (width - 1);
-        uint64_t mask = width == 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
         uint64_t exponent = (sign - 1) & ~((UINT64_C(1) << mantissa) - 1);
         int nan = (bits & exponent) == exponent && (bits & ((UINT64_C(1) << mantissa) - 1));
         if ((code & CANONICAL) && nan) {
-            result = ~UINT64_C(0); /* every NaN equal, after everything else */
+            result = mask; /* every NaN equal, after everything else */
         } else {
             if ((code & CANONICAL) && bits == sign)
                 bits = 0; /* -0 is 0 */
             result = (bits & sign) ? (~bits & mask) : (bits | sign);
         }
     }
-    return (code & DESCENDING) ? ~result : result;
+    return (code & DESCENDING) ? (~result & mask) : result;
 }
 
 static void insertion_sort(entry *a, int64_t n) {
@@ -181,13 +186,30 @@ void _mlir_ciface_rw_sort(table_view *view) {
         }
         for (int64_t j = 0; j < n; j++)
             entries[j].position = j;
-        for (int64_t k = keys - 1; k >= 0; k--) {
-            const operand *o = &operands[key[2 * k]];
-            const char *first = start[key[2 * k]];
-            int64_t step = o->strides[dimension] * o->bytes;
-            for (int64_t j = 0; j < n; j++)
-                entries[j].code = key_code(first + entries[j].position * step, o->bytes, key[2 * k + 1]);
+        /* codes from the last key: keys [first, last] packed into one, first key highest */
+        for (int64_t last = keys - 1; last >= 0;) {
+            int64_t first = last;
+            int bits = key_bits(operands[key[2 * last]].bytes, key[2 * last + 1]);
+            while (first > 0) {
+                int more = key_bits(operands[key[2 * (first - 1)]].bytes, key[2 * first - 1]);
+                if (bits + more > 64)
+                    break;
+                bits += more;
+                first--;
+            }
+            for (int64_t j = 0; j < n; j++) {
+                uint64_t packed = 0;
+                for (int64_t k = first; k <= last; k++) {
+                    const operand *o = &operands[key[2 * k]];
+                    int64_t step = o->strides[dimension] * o->bytes;
+                    const char *at = start[key[2 * k]] + entries[j].position * step;
+                    int width = key_bits(o->bytes, key[2 * k + 1]);
+                    packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+                }
+                entries[j].code = packed;
+            }
             merge_sort(entries, scratch, n);
+            last = first - 1;
         }
         for (int64_t o = 0; o < count; o++) {
             int64_t bytes = operands[o].bytes;

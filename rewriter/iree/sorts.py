@@ -8,7 +8,7 @@ reads into keys becomes instead a call of an import ``@rw_sort.sort_D_O_C_...`` 
 sort dimension, then the keys' operands and codes), declared in the module before
 ``iree-compile`` runs and recorded with the other import signatures. ``rewriter.iree.load``
 serves these imports itself (``sort_server``): each key of each line becomes an unsigned
-code in the key's order, as ``abi/sort_calls.c`` makes them, and numpy's stable argsort
+code in the key's order, as in ``abi/sort_calls.c``, and numpy's stable argsort
 orders the lines, the last key first. Sorts of dynamic shapes, and other comparators,
 stay with IREE's bubble sort (made stable: ``make_sorts_stable``).
 """
@@ -122,7 +122,7 @@ _FLOAT_BITS = {F16: (16, 10), BF16: (16, 7), F32: (32, 23), F64: (64, 52)}
 
 def key_codes(values: np.ndarray, code: int) -> np.ndarray:
     """Unsigned 64-bit codes of ``values`` whose order is the key's order (as
-    ``key_code`` of abi/sort_calls.c makes them)."""
+    ``key_code`` of abi/sort_calls.c orders them)."""
     part = code >> PART_SHIFT
     if part:
         values = values.real if part == 1 else values.imag
