@@ -36,6 +36,13 @@
 #define RW_NAME(a, b, c) RW_PASTE(a, b, c)
 #define RW_CBLAS(name) RW_NAME(RW_CBLAS_PREFIX, name, RW_CBLAS_SUFFIX)
 
+/* The helpers are _mlir_ciface_ ## RW_BLAS_HELPERS ## name: rw_blas_ unless a symbol of the
+ * module starts with it (library_calls.py then chooses rw_blas1_, ...). */
+#ifndef RW_BLAS_HELPERS
+#define RW_BLAS_HELPERS rw_blas_
+#endif
+#define RW_HELPER(name) RW_NAME(_mlir_ciface_, RW_BLAS_HELPERS, name)
+
 enum { ROW_MAJOR = 101, COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
 typedef RW_BLAS_INT blas_int;
 
@@ -305,19 +312,19 @@ static void conv2d(view4 *in, view4 *filter, view4 *out, int64_t sy, int64_t sx,
 }
 
 #define RW_ENTRIES(suffix, type)                                                              \
-    void _mlir_ciface_rw_blas_matmul_##suffix(view2 *a, view2 *b, view2 *c, int32_t ta,         \
+    void RW_HELPER(matmul_##suffix)(view2 *a, view2 *b, view2 *c, int32_t ta,         \
                                               int32_t tb) {                                   \
         matmul(a, b, c, ta, tb, type);                                                        \
     }                                                                                         \
-    void _mlir_ciface_rw_blas_batch_matmul_##suffix(view3 *a, view3 *b, view3 *c, int32_t ta,   \
+    void RW_HELPER(batch_matmul_##suffix)(view3 *a, view3 *b, view3 *c, int32_t ta,   \
                                                     int32_t tb) {                             \
         batch_matmul(a, b, c, ta, tb, type);                                                  \
     }                                                                                         \
-    void _mlir_ciface_rw_blas_batch_matmul_shared_##suffix(view3 *a, view2 *b, view3 *c,        \
+    void RW_HELPER(batch_matmul_shared_##suffix)(view3 *a, view2 *b, view3 *c,        \
                                                            int32_t ta, int32_t tb) {          \
         batch_matmul_shared(a, b, c, ta, tb, type);                                           \
     }                                                                                         \
-    void _mlir_ciface_rw_blas_conv2d_##suffix(view4 *in, view4 *filter, view4 *out, int64_t sy, \
+    void RW_HELPER(conv2d_##suffix)(view4 *in, view4 *filter, view4 *out, int64_t sy, \
                                               int64_t sx, int64_t dy, int64_t dx) {           \
         conv2d(in, filter, out, sy, sx, dy, dx, type);                                        \
     }

@@ -147,7 +147,14 @@ static void *allocate(size_t bytes) {
     return p;
 }
 
-void _mlir_ciface_rw_sort(table_view *view) {
+/* The helper's name: rw_sort, or rw_sort1, ... for a module with a symbol @rw_sort. */
+#ifndef RW_SORT
+#define RW_SORT rw_sort
+#endif
+#define RW_PASTE(a, b) a##b
+#define RW_NAME(a, b) RW_PASTE(a, b)
+
+void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
     const int64_t *t = view->aligned + view->offset;
     int64_t rank = t[0], dimension = t[1], count = t[2], keys = t[3];
     const int64_t *key = t + 4;

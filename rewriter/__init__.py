@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         emit_ffi_adapters,
         emit_header,
         export,
+        plain_path,
         rewrite,
         validate,
     )
@@ -39,6 +40,7 @@ _HOMES = {
     "emit_ffi_adapters": ".api",
     "emit_header": ".api",
     "export": ".api",
+    "plain_path": ".api",
     "rewrite": ".api",
     "validate": ".api",
 }
@@ -56,6 +58,7 @@ __all__ = [
     "emit_ffi_adapters",
     "emit_header",
     "export",
+    "plain_path",
     "rewrite",
     "validate",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -187,6 +188,7 @@ def rewrite(
     filename: str | None = None,
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
+    plain: bool | None = None,
 ) -> Result:
     """Rewrite every selected custom call of ``text`` into a ``func.call`` to an extern.
 
@@ -197,9 +199,16 @@ def rewrite(
     ``iree_module`` instead of C functions (``rewriter/plan/calling_conventions.py``). Raises
     ``RewriteError`` (with line, column and message) when the input cannot be rewritten,
     ``ValueError`` for an unknown ``abi`` or a module name that is not an identifier.
+    ``plain=True`` (or ``REWRITER_PLAIN=1``) runs the reference path (``plain_path``).
     """
     result = analyze(
-        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+        text,
+        targets=targets,
+        skip=skip,
+        filename=filename,
+        abi=abi,
+        iree_module=iree_module,
+        plain=plain,
     )
     if result.errors:
         raise RewriteError(result.errors + skip_notes(result, lambda glob: f"skip=[{glob!r}]"))
@@ -236,6 +245,7 @@ def analyze(
     iree_module: str = DEFAULT_IREE_MODULE,
     validated: Validated | None = None,
     words: OptionWords = API_WORDS,
+    plain: bool | None = None,
 ) -> Result:
     """The rewrite that reports instead of raising: the same arguments, work and ``Result``
     as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
@@ -250,7 +260,9 @@ def analyze(
     unbalanced, ...), ``ValueError``/``TypeError`` for arguments ``rewrite`` refuses too.
     ``words`` spell ``targets`` and ``skip`` where a call's reason names them
     (``targets=``, ``skip=``; the command line passes ``--target``, ``--skip``).
+    ``plain=True`` (or ``REWRITER_PLAIN=1``) runs the reference path (``plain_path``).
     """
+    plain = plain_path(plain)
     conventions = Abi(abi, iree_module)  # checked before any work is done
     targets, skip = patterns(targets, "targets"), patterns(skip, "skip")
     source = read_source(text, filename)
@@ -261,7 +273,7 @@ def analyze(
             raise RewriteError(_bracket_error_placed(source, found.diagnostics))
         # the statement shapes a validation of this very text found
         taken = None
-        if validated is not None and validated.text == source.text:
+        if validated is not None and validated.text == source.text and not plain:
             taken = validated.calls
         plan = plan_rewrite(
             source,
@@ -269,7 +281,8 @@ def analyze(
             targets,
             skip,
             conventions,
-            keep_written=validated is not None,
+            reuse_shapes=not plain,
+            keep_written=validated is not None and not plain,
             found=taken,
             words=words,
         )
@@ -311,26 +324,56 @@ def _bracket_error_placed(source: Source, diagnostics: list[Diagnostic]) -> list
     return [parsed, note, *diagnostics[1:]]
 
 
+def plain_path(plain: bool | None = None) -> bool:
+    """Whether to run the reference path: ``plain`` when given, else whether the
+    environment sets ``REWRITER_PLAIN`` (to anything but ``0``).
+
+    The reference path decides every call on its own and validates by lark's parse of the
+    whole module: lark parses every custom call statement (no statement shape is reused,
+    nothing judged once per shape) and every op at once (no line shape remembered). It is
+    what the default path must equal, byte for byte; CI runs the goldens, FileCheck cases,
+    jax's exports and the call-shape properties both ways (``tests/test_plain_path.py``).
+    """
+    if plain is not None:
+        return plain
+    return os.environ.get("REWRITER_PLAIN", "") not in ("", "0")
+
+
 def validate(
-    text: str | bytes | bytearray | memoryview | Exported, *, filename: str | None = None
+    text: str | bytes | bytearray | memoryview | Exported,
+    *,
+    filename: str | None = None,
+    plain: bool | None = None,
 ) -> None:
     """Parse every line of the module with the grammar; raise RewriteError where it first fails.
 
-    ``text`` is anything ``rewrite`` takes (see ``read_source``).
+    ``text`` is anything ``rewrite`` takes (see ``read_source``). ``plain=True`` (or
+    ``REWRITER_PLAIN=1``): lark's parse of the whole module (``plain_path``).
     """
+    from .syntax.plain_validation import first_error_plain
     from .syntax.validation import first_error
 
-    error = first_error(read_source(text, filename))
+    source = read_source(text, filename)
+    error = first_error_plain(source) if plain_path(plain) else first_error(source)
     if error is not None:
         raise RewriteError([error])
 
 
-def validate_input(text: str, *, filename: str | None = None) -> Validated:
+def validate_input(
+    text: str, *, filename: str | None = None, plain: bool | None = None
+) -> Validated:
     """``validate`` for a text about to be rewritten: what it returns makes the validation
-    of the rewrite (``validate_rewrite``) parse only the lines the rewrite changed."""
-    from .syntax.rewrite_validation import validated
+    of the rewrite (``validate_rewrite``) parse only the lines the rewrite changed (on the
+    reference path, ``plain``, it remembers nothing and the rewrite is parsed whole)."""
+    from .syntax.plain_validation import first_error_plain
+    from .syntax.rewrite_validation import Validated, validated
 
     source = read_source(text, filename)
+    if plain_path(plain):
+        error = first_error_plain(source)
+        if error is not None:
+            raise RewriteError([error])
+        return Validated(source.text, [], plain=True)
     # An object or more per line; outcomes remembered by parser state may refer to each
     # other in cycles, which the collector's next run frees.
     with collector_paused():
@@ -344,11 +387,14 @@ def validate_rewrite(result: Result, input_: Validated, *, filename: str | None 
     """``validate(result.text)``, at the cost of the lines the edits touched when ``input_``
     is ``validate_input``'s of ``result.original``; of fewer when ``result`` was made with
     ``analyze(..., validated=input_)``, whose calls' lines are shaped once per form."""
+    from .syntax.plain_validation import first_error_plain
     from .syntax.rewrite_validation import first_error_of_rewrite
     from .syntax.validation import first_error
 
     rewritten = Source(result.text, f"{TEXT_NAME} (rewritten)" if filename is None else filename)
-    if input_.text == result.original:
+    if input_.plain:
+        error = first_error_plain(rewritten)
+    elif input_.text == result.original:
         with collector_paused():
             error = first_error_of_rewrite(rewritten, input_, result.edits, result.written)
     else:

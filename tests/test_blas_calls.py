@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rewriter.compile import ToolchainError, compile_module, load
+from rewriter.compile import compile_module, load
 from rewriter.compile.blas import BUNDLED, bundled_blas, probe, resolve_blas
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,12 +117,22 @@ def test_blas_symbols_stay_local(tmp_path: Path):
 
 
 @pytest.mark.toolchain
-def test_a_module_that_defines_a_helper_name_is_refused(tmp_path: Path):
+def test_a_module_with_a_helper_name_keeps_it_and_the_helpers_take_another(tmp_path: Path):
+    """An extern named like a helper is the module's own: the helpers are named
+    ``rw_blas1_*`` instead, and the products are still computed by them."""
     module = PRODUCTS.replace(
-        "func.func public @main", "func.func private @rw_blas_matmul_f32()\nfunc.func public @main"
+        "func.func public @main",
+        "func.func private @rw_blas_matmul_f32() attributes {llvm.emit_c_interface}\n"
+        "func.func public @main",
     )
-    with pytest.raises(ToolchainError, match="@rw_blas_matmul_f32 is reserved"):
-        compile_module(module, tmp_path / "lib.so")
+    library = tmp_path / "lib.so"
+    compile_module(module, library, keep_temps=tmp_path / "temps")
+    routed = (tmp_path / "temps" / "3-library-calls.mlir").read_text()
+    assert routed.count("call @rw_blas1_matmul_f32(") == 2
+    assert "call @rw_blas_matmul_f32(" not in routed
+    inputs = integer_inputs()
+    for got, want in zip(load(library).main(*inputs), expected(*inputs), strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.toolchain

@@ -205,3 +205,63 @@ def test_listing_and_checking_every_filecheck_input_ends_without_a_traceback(mod
     assert run.returncode in (0, 1)
     assert "Traceback" not in run.stderr
     assert len(FILECHECK) > 40
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (  # the declaration resized by hand, the description left
+            "@rms_norm(tensor<10x10xf32>",
+            "@rms_norm(tensor<64x64xf32>",
+            "operand 0 is f32[10,10]{1,0} in the description, tensor<64x64xf32> declared",
+        ),
+        (  # the description given another rank
+            'results = ["f32[10,10]{1,0}"]',
+            'results = ["f32[10,10,10000]{2,1,0}"]',
+            "result 0 is f32[10,10,10000]{2,1,0} in the description, tensor<10x10xf32> declared",
+        ),
+        (
+            'operands = ["f32[10,10]{1,0}"]',
+            'operands = ["f64[10,10]{1,0}"]',
+            "operand 0 is f64[10,10]{1,0} in the description, tensor<10x10xf32> declared",
+        ),
+        (  # a column-major description of a row-major declaration: other physical dims
+            'operands = ["f32[10,10]{1,0}"]',
+            'operands = ["f32[10,10]{0,1}"]',
+            None,  # a square: the same physical dims, so it agrees
+        ),
+        (
+            'attributes = {eps = "f32"}',
+            'attributes = {eps = "f64"}',
+            'attribute eps is "f64" in the description, f32 declared',
+        ),
+        (
+            'attributes = {eps = "f32"}',
+            'attributes = {eps = "f32", n = "s32"}',
+            "1 operands, 2 attributes and 1 results described, 2 parameters and 1 results declared",
+        ),
+    ],
+)
+def test_a_description_must_agree_with_its_declaration(old: str, new: str, message):
+    text = RMS_REWRITTEN.read_text(encoding="utf-8")
+    assert old in text
+    text = text.replace(old, new, 1)
+    if message is None:
+        assert [extern.symbol for extern in externs_in(text, "m.mlir")] == ["rms_norm"]
+        return
+    with pytest.raises(RewriteError) as caught:
+        externs_in(text, "m.mlir")
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.message == (
+        f"@rms_norm: the description disagrees with the declaration: {message}"
+    )
+    assert diagnostic.line == text.count("\n", 0, text.index("rewriter.xla_ffi")) + 1
+
+
+def test_a_column_major_description_agrees_with_its_transposed_declaration():
+    text = (ROOT / "samples" / "column_major" / "column_major.rewritten.mlir").read_text()
+    (extern,) = externs_in(text, "m.mlir")
+    assert extern.facts.operands[0].dims == (3, 5)
+    resized = text.replace("@col_major_kernel(tensor<5x3xf32>", "@col_major_kernel(tensor<3x5xf32>")
+    with pytest.raises(RewriteError, match="operand 0 is f32\\[3,5\\]\\{0,1\\}"):
+        externs_in(resized, "m.mlir")

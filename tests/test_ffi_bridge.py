@@ -570,3 +570,33 @@ def test_a_handler_must_be_a_capsule_a_bundle_a_function_or_an_address():
     assert handler_address({"execute": address}) == address
     assert handler_address(abort) == address
     assert handler_address(jax.ffi.pycapsule(abort)) == address
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "ffi_call",  # the adapters' tables were rw_<target>_spec: the bridge's rw_ffi_call_spec
+        "rw_entry_main",  # the C name of the entry of @main
+        "rw_model_metadata",
+        "rw_ffi_required_targets",
+        "rw_adapter0_spec",
+        "rw_blas_matmul_f32",
+    ],
+)
+def test_targets_named_like_generated_symbols_compile_and_run(tmp_path, handler_libraries, target):
+    """No generated name collides with a name the module has: each target compiles, loads and
+    gives the tutorial handler's numbers, bitwise."""
+    tutorial_path, _ = handler_libraries
+    tutorial = ctypes.CDLL(str(tutorial_path))
+    register_once("rms_norm_tutorial", tutorial.RmsNorm)
+
+    def named(x):
+        return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(
+            x, eps=np.float32(1e-5)
+        )
+
+    x = np.random.default_rng(1).normal(size=(4, 16)).astype(np.float32)
+    library = compile_with_cli(rewriter.export(named, x).original, tmp_path, "named")
+    module = load(library, ffi_handlers={target: jax.ffi.pycapsule(tutorial.RmsNorm)})
+    expected = np.asarray(jax.jit(tutorial_rms_norm)(x))
+    assert module.main(x).tobytes() == expected.tobytes()

@@ -218,3 +218,20 @@ def test_sorts_of_a_dynamic_dimension(path: str, tmp_path: Path):
     for size in (1, 50):
         x = np.random.default_rng(size).integers(0, 3, (size, 3)).astype(np.float32)
         assert_same(run(x), jax.jit(function)(x))
+
+
+def test_the_merge_sort_takes_a_name_the_module_leaves_free(tmp_path: Path):
+    """A module with a symbol ``@rw_sort`` (here the extern of an FFI target of that name)
+    calls the merge sort ``@rw_sort1``, compiled under that name (``-DRW_SORT``)."""
+
+    def function(x):
+        computed = jax.ffi.ffi_call("rw_sort", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        return jnp.argsort(computed)
+
+    x = np.arange(8, dtype=np.float32)
+    text = rewriter.rewrite(rewriter.export(function, x).text).text
+    assert "func.func private @rw_sort(" in text
+    compile_module(text, tmp_path / "libprogram.so", keep_temps=tmp_path / "temps")
+    calls = (tmp_path / "temps" / "3-library-calls.mlir").read_text()
+    assert "call @rw_sort1(" in calls
+    assert "call @rw_sort(" in calls  # the user's extern, untouched

@@ -53,7 +53,26 @@ def reported(text: str) -> tuple[int, int, str] | None:
 
 
 def whole_module_parse(text: str) -> tuple[int, int, str] | None:
-    """What lark's parse of the whole text at once says, in the same terms."""
+    """What lark's parse of the whole text at once says, in the same terms; the reference
+    path (``plain=True``) says the same."""
+    said = _lark_says(text)
+    plain = plain_report(text)
+    if said is not None:  # else plain may have found an integer out of range: lark checks none
+        assert plain == said
+    return said
+
+
+def plain_report(text: str) -> tuple[int, int, str] | None:
+    """(line, column, message) of the reference path's validation, or None."""
+    try:
+        rewriter.validate(text, filename="m.mlir", plain=True)
+    except rewriter.RewriteError as error:
+        first = error.diagnostics[0]
+        return first.line, first.column, first.message
+    return None
+
+
+def _lark_says(text: str) -> tuple[int, int, str] | None:
     try:
         parser().parse(text, start="module_file")
     except lark.exceptions.UnexpectedToken as error:
@@ -301,6 +320,7 @@ def expected_report(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, in
                 validation.LineShapes, "of", lambda self, line, offset=-1: line
             )
             expected = reported(text)
+        assert plain_report(text) == expected
     return expected
 
 
@@ -626,3 +646,52 @@ def test_a_line_new_from_its_stack_is_not_lexed_if_a_stack_with_its_top_states_w
         broken[index] = broken[index].replace("%", "%%", 1)
         text = functions(2, broken)
         assert reported(text) == whole_module_parse(text) is not None
+
+
+EMPTY_NAMES = [
+    '  func.func public @main() attributes {"" = 1 : i32} {',
+    '  func.func public @main() attributes {a = 1 : i32, "" = 1 : i32} {',
+    '  func.func public @main() attributes {a = 1 : i32,"", b} {',
+    '  func.func public @main() attributes {a, ""} {',
+]
+NOT_EMPTY_NAMES = [
+    '  func.func public @main() attributes {a = ""} {',
+    '  func.func public @main() attributes {a = "", b = ["", ""]} {',
+    '  func.func public @main() attributes {"x" = "{\\22\\22 = 1", y = "a,"} {',
+    '  func.func public @main() attributes {a = "", b = "\\22\\22"} {  // {"" = 1}',
+]
+
+
+def module_with(line: str) -> str:
+    return f"module @m {{\n{line}\n    return\n  }}\n}}\n"
+
+
+@pytest.mark.parametrize("line", EMPTY_NAMES)
+def test_an_empty_attribute_name_is_an_error_as_in_mlir(line: str):
+    """MLIR rejects ``"" = ...`` in a dictionary; the grammar's STRING takes it, so the
+    validation says so itself, at the name."""
+    text, column = module_with(line), line.index('""') + 1
+    with pytest.raises(rewriter.RewriteError) as caught:
+        rewriter.validate(text, filename="e.mlir")
+    assert (caught.value.line, caught.value.column) == (2, column)
+    assert caught.value.message == "an attribute name cannot be empty"
+
+
+@pytest.mark.parametrize("line", NOT_EMPTY_NAMES)
+def test_empty_strings_that_are_no_names_validate(line: str):
+    rewriter.validate(module_with(line))
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    ("line", "valid"),
+    [(line, False) for line in EMPTY_NAMES] + [(x, True) for x in NOT_EMPTY_NAMES],
+)
+def test_jaxlib_agrees_on_empty_attribute_names(line: str, valid: bool):
+    from mlir_tools import jaxlib_verify
+
+    if valid:
+        jaxlib_verify(module_with(line))
+    else:
+        with pytest.raises(Exception, match="expected valid attribute name"):
+            jaxlib_verify(module_with(line))

@@ -14,7 +14,7 @@ from .blas import blas_calls_source, resolve_blas, sort_calls_source
 from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
-from .library_calls import SORT_HELPER, route_products_to_blas, route_sorts_to_c, widen_f32_atan2
+from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
 from .link_items import link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
@@ -81,18 +81,21 @@ def compile_module(
     check_tools()
     library = resolve_blas(blas)
     called: set[str] = set()
+    helper_flags: list[str] = []
+    sort_flags: list[str] = []
     marked_sorts = 0
 
     def library_calls(module: str) -> str:
         module = contiguous_innermost(widen_f32_atan2(module))
         if marked_sorts:
             sorted_in_c = route_sorts_to_c(module)
-            called.update(sorted_in_c.called)
+            sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]
             module = sorted_in_c.text
         if library is None:
             return module
         routed = route_products_to_blas(module)
         called.update(routed.called)
+        helper_flags[:] = routed.compile_flags()
         return routed.text
 
     work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
@@ -125,12 +128,12 @@ def compile_module(
             inputs += sources
             flags += bridge_flags
             exports = BRIDGE_EXPORTS
-        if SORT_HELPER in called:
+        if sort_flags:
             inputs.append(sort_calls_source())
-            called.discard(SORT_HELPER)
+            flags += sort_flags
         if called and library is not None:
             inputs.append(blas_calls_source())
-            flags += library.compile_flags()
+            flags += library.compile_flags() + helper_flags
             libraries.append(str(library.library))
         built = work / "library.so"
         link_shared_object(inputs, built, libraries, optimize="-O3", flags=flags, exports=exports)

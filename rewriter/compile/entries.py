@@ -2,15 +2,20 @@
 
 Every public function ``@F`` with a body becomes the C entry ``_mlir_ciface_rw_entry_F``
 (MLIR's C interface): renamed so that JAX's ``@main`` cannot collide with C's ``main`` or
-with a kernel, and marked ``llvm.emit_c_interface``; its arguments, the caller's arrays,
-are marked read-only for bufferization. The signatures travel with the shared
-object as JSON in the symbol ``rw_model_metadata``, so ``load`` needs nothing else.
+with a kernel, and marked ``llvm.emit_c_interface``. ``F`` is made a C identifier (other
+characters become ``_``), and where the name is taken by a symbol of the module (an extern
+named ``rw_entry_main``) or by another entry, it gets a suffix (``rw_entry_main_1``). Its
+arguments, the caller's arrays, are marked read-only for bufferization. The signatures
+travel with the shared object as JSON in the symbol ``rw_model_metadata``, so ``load``
+needs nothing else.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+
+from ..plan.naming import NamePool, c_identifier
 
 ENTRY_PREFIX = "rw_entry_"
 METADATA_SYMBOL = "rw_model_metadata"
@@ -39,6 +44,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
     context = ir.Context()
     module = ir.Module.parse(text, context)
     entries: list[Entry] = []
+    pool = NamePool(_taken_names(ir, module))
     with context, ir.Location.unknown():
         for operation in module.body.operations:
             op = operation.operation
@@ -50,7 +56,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
             if visibility is not None and ir.StringAttr(visibility).value != "public":
                 continue
             name = ir.StringAttr(op.attributes["sym_name"]).value
-            symbol = ENTRY_PREFIX + name
+            symbol = pool.claim(ENTRY_PREFIX + c_identifier(name))
             ir.SymbolTable.replace_all_symbol_uses(name, symbol, module.operation)
             ir.SymbolTable.set_symbol_name(op, symbol)
             op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
@@ -87,6 +93,18 @@ def _read_only_arguments(ir, function) -> None:
         entries["bufferization.writable"] = ir.BoolAttr.get(False)
         marked.append(ir.DictAttr.get(entries))
     function.attributes["arg_attrs"] = ir.ArrayAttr.get(marked)
+
+
+def _taken_names(ir, module) -> set[str]:
+    """The names an entry's symbol ``S`` must not take: every symbol of the module, and
+    ``X`` for a symbol ``_mlir_ciface_X`` (whose C name ``_mlir_ciface_S`` would clash)."""
+    taken = set()
+    for operation in module.body.operations:
+        if "sym_name" in operation.operation.attributes:
+            name = ir.StringAttr(operation.operation.attributes["sym_name"]).value
+            taken.add(name)
+            taken.add(name.removeprefix("_mlir_ciface_"))
+    return taken
 
 
 def argument_names(ir, function) -> tuple[str | None, ...]:

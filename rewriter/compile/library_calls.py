@@ -19,7 +19,8 @@ the filter with gemm. Anything else (integer or 16-bit floats, mixed element typ
 maps or bodies) stays for the loops.
 
 A sort whose comparator ``sorts.recognise_sorts`` read into keys (its location says
-``rw.sort:KEYS``) becomes ``func.call @rw_sort(table)``: ``abi/sort_calls.c`` sorts its
+``rw.sort:KEYS``) becomes ``func.call @rw_sort(table)`` (``@rw_sort1``, ... when the module
+has a symbol ``@rw_sort``; ``-DRW_SORT=NAME`` names it in C): ``abi/sort_calls.c`` sorts its
 operands in place along the sort dimension, with a stable merge sort on the keys, from a
 table of i64 built on the stack (``_sort_table``: the rank, the dimension, the keys, and each
 operand's element size, address, offset, sizes and strides). The bubble sort the loops
@@ -73,6 +74,12 @@ class LibraryCalls:
 
     text: str
     called: set[str] = field(default_factory=set)
+    # What the helpers' names start with: PREFIX, unless a symbol of the module does.
+    prefix: str = PREFIX
+
+    def compile_flags(self) -> list[str]:
+        """clang's flag that names ``abi/blas_calls.c``'s helpers as the module calls them."""
+        return [f"-DRW_BLAS_HELPERS={self.prefix}"]
 
 
 def route_products_to_blas(text: str) -> LibraryCalls:
@@ -92,10 +99,11 @@ def route_products_to_blas(text: str) -> LibraryCalls:
     module.operation.walk(visit)
     if not products:
         return LibraryCalls(text)
-    _check_free(ir, module)
+    prefix = _free_prefix(ir, module)
     called: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
     with context:
-        for operation, helper, scalars in products:
+        for operation, placeholder, scalars in products:
+            helper = prefix + placeholder.removeprefix(PREFIX)
             with ir.Location.unknown(), ir.InsertionPoint(operation):
                 location = operation.location
                 operands = [_dynamic_cast(ir, value, location) for value in operation.operands]
@@ -112,10 +120,10 @@ def route_products_to_blas(text: str) -> LibraryCalls:
         start = ir.InsertionPoint.at_block_begin(module.body)
         for helper in sorted(called):
             start.insert(ir.Operation.parse(_declaration(helper, *called[helper]), context=context))
-    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), set(called))
+    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), set(called), prefix)
 
 
-SORT_HELPER = "rw_sort"
+SORT_HELPER = "rw_sort"  # or rw_sort1, rw_sort2, ... when the module has a symbol of that name
 # Bytes per element of a memref, as MLIR lays them out (i1 takes a byte).
 _ELEMENT_BYTES = {
     "i1": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8,
@@ -145,7 +153,7 @@ def route_sorts_to_c(text: str) -> LibraryCalls:
     module.operation.walk(visit)
     if not found:
         return LibraryCalls(text)
-    _check_free(ir, module, SORT_HELPER)
+    helper = _free_name(ir, module, SORT_HELPER)
     with context:
         i64 = ir.IntegerType.get_signless(64)
         for operation, keys in found:
@@ -155,15 +163,15 @@ def route_sorts_to_c(text: str) -> LibraryCalls:
                 ir.Operation.create(
                     "func.call",
                     operands=[table],
-                    attributes={"callee": ir.FlatSymbolRefAttr.get(SORT_HELPER)},
+                    attributes={"callee": ir.FlatSymbolRefAttr.get(helper)},
                 )
             operation.erase()
         start = ir.InsertionPoint.at_block_begin(module.body)
         declaration = (
-            f"func.func private @{SORT_HELPER}(memref<?xi64>) attributes {{llvm.emit_c_interface}}"
+            f"func.func private @{helper}(memref<?xi64>) attributes {{llvm.emit_c_interface}}"
         )
         start.insert(ir.Operation.parse(declaration, context=context))
-    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), {SORT_HELPER})
+    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), {helper})
 
 
 def _sortable(ir, operation, keys) -> bool:
@@ -366,20 +374,34 @@ def _declaration(helper: str, ranks: tuple[int, ...], widths: tuple[int, ...]) -
     )
 
 
-def _check_free(ir, module, prefix: str = PREFIX) -> None:
-    """The helpers' names are reserved: a module that defines one cannot be compiled."""
+def _free_name(ir, module, name: str) -> str:
+    """``name``, or ``name1``, ``name2``, ...: the first that no symbol of the module is (nor
+    ``_mlir_ciface_`` and it)."""
+    names = set()
     for operation in module.body.operations:
         op = operation.operation
         if "sym_name" in op.attributes:
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            if name.startswith(prefix):
-                from .toolchain import ToolchainError
+            names.add(ir.StringAttr(op.attributes["sym_name"]).value.removeprefix("_mlir_ciface_"))
+    chosen, counter = name, 0
+    while chosen in names:
+        counter += 1
+        chosen = f"{name}{counter}"
+    return chosen
 
-                if prefix == PREFIX:
-                    raise ToolchainError(
-                        f"the symbol @{name} is reserved for the BLAS calls of the compiled "
-                        "path; rename it, or compile with blas=None (--blas none)"
-                    )
-                raise ToolchainError(
-                    f"the symbol @{name} is reserved for the sorts of the compiled path; rename it"
-                )
+
+def _free_prefix(ir, module) -> str:
+    """``rw_blas_``, or ``rw_blas1_``, ``rw_blas2_``, ...: the first that no symbol of the
+    module starts with (nor ``_mlir_ciface_`` and it), so that no helper's name, nor its C
+    name, is a name the module has (an extern ``@rw_blas_matmul_f32`` of the user's)."""
+    names = []
+    for operation in module.body.operations:
+        op = operation.operation
+        if "sym_name" in op.attributes:
+            names.append(
+                ir.StringAttr(op.attributes["sym_name"]).value.removeprefix("_mlir_ciface_")
+            )
+    prefix, counter = PREFIX, 0
+    while any(name.startswith(prefix) for name in names):
+        counter += 1
+        prefix = f"{PREFIX.removesuffix('_')}{counter}_"
+    return prefix

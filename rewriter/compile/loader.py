@@ -219,13 +219,19 @@ def _declarations(entries: list[Entry]) -> str:
             fields = " ".join(
                 f"{_descriptor_type(len(r.shape))} r{i};" for i, r in enumerate(entry.results)
             )
-            lines.append(f"typedef struct {{ {fields} }} rw_results_{entry.name};")
-            parameters.append(f"rw_results_{entry.name} *")
+            lines.append(f"typedef struct {{ {fields} }} {_results_type(entry)};")
+            parameters.append(f"{_results_type(entry)} *")
         elif entry.results:
             parameters.append(f"{_descriptor_type(len(entry.results[0].shape))} *")
         parameters += [f"{_descriptor_type(len(s.shape))} *" for s in entry.inputs]
         lines.append(f"void {entry.c_symbol}({', '.join(parameters) or 'void'});")
     return "\n".join(lines)
+
+
+def _results_type(entry: Entry) -> str:
+    """The cdef name of an entry's struct of results: after its C symbol, an identifier,
+    not its function name, which may be any MLIR name (``@"x y"``)."""
+    return f"rw_results_{entry.c_symbol}"
 
 
 def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callable[..., object]:
@@ -253,7 +259,7 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
         if bridge:
             bridge.take_error()  # a fresh start for this call's handlers
         if len(entry.results) > 1:
-            results = ffi.new(f"rw_results_{entry.name} *")
+            results = ffi.new(f"{_results_type(entry)} *")
             function(results, *arguments)
             descriptors = [getattr(results, f"r{i}") for i in range(len(entry.results))]
         elif entry.results:

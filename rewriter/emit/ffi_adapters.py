@@ -30,8 +30,9 @@ from ..plan.ffi_facts import (
 from ..plan.status import Status
 from ..syntax.compact import STRING
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from ..syntax.element_types import BY_XLA
+from ..syntax.element_types import BY_MLIR, BY_XLA, parse_tensor
 from ..syntax.source import Source
+from ..syntax.typetext import closing_bracket, split_types
 
 if TYPE_CHECKING:
     from ..plan.planner import CallReport
@@ -108,6 +109,9 @@ def externs_in(text: str, filename: str = "<string>") -> list[Extern]:
             for _, leaf in leaf_paths(facts.attributes):
                 if leaf.kind == AttributeKind.SCALAR:
                     scalar_c_type(leaf.dtype)  # the adapter and header need its C type
+            disagreement = _disagreement(facts, line[: _outside_strings(line, " attributes {")])
+            if disagreement:
+                raise FactsError(f"the description disagrees with the declaration: {disagreement}")
         except FactsError as error:
             offset = declaration.start + (at if error.offset is None else start + error.offset)
             message = f"@{declaration.symbol}: {error}"
@@ -115,6 +119,79 @@ def externs_in(text: str, filename: str = "<string>") -> list[Extern]:
         seen.add(declaration.symbol)
         found.append(Extern(declaration.symbol, facts))
     return found
+
+
+def declared_types(head: str) -> tuple[list[str], list[str]] | None:
+    """The parameter and result types of ``func.func private @S(...) -> ...`` (the line up to
+    its ``attributes``), parameter attributes dropped; None when they cannot be split.
+    Strings are blanked first: a bracket in one is no bracket."""
+    head = re.sub(STRING, lambda string: '"' + "_" * (len(string.group()) - 2) + '"', head)
+    try:
+        rest = head[head.index("(") + 1 :]
+        close = closing_bracket(rest)
+    except ValueError:
+        return None
+    parameters = [re.sub(r"\s*\{.*\}$", "", p) for p in split_types(rest[:close])]
+    results_text = rest[close + 1 :].strip().removeprefix("->").strip()
+    return parameters, split_types(results_text) if results_text else []
+
+
+def _disagreement(facts: ExternFacts, head: str) -> str | None:
+    """Where a description and its declaration disagree, or None.
+
+    The adapter writes what the description says into the descriptors the compiled module
+    hands it, sized by the declaration: a description of other sizes, ranks or element
+    types (a hand edit) would write past them. Operands and results must be the tensors the
+    description names, in the declaration's (physical) dimension order; attributes the
+    types they travel as: a scalar of the same size, an array of the same shape, a string
+    as bytes."""
+    types = declared_types(head)
+    if types is None:
+        return "its types cannot be read"
+    parameters, results = types
+    leaves = leaf_paths(facts.attributes)
+    if len(parameters) != len(facts.operands) + len(leaves) or len(results) != len(facts.results):
+        return (
+            f"{len(facts.operands)} operands, {len(leaves)} attributes and "
+            f"{len(facts.results)} results described, {len(parameters)} parameters and "
+            f"{len(results)} results declared"
+        )
+    operands = zip(facts.operands, parameters[: len(facts.operands)], strict=True)
+    pairs = [("operand", i, t, p) for i, (t, p) in enumerate(operands)]
+    pairs += [
+        ("result", i, t, r) for i, (t, r) in enumerate(zip(facts.results, results, strict=True))
+    ]
+    for role, index, tensor, type_text in pairs:
+        declared = parse_tensor(type_text)
+        physical = tuple(tensor.dims[axis] for axis in tensor.major_to_minor)
+        if declared is None or declared.dims != physical or not _same_kind(declared, tensor.dtype):
+            return f"{role} {index} is {tensor.text()} in the description, {type_text} declared"
+    for (path, leaf), type_text in zip(leaves, parameters[len(facts.operands) :], strict=True):
+        if not _travels_as(leaf, type_text):
+            return (
+                f"attribute {path} is {leaf.value_text()} in the description, {type_text} declared"
+            )
+    return None
+
+
+def _same_kind(declared, dtype: str) -> bool:
+    """Whether a declared tensor's elements are XLA's ``dtype`` (signedness aside: a
+    rewritten module's types may be signless)."""
+    row = BY_MLIR.get(declared.element)
+    return row is not None and row.xla.replace("u", "s") == dtype.replace("u", "s")
+
+
+def _travels_as(leaf: AttributeFacts, type_text: str) -> bool:
+    """Whether an attribute travels as the declared parameter type (abi/README.md)."""
+    declared = parse_tensor(type_text)
+    if leaf.kind == AttributeKind.SCALAR:
+        row = BY_MLIR.get(type_text)
+        return declared is None and row is not None and row.size == BY_XLA[leaf.dtype].size
+    if declared is None:
+        return False
+    if leaf.kind == AttributeKind.STRING:
+        return len(declared.dims) == 1 and declared.element in ("i8", "ui8", "si8")
+    return declared.dims == leaf.dims and _same_kind(declared, leaf.dtype)
 
 
 def _outside_strings(line: str, needle: str) -> int:
@@ -182,7 +259,7 @@ def adapters_source(externs: Sequence[Extern], origin: str = "") -> str:
         "",
         "",
     ]
-    body = [_adapter(extern) for extern in externs]
+    body = [_adapter(extern, index) for index, extern in enumerate(externs)]
     targets = sorted({extern.facts.target for extern in externs})
     table = [
         "const char *const rw_ffi_required_targets[] = {",
@@ -194,11 +271,13 @@ def adapters_source(externs: Sequence[Extern], origin: str = "") -> str:
     return "\n".join(header) + "\n".join(body) + "\n".join(table)
 
 
-def _adapter(extern: Extern) -> str:
+def _adapter(extern: Extern, index: int) -> str:
     symbol, facts = extern.symbol, extern.facts
     if not _C_IDENTIFIER.fullmatch(symbol):
         raise FactsError(f"extern @{symbol} is not a C identifier")
-    prefix = f"rw_{symbol}"
+    # The adapter's static tables are named by its place, not its symbol: ``rw_{symbol}_spec``
+    # of an extern named ``ffi_call`` is the bridge's type ``rw_ffi_call_spec``.
+    prefix = f"rw_adapter{index}"
     lines = [f"/* @{symbol}: XLA FFI target {_comment(facts.target)} */"]
     shape_of_result = dict(enumerate(facts.shape_operands))
     operand_specs = [

@@ -17,18 +17,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..plan.attribute_operands import AttributeOperand
+from ..plan.c_names import safe_c_name, unique_c_name
 from ..plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from ..plan.ffi_facts import AttributeKind, leaf_paths, mlir_element
 from ..plan.mlir_text import tensor_type
-from ..plan.naming import NamePool, c_identifier
 from ..plan.status import Status
-from ..syntax.element_types import (
-    BY_DESCRIPTOR,
-    BY_MLIR,
-    ELEMENT_TYPES,
-    descriptor_name,
-    parse_tensor,
-)
+from ..syntax.diagnostics import Diagnostic, RewriteError
+from ..syntax.element_types import BY_DESCRIPTOR, BY_MLIR, ELEMENT_TYPES, parse_tensor
+from ..syntax.source import Source
 from ..syntax.typetext import closing_bracket, split_types
 from .ffi_adapters import declarations_in, externs_in, scalar_c_type
 
@@ -37,11 +33,13 @@ if TYPE_CHECKING:
 
 # memref.h declares descriptors of every real element type, ranks 0 to 4.
 _DESCRIBED = {row.descriptor for row in ELEMENT_TYPES if not row.is_complex}
-_C_KEYWORDS = set(
-    "auto bool break case char const continue default do double else enum extern float for "
-    "goto if inline int long register restrict return short signed sizeof static struct "
-    "switch typedef union unsigned void volatile while result results".split()
-)
+# The header's own parameter names: an attribute named so is renamed (``result_``).
+_HEADER_NAMES = frozenset({"result", "results"})
+
+
+class NoCType(ValueError):
+    """A type the calling contract has no C type for (``index``, ``i128``, ``!llvm.ptr``,
+    an unranked tensor): it has no place in a header."""
 
 
 class Rewrite(Protocol):
@@ -74,27 +72,37 @@ class Prototype:
 
 def descriptor_type(mlir_type: str, element: str | None = None) -> str:
     """``tensor<10x10xf32>`` -> ``rw_memref_f32_2d``; ``element``, when given, is the
-    element type with the signedness a signless operand type has lost (``ui8``)."""
+    element type with the signedness a signless operand type has lost (``ui8``).
+
+    The name is made from the table of element types only, never from the input's text:
+    a type the table has no row for raises ``NoCType``."""
     tensor = parse_tensor(mlir_type.strip())
-    if tensor is None:
-        raise ValueError(f"no C descriptor for {mlir_type}")
-    element = descriptor_name(element or tensor.element)
-    rank = len(tensor.dims)
-    # Only identifier characters reach C code: an odd element type cannot inject anything.
-    return f"rw_memref_{c_identifier(element)}_{rank}d"
+    row = BY_MLIR.get(element or tensor.element) if tensor is not None else None
+    if tensor is None or row is None:
+        raise NoCType(
+            f"{mlir_type.strip()} is no ranked tensor of an element type of the calling "
+            "contract (abi/README.md)"
+        )
+    return f"rw_memref_{row.descriptor}_{len(tensor.dims)}d"
 
 
-def _unique(name: str, used: NamePool) -> str:
-    base = c_identifier(name)
-    return used.claim(base + "_" if base in _C_KEYWORDS else base)
+def _unique(name: str, used: set[str]) -> str:
+    return unique_c_name(name, used)
+
+
+def _parameter_names() -> set[str]:
+    """The names taken in a prototype before its parameters are named."""
+    return set(_HEADER_NAMES)
 
 
 def _scalar_c_type(element: str) -> str:
-    """The C type of a scalar attribute of MLIR type ``element`` (abi/README.md)."""
-    c_type = BY_MLIR[element].c_scalar
-    if not c_type:
-        raise KeyError(element)
-    return c_type
+    """The C type of a scalar of MLIR type ``element`` (abi/README.md)."""
+    row = BY_MLIR.get(element.strip())
+    if row is None or not row.c_scalar:
+        raise NoCType(
+            f"{element.strip()} is no scalar type of the calling contract (abi/README.md)"
+        )
+    return row.c_scalar
 
 
 def attribute_c_type(attribute: AttributeOperand) -> str:
@@ -124,19 +132,28 @@ def prototypes_of(
         symbol = (call.symbol or "")[len(prefix) :]
         if call.status != Status.REWRITTEN or symbol in found:
             continue
-        used = NamePool()
-        parameters = [
-            Parameter(_unique(f"arg{i}", used), descriptor_type(t) + " *")
-            for i, t in enumerate(call.extern_operand_types)
-        ]
-        for attribute in call.attributes:
-            parameters.append(Parameter(_unique(attribute.path, used), attribute_c_type(attribute)))
+        used = _parameter_names()
+        try:
+            parameters = [
+                Parameter(_unique(f"arg{i}", used), descriptor_type(t) + " *")
+                for i, t in enumerate(call.extern_operand_types)
+            ]
+            for attribute in call.attributes:
+                c_type = attribute_c_type(attribute)
+                parameters.append(Parameter(_unique(attribute.path, used), c_type))
+            result_types = [descriptor_type(t) for t in call.extern_result_types]
+        except NoCType as error:
+            message = f"custom_call @{call.target}: no C prototype: {error}"
+            shown = Source(text, call.filename).line_text(call.line)
+            raise RewriteError(
+                [Diagnostic(call.filename, call.line, call.column, message, shown)]
+            ) from None
         found[symbol] = Prototype(
             symbol,
             call.target,
             f"{call.filename}:{call.line}:{call.column}",
             parameters,
-            [descriptor_type(t) for t in call.extern_result_types],
+            result_types,
             layout_notes=_layout_notes(call),
         )
     for prototype in _declared_externs(text, filename):
@@ -222,50 +239,58 @@ def _declared_externs(text: str, filename: str) -> list[Prototype]:
         if match is None:
             continue
         symbol, rest = match.groups()
-        close = closing_bracket(rest)
-        parameter_types = [
-            re.sub(r"\s*\{.*\}$", "", parameter) for parameter in split_types(rest[:close])
-        ]
-        results_text = rest[close + 1 :].strip().removeprefix("->").strip()
-        results = split_types(results_text) if results_text else []
-        facts = descriptions.get(symbol)
-        if facts and not _fits(facts, len(parameter_types), len(results)):
-            facts = None
-        if facts is None:
-            where = f"{filename}:{_line_col(text, declaration.start)[0]}:1"
-            found.append(_rebuilt_without_facts(symbol, where, parameter_types, results))
-            continue
-        call = _call_site(text, symbol)
-        line_start = text.rfind("\n", 0, declaration.start) + 1
-        line, column = _line_col(text, line_start if call is None else call)
-        where = f"{filename}:{line}:{column}"
-        used = NamePool()
-        parameters = []
-        for index, (type_text, tensor) in enumerate(
-            zip(parameter_types, facts.operands, strict=False)
-        ):
-            element = mlir_element(tensor.dtype)
-            c_type = descriptor_type(type_text, element) + " *"
-            parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
-        leaves = leaf_paths(facts.attributes)
-        for type_text, (path, leaf) in zip(
-            parameter_types[len(facts.operands) :], leaves, strict=True
-        ):
-            if leaf.kind == AttributeKind.SCALAR:
-                c_type = scalar_c_type(leaf.dtype)
-            else:
-                element = "i8" if leaf.kind == AttributeKind.STRING else mlir_element(leaf.dtype)
-                c_type = descriptor_type(type_text, element) + " *"
-            parameters.append(Parameter(_unique(path, used), c_type))
-        result_types = [
-            descriptor_type(t, mlir_element(r.dtype))
-            for t, r in zip(results, facts.results, strict=True)
-        ]
-        notes = _described_layout_notes(facts, parameter_types, results)
-        found.append(
-            Prototype(symbol, facts.target, where, parameters, result_types, layout_notes=notes)
-        )
+        try:
+            prototype = _declared_extern(text, filename, declaration, symbol, rest, descriptions)
+        except NoCType as error:
+            message = f"extern @{symbol}: no C prototype: {error}"
+            raise RewriteError(
+                [Diagnostic.at(Source(text, filename), declaration.start, message)]
+            ) from None
+        found.append(prototype)
     return found
+
+
+def _declared_extern(text, filename, declaration, symbol, rest, descriptions) -> Prototype:
+    """The prototype of one declaration (``_declared_externs``); ``NoCType`` when one of its
+    types has no C type."""
+    close = closing_bracket(rest)
+    if close < 0 or close >= len(rest):
+        raise NoCType("its parameter list does not close")
+    parameter_types = [
+        re.sub(r"\s*\{.*\}$", "", parameter) for parameter in split_types(rest[:close])
+    ]
+    results_text = rest[close + 1 :].strip().removeprefix("->").strip()
+    if results_text.startswith("(") and results_text.endswith(")"):
+        results_text = results_text[1:-1]
+    results = split_types(results_text) if results_text else []
+    facts = descriptions.get(symbol)  # agrees with the declaration (externs_in checks)
+    if facts is None:
+        where = f"{filename}:{_line_col(text, declaration.start)[0]}:1"
+        return _rebuilt_without_facts(symbol, where, parameter_types, results)
+    call = _call_site(text, symbol)
+    line_start = text.rfind("\n", 0, declaration.start) + 1
+    line, column = _line_col(text, line_start if call is None else call)
+    where = f"{filename}:{line}:{column}"
+    used = _parameter_names()
+    parameters = []
+    for index, (type_text, tensor) in enumerate(zip(parameter_types, facts.operands, strict=False)):
+        element = mlir_element(tensor.dtype)
+        c_type = descriptor_type(type_text, element) + " *"
+        parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
+    leaves = leaf_paths(facts.attributes)
+    for type_text, (path, leaf) in zip(parameter_types[len(facts.operands) :], leaves, strict=True):
+        if leaf.kind == AttributeKind.SCALAR:
+            c_type = scalar_c_type(leaf.dtype)
+        else:
+            element = "i8" if leaf.kind == AttributeKind.STRING else mlir_element(leaf.dtype)
+            c_type = descriptor_type(type_text, element) + " *"
+        parameters.append(Parameter(_unique(path, used), c_type))
+    result_types = [
+        descriptor_type(t, mlir_element(r.dtype))
+        for t, r in zip(results, facts.results, strict=True)
+    ]
+    notes = _described_layout_notes(facts, parameter_types, results)
+    return Prototype(symbol, facts.target, where, parameters, result_types, layout_notes=notes)
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -273,25 +298,16 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _fits(facts, parameter_count: int, result_count: int) -> bool:
-    """Whether a description matches its declaration's signature (hand edits may differ)."""
-    return (
-        len(facts.operands) + len(facts.leaves()) == parameter_count
-        and len(facts.results) == result_count
-    )
-
-
 def _rebuilt_without_facts(
     symbol: str, where: str, parameter_types: list[str], results: list[str]
 ) -> Prototype:
-    used = NamePool()
+    used = _parameter_names()
     parameters = []
     for index, type_text in enumerate(parameter_types):
-        if type_text.startswith("tensor<"):
+        if type_text.strip().startswith("tensor<"):
             c_type = descriptor_type(type_text) + " *"
         else:
-            row = BY_MLIR.get(type_text)
-            c_type = row.c_scalar if row and row.c_scalar else type_text
+            c_type = _scalar_c_type(type_text)
         parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
     return Prototype(
         symbol,
@@ -323,7 +339,7 @@ def include_guard(protos: list[Prototype], module_name: str | None = None) -> st
         for p in protos
     )
     digest = hashlib.sha256(signatures.encode("utf-8")).hexdigest()[:12].upper()
-    name = c_identifier(module_name).upper() if module_name else "EXTERNS"
+    name = safe_c_name(module_name).upper() if module_name else "EXTERNS"
     return f"REWRITER_{name}_{digest}_H"
 
 
@@ -400,8 +416,7 @@ def _extra_descriptor(name: str) -> list[str]:
     match = re.fullmatch(r"rw_memref_(\w+?)_([0-9]+)d", name)
     assert match is not None  # names come from descriptor_type
     element, rank = match.group(1), int(match.group(2))
-    row = BY_DESCRIPTOR.get(element)
-    c_element = row.c_element if row else "uint8_t"
+    c_element = BY_DESCRIPTOR[element].c_element  # descriptor_type names table rows only
     lines = []
     if element in ("c64", "c128"):
         base = "float" if element == "c64" else "double"

@@ -49,6 +49,7 @@ class Validated:
     shapes: list[str | None] = field(repr=False)
     calls: FoundShapes = field(default_factory=FoundShapes, repr=False)
     remembered: Remembered = field(default_factory=Remembered, repr=False)
+    plain: bool = False  # validated by the reference path: nothing remembered
 
 
 def validated(source: Source) -> Validated | Diagnostic:

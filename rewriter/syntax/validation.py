@@ -162,6 +162,7 @@ from lark.utils import TextSlice
 
 from .compact import STRING
 from .diagnostics import Diagnostic
+from .empty_names import first_empty_attribute_name
 from .grammar import parser
 from .holes import FLOAT, FLOAT_TYPE, FoundShapes, ShapeFinder
 from .integers import integer_type_width, range_error
@@ -290,7 +291,7 @@ def _tables() -> _Tables:
     return _Tables(conf.states, conf.start_state, conf.end_state, lexer, LineLexer(lexer))
 
 
-class _IntegerLiterals:
+class IntegerLiterals:
     """Integer literals checked against their type as the tokens of a line go by:
     ``300 : i8`` (as an attribute or in any op's tokens), an untyped ``{n = 5}`` (i64) and
     the elements of ``array<i8: 1, 300>``. The first literal MLIR would reject is kept
@@ -343,7 +344,7 @@ class _Parser:
         self.tables = tables
         self.stack: list[int] = []
         self.lowest = 0  # the least height of the stack in the last run
-        self.integers = _IntegerLiterals()
+        self.integers = IntegerLiterals()
 
     @property
     def position(self) -> int:
@@ -660,9 +661,13 @@ def first_error(
     ``trace`` receives the shape of each line, ``found`` its custom call statements'
     shapes, ``remembered`` the outcomes (``Validation``)."""
     validation = Validation(source.text, trace, found, remembered)
+    empty_name = first_empty_attribute_name(source.text)
     try:
         validation.lines(0, len(source.text))
         validation.finish()
     except Unexpected as error:
-        return Diagnostic.at(source, error.offset, error.message)
+        if empty_name is None or error.offset < empty_name:
+            return Diagnostic.at(source, error.offset, error.message)
+    if empty_name is not None:
+        return Diagnostic.at(source, empty_name, "an attribute name cannot be empty")
     return None
