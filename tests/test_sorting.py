@@ -235,3 +235,16 @@ def test_the_merge_sort_takes_a_name_the_module_leaves_free(tmp_path: Path):
     calls = (tmp_path / "temps" / "3-library-calls.mlir").read_text()
     assert "call @rw_sort1(" in calls
     assert "call @rw_sort(" in calls  # the user's extern, untouched
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_one_sort_of_two_shapes(path: str, tmp_path: Path):
+    """The same comparator on two shapes: on IREE two imports (``sort_0_0_261`` and
+    ``sort_0_0_261_x1``), each sorting by the keys its name gives."""
+
+    def function(x, y):
+        return jnp.argsort(x), jnp.argsort(y), jnp.sort(y)
+
+    x, y = special_floats(40, seed=3), special_floats(7, seed=4)
+    run = PATHS[path](rewriter.export(function, x, y).text, tmp_path)
+    assert_same(run(x, y), jax.jit(function)(x, y))

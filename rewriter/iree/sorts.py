@@ -5,7 +5,8 @@ copy on the stack of every operand whose sorted values the program does not use 
 of an argsort), so that a sort of a few thousand entries fails to compile ("exceeded stack
 allocation limit of 32768 bytes"). A sort whose comparator ``rewriter.compile.sorts``
 reads into keys becomes instead a call of an import ``@rw_sort.sort_D_O_C_...`` (``D`` the
-sort dimension, then the keys' operands and codes), declared in the module before
+sort dimension, then the keys' operands and codes; ``_xN`` after it for the same sort of
+other types), declared in the module before
 ``iree-compile`` runs and recorded with the other import signatures. ``rewriter.iree.load``
 serves these imports itself (``sort_server``): each key of each line becomes an unsigned
 code in the key's order, as in ``abi/sort_calls.c``, and numpy's stable argsort
@@ -15,6 +16,7 @@ stay with IREE's bubble sort (made stable: ``make_sorts_stable``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +65,7 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
         known = signatures.get(symbol)
         count = 1
         while known is not None and known.parameters != types:
-            symbol = f"{name}_{count}"
+            symbol = f"{name}_x{count}"  # the same sort of other types
             known = signatures.get(symbol)
             count += 1
         signatures[symbol] = ImportSignature(
@@ -95,9 +97,9 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
 def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
     """The implementation of the ``rw_sort`` import ``name``: its operands in, each sorted
     along the dimension by the keys the name gives, stably, out."""
-    numbers = [int(n) for n in name.split("_")[1:]]
+    numbers = [int(n) for n in re.sub(r"_x\d+$", "", name).split("_")[1:]]
     dimension = numbers[0]
-    keys = [SortKey(o, c) for o, c in zip(numbers[1::2], numbers[2::2], strict=False)]
+    keys = [SortKey(o, c) for o, c in zip(numbers[1::2], numbers[2::2], strict=True)]
 
     def run(*operands: np.ndarray) -> tuple[np.ndarray, ...]:
         moved = [np.moveaxis(np.asarray(a), dimension, -1) for a in operands]
