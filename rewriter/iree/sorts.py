@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..compile.sorts import (
     BF16,
@@ -35,6 +33,9 @@ from ..compile.sorts import (
     sort_keys,
 )
 from .signatures import ImportSignature
+
+if TYPE_CHECKING:  # numpy is loaded by load, not by the compile step (the extras)
+    import numpy as np
 
 SORT_MODULE = "rw_sort"
 
@@ -97,6 +98,8 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
 def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
     """The implementation of the ``rw_sort`` import ``name``: its operands in, each sorted
     along the dimension by the keys the name gives, stably, out."""
+    import numpy as np
+
     numbers = [int(n) for n in re.sub(r"_x\d+$", "", name).split("_")[1:]]
     dimension = numbers[0]
     keys = [SortKey(o, c) for o, c in zip(numbers[1::2], numbers[2::2], strict=True)]
@@ -125,6 +128,8 @@ _FLOAT_BITS = {F16: (16, 10), BF16: (16, 7), F32: (32, 23), F64: (64, 52)}
 def key_codes(values: np.ndarray, code: int) -> np.ndarray:
     """Unsigned 64-bit codes of ``values`` whose order is the key's order (as
     ``key_code`` of abi/sort_calls.c orders them)."""
+    import numpy as np
+
     part = code >> PART_SHIFT
     if part:
         values = values.real if part == 1 else values.imag
