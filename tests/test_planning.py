@@ -3,24 +3,12 @@ derived by hand in the test's docstring (the end-to-end tests compare whole expo
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.calling_conventions import C_ABI
 from rewriter.plan.edits import apply_edits
-from rewriter.plan.naming import NamePool, SymbolNamer, ValueNamer, c_identifier, ssa_base
 from rewriter.plan.planner import CallReport, _call_shapes, plan_rewrite, warning_at
-from rewriter.plan.selection import (
-    CLI_WORDS,
-    compiler_meaning,
-    exact_pattern,
-    patterns,
-    skip_reason,
-)
 from rewriter.syntax.diagnostics import Diagnostic, Severity
 from rewriter.syntax.holes import ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
@@ -91,111 +79,6 @@ def test_a_shape_seen_again_is_found_by_its_matcher():
     assert again is known and known.matcher is not None
     assert texts == ("x9", "other.k", "y", "4", "-5.5e3")
     assert end_of(2) == statement.index("(")
-
-
-# ---------------------------------------------------------------- naming
-
-
-def test_a_name_pool_hands_out_the_first_free_suffix():
-    """Taken: x and x_1. The first claim of x skips both and gives x_2; the next goes on
-    from there (x_3); an untaken base is handed out as it is, then with _1."""
-    pool = NamePool({"x", "x_1"})
-    assert [pool.claim(b) for b in ("x", "x", "y", "y")] == ["x_2", "x_3", "y", "y_1"]
-    assert pool.claim_all(["x", "z"], "%") == ["%x_4", "%z"]
-
-
-@pytest.mark.parametrize(
-    ("target", "identifier"),
-    [("lapack.potrf", "lapack_potrf"), ("3d-conv", "_3d_conv"), ("", "_"), ("ok_1", "ok_1")],
-)
-def test_c_identifier_replaces_what_c_does_not_take(target, identifier):
-    """Rule 5: characters outside [A-Za-z0-9_] become ``_``; a leading digit gets a ``_``
-    in front; the empty target becomes ``_``."""
-    assert c_identifier(target) == identifier
-
-
-def test_symbol_names_follow_rule_5_in_call_order():
-    """Existing symbol: main. Targets: scale, my.kernel, main.
-    - my.kernel is no C identifier: my_kernel, and the reason says so;
-    - scale with its first signature keeps its name; a second signature takes scale_1;
-      the first signature again gets scale back, with no second explanation;
-    - main is taken by the module's own function: main_1."""
-    namer = SymbolNamer({"main"}, ["scale", "my.kernel", "main"])
-    assert namer.name("my.kernel", "a") == ("my_kernel", "'my.kernel' is not a valid C identifier")
-    assert namer.name("scale", "a") == ("scale", None)
-    assert namer.name("scale", "b") == (
-        "scale_1",
-        "'scale' is called with several signatures; each gets its own extern",
-    )
-    assert namer.name("scale", "a") == ("scale", None)
-    assert namer.name("main", "a") == (
-        "main_1",
-        "a symbol named 'main' already exists in the module",
-    )
-
-
-def test_a_valid_target_keeps_its_name_whatever_the_call_order():
-    """Targets a.b and a_b: a_b is reserved for its own calls before any name is handed
-    out, so a.b, called first, cannot take a_b and gets a_b_1."""
-    namer = SymbolNamer(set(), ["a.b", "a_b"])
-    assert namer.name("a.b", "s") == (
-        "a_b_1",
-        "'a.b' is not a valid C identifier, and @a_b is taken",
-    )
-    assert namer.name("a_b", "s") == ("a_b", None)
-
-
-def test_with_a_prefix_only_the_prefixed_name_must_be_free():
-    """--abi iree names externs ffi.S: a function named scale does not clash with ffi.scale."""
-    namer = SymbolNamer({"scale"}, ["scale"], prefix="ffi.")
-    assert namer.name("scale", "s") == ("ffi.scale", None)
-
-
-def test_value_names_come_from_the_attribute_path():
-    """SSA name bases: dots become ``_``, characters SSA names do not take become ``_``,
-    a leading digit gets a ``_``. factor is taken in the file, so the first is factor_1."""
-    namer = ValueNamer({"factor"})
-    assert namer.fresh("factor") == "%factor_1"
-    assert namer.fresh("backend.eps") == "%backend_eps"
-    assert namer.fresh("0x") == "%_0x"
-    assert namer.fresh_from([ssa_base("factor")] * 2) == ["%factor_2", "%factor_3"]
-
-
-# ---------------------------------------------------------------- selection
-
-
-def test_patterns_read_a_string_as_one_pattern():
-    assert patterns("rms_*", "targets") == ("rms_*",)
-    assert patterns(["a", "b"], "targets") == ("a", "b")
-    assert patterns(None, "skip") is None
-    with pytest.raises(TypeError, match="skip takes glob patterns"):
-        patterns([1], "skip")  # type: ignore[list-item]
-
-
-def test_an_exact_pattern_matches_its_target_alone():
-    """``*``, ``?`` and ``[`` are put in brackets, so each matches only itself."""
-    assert exact_pattern("a*b?[c]") == "a[*]b[?][[]c]"
-    assert fnmatchcase("a*b?[c]", exact_pattern("a*b?[c]"))
-    assert not fnmatchcase("axbyc]", exact_pattern("a*b?[c]"))
-
-
-def test_compiler_targets_are_not_user_kernels():
-    assert compiler_meaning("Sharding") == "a sharding annotation"
-    assert compiler_meaning("xla.sdy.manual") == "a sharding annotation"
-    assert compiler_meaning("scale") is None
-
-
-def test_skip_reasons_in_the_order_rule_6_asks_them():
-    """A compiler target is left alone whatever --target says; then --target, then --skip."""
-    call = _placed_calls(reuse=False)[0].call  # parsed on its own: its own target
-    assert skip_reason(call, None, None) is None
-    assert skip_reason(call, ["rms_*"], None) == "not matched by targets="
-    assert skip_reason(call, ["sc*"], ["scale"]) == "matched by skip="
-    assert skip_reason(call, ["rms_*"], None, words=CLI_WORDS) == "not matched by --target"
-    assert skip_reason(call, ["sc*"], ["scale"], words=CLI_WORDS) == "matched by --skip"
-    assert skip_reason(call, ["*"], None, target="Sharding") == (
-        "target carries compiler meaning (a sharding annotation)"
-    )
 
 
 # ---------------------------------------------------------------- call_shapes.CallShapes
@@ -390,15 +273,6 @@ def test_a_parsed_type_gives_its_sizes():
 
     assert Type("tensor<?x8xf32>", TypeKind.TENSOR, "f32", ("?", "8")).sizes == (None, 8)
     assert Type("f32", TypeKind.SCALAR, "f32").sizes == ()
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(max_size=6), min_size=1, max_size=5))
-def test_value_names_never_start_with_a_digit(hints):
-    """So the file's names that do (``%0`` ... ``%N``, most of an export's) can never clash
-    with them, and the scan does not collect them."""
-    names = ValueNamer(set()).fresh_from([ssa_base(hint) for hint in hints])
-    assert all(name.startswith("%") and not name[1:2].isdigit() for name in names)
 
 
 def test_the_scan_collects_the_names_a_made_name_could_be():

@@ -140,3 +140,32 @@ def test_load_takes_a_bare_file_name_as_a_file_in_the_current_directory(module_f
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == "2\n"
+
+
+RECOMPILED = """func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  %c = stablehlo.constant dense<VALUE> : tensor<2xf32>
+  %0 = stablehlo.add %arg0, %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+
+
+@pytest.mark.toolchain
+def test_a_module_compiled_again_to_the_same_path_loads_as_the_new_one(tmp_path: Path):
+    """The dynamic loader hands out the library it already has under a name: the second
+    load of a path is of a private copy, so a notebook that compiles again and loads again
+    gets the new code, and the first module keeps its own."""
+    import glob
+    import tempfile
+
+    from rewriter.compile import compile_module, load
+
+    library = tmp_path / "same.so"
+    compile_module(RECOMPILED.replace("VALUE", "1.0"), library)
+    first = load(library)
+    compile_module(RECOMPILED.replace("VALUE", "2.0"), library)
+    second = load(library)
+    x = np.zeros(2, np.float32)
+    np.testing.assert_array_equal(first.main(x), [1.0, 1.0])
+    np.testing.assert_array_equal(second.main(x), [2.0, 2.0])
+    np.testing.assert_array_equal(load(library).main(x), [2.0, 2.0])
+    assert not glob.glob(f"{tempfile.gettempdir()}/rewriter-load-*")  # copies unlinked

@@ -8,9 +8,14 @@ buffers belong to the caller: they are copied into numpy arrays and freed.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import shutil
+import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +23,7 @@ import numpy as np
 from ..syntax.element_types import BY_MLIR
 from .arguments import check_count, convert, parameters
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
-from .entries import METADATA_SYMBOL, Entry, TensorSpec, entries_from_json
+from .entries import METADATA_SYMBOL, Entry, entries_from_json
 from .extras import needs
 from .handlers import HandlerError
 from .load_errors import LoadError
@@ -81,15 +86,43 @@ def load(
     libraries = [_load_kernel(ffi, file_path(k)) for k in kernels]
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
     ffi.cdef(BRIDGE_CDEF)
-    ffi.cdef(_declarations(_probe_entries(path, ffi_handlers)))
-    # The library is already bound by the probe; this handle shares it.
-    library = ffi.dlopen(str(path), ffi.RTLD_NOW)
+    opened = _path_to_open(path)
+    try:
+        ffi.cdef(_declarations(_probe_entries(opened, ffi_handlers, shown=path)))
+        # The library is already bound by the probe; this handle shares it.
+        library = ffi.dlopen(opened, ffi.RTLD_NOW)
+    finally:
+        if opened != path:
+            os.unlink(opened)  # the mapping stays; the name is no longer needed
     libc = ffi.dlopen(None)
     keep_alive: list[object] = [ffi, library, libc, *libraries]
     bridge = register_handlers(ffi, library, path, ffi_handlers, keep_alive)
     entries = entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
     functions = {e.name: _callable(ffi, library, libc, e, bridge) for e in entries}
     return CompiledModule(functions, keep_alive)
+
+
+_opened: set[str] = set()
+_opened_lock = threading.Lock()
+
+
+def _path_to_open(path: str) -> str:
+    """``path``, the first time this process loads it; afterwards a private copy.
+
+    The dynamic loader hands out the library it already has under a name: a module
+    compiled again to the same path (a notebook's second run) would load as the old one
+    and compute the old numbers, and two loads of one file would share one bridge, the
+    second's handlers serving the first. A copy under a new name is a library of its own.
+    """
+    with _opened_lock:
+        first = path not in _opened
+        _opened.add(path)
+    if first or not os.path.isfile(path):
+        return path  # a missing file is reported by its own name
+    descriptor, copy = tempfile.mkstemp(prefix="rewriter-load-", suffix=".so")
+    os.close(descriptor)
+    shutil.copyfile(path, copy)
+    return copy
 
 
 def _load_kernel(ffi, path: str):
@@ -107,18 +140,20 @@ def file_path(path: str | Path) -> str:
     return os.path.abspath(os.fspath(path))
 
 
-def _probe_entries(path: str, ffi_handlers: object) -> list[Entry]:
-    """Read the metadata with a throwaway FFI (the declarations depend on it).
+def _probe_entries(opened: str, ffi_handlers: object, shown: str) -> list[Entry]:
+    """Read the metadata with a throwaway FFI (the declarations depend on it). ``opened``
+    is the file to open, ``shown`` the name messages give it (``_path_to_open``).
 
     The library is bound now (RTLD_NOW): a kernel symbol that no loaded library defines
     is an error here, not a crash of the process at the first call.
     """
     import cffi
 
+    path = shown
     ffi = cffi.FFI()
     ffi.cdef(f"extern const char {METADATA_SYMBOL}[];")
     try:
-        library = ffi.dlopen(path, ffi.RTLD_NOW)
+        library = ffi.dlopen(opened, ffi.RTLD_NOW)
     except OSError as error:
         missing = re.search(r"undefined symbol: ([A-Za-z0-9_$.]*[A-Za-z0-9_$])", str(error))
         if missing:
@@ -235,6 +270,9 @@ def _results_type(entry: Entry) -> str:
 
 
 def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callable[..., object]:
+    """The Python function of one entry. What does not change from call to call (cffi's
+    types, the results' dtypes, the argument checks) is worked out here, once: a call pays
+    for its arguments' checks, one descriptor each, the call and the results' copies."""
     function = getattr(library, entry.c_symbol)
 
     def check_handlers() -> None:
@@ -246,32 +284,42 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
     expected = parameters(
         entry.name, [(s.element, s.shape) for s in entry.inputs], entry.input_names
     )
+    count = len(expected)
+    inputs = [(p, ffi.typeof(f"{_descriptor_type(len(p.shape))} *")) for p in expected]
+    results = [_ResultSpec(dtype_of(s.element), len(s.shape)) for s in entry.results]
+    types = _ResultTypes(ffi.typeof("char *"), ffi.typeof("uintptr_t"))
+    fields = [f"r{i}" for i in range(len(results))]
+    if len(results) > 1:
+        results_type = ffi.typeof(f"{_results_type(entry)} *")
+    elif results:
+        results_type = ffi.typeof(f"{_descriptor_type(results[0].rank)} *")
 
     def call(*arrays):
-        check_count(entry.name, arrays, len(expected))
-        keep = []
+        if len(arrays) != count:
+            check_count(entry.name, arrays, count)
+        keep: list[object] = []
         arguments = []
-        for array, parameter in zip(arrays, expected, strict=True):
-            # np.require keeps a 0-d argument 0-d (np.ascontiguousarray makes it shape (1,)).
-            prepared = np.require(convert(array, parameter), requirements="C")
-            keep.append(prepared)
-            arguments.append(_input_descriptor(ffi, prepared, keep))
+        for array, (parameter, descriptor_type) in zip(arrays, inputs, strict=True):
+            prepared = convert(array, parameter)
+            if not prepared.flags.c_contiguous:
+                # np.require keeps a 0-d argument 0-d (np.ascontiguousarray makes it (1,)).
+                prepared = np.require(prepared, requirements="C")
+            arguments.append(_input_descriptor(ffi, descriptor_type, prepared, keep))
         if bridge:
             bridge.take_error()  # a fresh start for this call's handlers
-        if len(entry.results) > 1:
-            results = ffi.new(f"{_results_type(entry)} *")
-            function(results, *arguments)
-            descriptors = [getattr(results, f"r{i}") for i in range(len(entry.results))]
-        elif entry.results:
-            result = ffi.new(f"{_descriptor_type(len(entry.results[0].shape))} *")
-            function(result, *arguments)
-            descriptors = [result[0]]
-        else:
+        if not results:
             function(*arguments)
             check_handlers()
             return None
-        outputs = _take_results(ffi, libc, descriptors, entry.results)  # frees the buffers
-        check_handlers()
+        returned = ffi.new(results_type)
+        function(returned, *arguments)
+        if len(results) > 1:
+            descriptors = [getattr(returned, name) for name in fields]
+        else:
+            descriptors = [returned[0]]
+        outputs = _take_results(ffi, libc, descriptors, results, types)  # frees the buffers
+        if bridge:
+            check_handlers()
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     call.__name__ = entry.name
@@ -279,41 +327,80 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
     return call
 
 
-def _input_descriptor(ffi, array: np.ndarray, keep: list[object]):
-    rank = array.ndim
-    descriptor = ffi.new(f"{_descriptor_type(rank)} *")
+def _input_descriptor(ffi, descriptor_type, array: np.ndarray, keep: list[object]):
+    """The memref descriptor of a C-contiguous ``array`` (its strides in elements, as MLIR
+    counts them)."""
+    descriptor = ffi.new(descriptor_type)
     # A zero-size array still needs a valid pointer.
     data = ffi.from_buffer(array if array.size else np.zeros(1, array.dtype))
+    keep.append(array)
     keep.append(data)
     descriptor.allocated = descriptor.aligned = data
-    descriptor.offset = 0
-    for axis in range(rank):
-        descriptor.sizes[axis] = array.shape[axis]
-        descriptor.strides[axis] = array.strides[axis] // array.itemsize if array.size else 1
+    if array.ndim:
+        descriptor.sizes = array.shape
+        if array.size:
+            itemsize = array.itemsize
+            descriptor.strides = [stride // itemsize for stride in array.strides]
+        else:
+            descriptor.strides = [1] * array.ndim
     return descriptor
 
 
-def _take_results(ffi, libc, descriptors, specs: Sequence[TensorSpec]) -> list[np.ndarray]:
+@dataclass(frozen=True)
+class _ResultSpec:
+    dtype: np.dtype
+    rank: int
+
+
+@dataclass(frozen=True)
+class _ResultTypes:
+    """cffi's types that reading results casts to, looked up once per entry."""
+
+    char_pointer: object
+    address: object
+
+
+def _take_results(
+    ffi, libc, descriptors, specs: Sequence[_ResultSpec], types: _ResultTypes
+) -> list[np.ndarray]:
+    """The results as numpy arrays of their own, the buffers the compiled code returned
+    freed (each once: two results may share one)."""
     outputs = []
     freed = set()
+    char_pointer, address = types.char_pointer, types.address
     for descriptor, spec in zip(descriptors, specs, strict=True):
-        dtype = dtype_of(spec.element)
-        rank = len(spec.shape)
-        shape = tuple(descriptor.sizes[i] for i in range(rank))
-        strides = tuple(descriptor.strides[i] * dtype.itemsize for i in range(rank))
-        count = int(np.prod(shape)) if shape else 1
+        dtype, rank = spec.dtype, spec.rank
+        itemsize = dtype.itemsize
+        shape = tuple(descriptor.sizes) if rank else ()
+        count = math.prod(shape)
         if count:
-            extent = dtype.itemsize + sum(
-                (n - 1) * abs(st) for n, st in zip(shape, strides, strict=True)
-            )
-            start = ffi.cast("char *", descriptor.aligned) + descriptor.offset * dtype.itemsize
-            flat = np.frombuffer(ffi.buffer(start, extent), dtype=dtype)
-            view = np.lib.stride_tricks.as_strided(flat, shape, strides)
-            outputs.append(np.array(view, copy=True))
+            start = ffi.cast(char_pointer, descriptor.aligned) + descriptor.offset * itemsize
+            strides = tuple(descriptor.strides) if rank else ()
+            if strides == _row_major(shape):
+                flat = np.frombuffer(ffi.buffer(start, count * itemsize), dtype=dtype)
+                outputs.append(flat.reshape(shape).copy())
+            else:
+                byte_strides = tuple(stride * itemsize for stride in strides)
+                extent = itemsize + sum(
+                    (n - 1) * abs(st) for n, st in zip(shape, byte_strides, strict=True)
+                )
+                flat = np.frombuffer(ffi.buffer(start, extent), dtype=dtype)
+                view = np.lib.stride_tricks.as_strided(flat, shape, byte_strides)
+                outputs.append(np.array(view, copy=True))
         else:
             outputs.append(np.zeros(shape, dtype))
-        allocated = int(ffi.cast("uintptr_t", descriptor.allocated))
+        allocated = int(ffi.cast(address, descriptor.allocated))
         if allocated and allocated not in freed:
             freed.add(allocated)
             libc.free(descriptor.allocated)
     return outputs
+
+
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides, in elements, of a row-major array of ``shape``."""
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))

@@ -13,24 +13,14 @@ from __future__ import annotations
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
 from .diagnostics import Diagnostic
-from .empty_names import first_empty_attribute_name
 from .grammar import parser
 from .source import Source
-from .validation import START, IntegerLiterals, Unexpected
+from .validation import START, IntegerLiterals, Unexpected, first_diagnostic
 
 
 def first_error_plain(source: Source) -> Diagnostic | None:
     """``validation.first_error(source)``, by lark's parse of the whole text."""
-    text = source.text
-    empty_name = first_empty_attribute_name(text)
-    try:
-        _parse(text)
-    except Unexpected as error:
-        if empty_name is None or error.offset < empty_name:
-            return Diagnostic.at(source, error.offset, error.message)
-    if empty_name is not None:
-        return Diagnostic.at(source, empty_name, "an attribute name cannot be empty")
-    return None
+    return first_diagnostic(source, lambda: _parse(source.text))
 
 
 def _parse(text: str) -> None:

@@ -151,7 +151,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lark import Token
@@ -661,10 +661,20 @@ def first_error(
     ``trace`` receives the shape of each line, ``found`` its custom call statements'
     shapes, ``remembered`` the outcomes (``Validation``)."""
     validation = Validation(source.text, trace, found, remembered)
-    empty_name = first_empty_attribute_name(source.text)
-    try:
+
+    def parse() -> None:
         validation.lines(0, len(source.text))
         validation.finish()
+
+    return first_diagnostic(source, parse)
+
+
+def first_diagnostic(source: Source, parse: Callable[[], None]) -> Diagnostic | None:
+    """The first of what ``parse`` raises (``Unexpected``) and an empty attribute name of
+    ``source`` (``empty_names``), as a Diagnostic; None when there is neither."""
+    empty_name = first_empty_attribute_name(source.text)
+    try:
+        parse()
     except Unexpected as error:
         if empty_name is None or error.offset < empty_name:
             return Diagnostic.at(source, error.offset, error.message)

@@ -1,0 +1,92 @@
+"""What a call costs from Python: jax.jit, rewriter.compile.load and rewriter.iree.load on
+programs that do almost nothing, side by side in one process.
+
+Run from the repository root: ``python benchmarks/call_overhead.py [--calls N]``. Each
+program (``x + 1`` on 10 floats, and on 4 arguments of 10x10) is exported with jax, compiled
+on both paths and called N times per round, in turns, for 5 rounds; the least round's mean
+time per call is printed in microseconds, with its ratio to jax.jit. Prints the load
+average first: the figures are only as quiet as the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import rewriter  # noqa: E402
+from rewriter.compile import compile_module, load  # noqa: E402
+
+
+def plus_one(x):
+    return x + 1
+
+
+def four_arguments(a, b, c, d):
+    return a + b * c - d
+
+
+PROGRAMS = {
+    "x + 1": (plus_one, [np.ones(10, np.float32)]),
+    "4 arguments": (four_arguments, [np.ones((10, 10), np.float32)] * 4),
+}
+
+
+def least_mean(functions: dict[str, object], arguments: list, calls: int) -> dict[str, float]:
+    """Each function called ``calls`` times a round, the functions in turns, 5 rounds: the
+    least round's mean seconds per call."""
+    best = dict.fromkeys(functions, float("inf"))
+    for _ in range(5):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                function(*arguments)
+            best[name] = min(best[name], (time.perf_counter() - start) / calls)
+    return best
+
+
+def main(argv: list[str] | None = None) -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--calls", type=int, default=20000, help="calls a round (20000)")
+    arguments = options.parse_args(argv)
+    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
+    print("| program | jax.jit us | rewriter.compile us | x jit | rewriter.iree us | x jit |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    from rewriter.iree import load as iree_load
+
+    for name, (function, inputs) in PROGRAMS.items():
+        exported = jax.export.export(jax.jit(function), platforms=["cpu"])(*inputs)
+        text = exported.mlir_module()
+        with tempfile.TemporaryDirectory() as folder:
+            library = Path(folder) / "libprogram.so"
+            compile_module(rewriter.rewrite(text).text, library)
+            compiled = load(library)
+            iree_module = Path(folder) / "program.iree.mlir"
+            iree_module.write_text(rewriter.rewrite(text, abi="iree").text)
+            iree = iree_load(iree_module, imports={})
+            jitted = jax.jit(function)
+            jitted(*inputs).block_until_ready()
+            times = least_mean(
+                {"jit": lambda *a, f=jitted: f(*a).block_until_ready(), "compile": compiled.main,
+                 "iree": iree.main},
+                inputs,
+                arguments.calls,
+            )  # fmt: skip
+        jit, compile_time, iree_time = (times[k] * 1e6 for k in ("jit", "compile", "iree"))
+        print(
+            f"| {name} | {jit:.1f} | {compile_time:.1f} | {compile_time / jit:.2f} | "
+            f"{iree_time:.1f} | {iree_time / jit:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
