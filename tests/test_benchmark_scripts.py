@@ -27,7 +27,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 SCRIPTS = [
     "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
-    "run.py", "make_call_dense.py", "call_overhead.py",
+    "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py",
 ]  # fmt: skip
 
 

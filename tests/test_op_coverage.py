@@ -193,6 +193,53 @@ def conv2d_bound(inputs) -> np.ndarray:
     return 2 * gamma(k, x.dtype) * magnitude
 
 
+# A mask closed over by the program: a constant of 2640 booleans, which jax and iree-opt
+# write in hex with a byte per element.
+MASK = np.arange(2640).reshape(40, 66) % 3 == 0
+
+
+def masked(x):
+    return jnp.where(MASK, x, 0.0), jnp.where(MASK[:, :2], x[:, :2], 1.0)
+
+
+def sorts(x):
+    """jax's sorts: stable, NaNs last, -0 equal to 0, descending by reversing."""
+    return (
+        jnp.sort(x),
+        jnp.argsort(x),
+        jnp.argsort(x, descending=True),
+        jnp.sort(x, descending=True),
+    )
+
+
+def ascending_sorts(x):
+    return jnp.sort(x), jnp.argsort(x)
+
+
+def sorts_along(x):
+    return jnp.argsort(x, axis=0), jnp.argsort(x, axis=1), jnp.sort(x, axis=0)
+
+
+def lexsort(a, b, c):
+    return jnp.lexsort((a, b, c)), jnp.lexsort((c, a))
+
+
+def sort_operands(k1, k2, v, w):
+    """Two keys (the first decides first), four operands, as ``lax.sort`` takes them."""
+    return jax.lax.sort((k1, k2, v, w), num_keys=2)
+
+
+def ties(rng, shape, dtype):
+    """Few distinct values, so that most keys tie with others."""
+    return rng.integers(0, 4, size=shape).astype(dtype)
+
+
+def special_floats(rng, shape, dtype):
+    """Ties, both zeros, both infinities, NaNs of both signs and finite values."""
+    values = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.5, -1.5, 2.0], dtype)
+    return rng.choice(values, size=shape)
+
+
 def two(shape, dtype, make=normal):
     return lambda rng: [make(rng, shape, dtype), make(rng, shape, dtype)]
 
@@ -261,6 +308,37 @@ PROGRAMS = {
         conv2d,
         lambda r: [normal(r, (2, 8, 8, 4), np.float32), normal(r, (3, 3, 4, 8), np.float32)],
         bound=conv2d_bound,
+    ),
+    "bool_mask_constant": Program(masked, lambda r: [normal(r, (40, 66), np.float32)]),
+    "argsort_int32_ties": Program(
+        jnp.argsort, lambda r: [np.array([3, 1, 2, 1, 3, 2, 1, 0] * 16, np.int32)]
+    ),
+    "sort_float32_special_values": Program(sorts, lambda r: [special_floats(r, 128, np.float32)]),
+    "sort_float64_ties": Program(sorts, lambda r: [ties(r, 200, np.float64)], x64=True),
+    "sort_float16_ties": Program(sorts, lambda r: [ties(r, 64, np.float16)]),
+    "sort_uint32_ties": Program(ascending_sorts, lambda r: [ties(r, 100, np.uint32)]),
+    "sort_bool": Program(sorts, lambda r: [r.random(50) < 0.5]),
+    "sort_complex64_ties": Program(
+        sorts, lambda r: [(ties(r, 64, np.float32) + 1j * ties(r, 64, np.float32))]
+    ),
+    "argsort_int8_along_each_axis": Program(sorts_along, lambda r: [ties(r, (12, 9), np.int8)]),
+    "lexsort_three_keys": Program(
+        lexsort,
+        lambda r: [
+            special_floats(r, 96, np.float32),
+            ties(r, 96, np.int32),
+            r.random(96) < 0.5,
+        ],
+    ),
+    "sort_two_keys_four_operands": Program(
+        sort_operands,
+        lambda r: [
+            ties(r, (3, 40), np.float64),
+            ties(r, (3, 40), np.uint64),
+            r.integers(-100, 100, (3, 40)),
+            normal(r, (3, 40), np.float32),
+        ],
+        x64=True,
     ),
     "batched_transposed_matmul_float32": Program(
         batched_transposed_matmul, two((4, 16, 32), np.float32), bound=product_bound

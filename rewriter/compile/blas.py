@@ -52,6 +52,11 @@ def blas_calls_source() -> Path:
     return Path(bridge_dir()) / "blas_calls.c"
 
 
+def sort_calls_source() -> Path:
+    """The merge sort that sorts of a compiled module call (``library_calls.py``)."""
+    return Path(bridge_dir()) / "sort_calls.c"
+
+
 def resolve_blas(choice: str | Path | None) -> Blas | None:
     """``"auto"``: the bundled OpenBLAS (None when there is none); ``None`` or ``"none"``: no
     BLAS; otherwise the path of a CBLAS library (ToolchainError when it is not one)."""

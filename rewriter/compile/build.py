@@ -10,14 +10,15 @@ from ..emit.ffi_adapters import externs_in
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
-from .blas import blas_calls_source, resolve_blas
+from .blas import blas_calls_source, resolve_blas, sort_calls_source
 from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
-from .library_calls import route_products_to_blas, widen_f32_atan2
+from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
 from .link_items import link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
+from .sorts import prepare_sorts
 from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
 
 PORTABLE = "generic"
@@ -81,9 +82,15 @@ def compile_module(
     library = resolve_blas(blas)
     called: set[str] = set()
     helper_flags: list[str] = []
+    sort_flags: list[str] = []
+    marked_sorts = 0
 
     def library_calls(module: str) -> str:
         module = contiguous_innermost(widen_f32_atan2(module))
+        if marked_sorts:
+            sorted_in_c = route_sorts_to_c(module)
+            sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]
+            module = sorted_in_c.text
         if library is None:
             return module
         routed = route_products_to_blas(module)
@@ -98,9 +105,10 @@ def compile_module(
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     try:
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
+        prepared, marked_sorts = prepare_sorts(prepared)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
-        pipeline = stages(library_calls)
+        pipeline = stages(library_calls, locations=marked_sorts > 0)
         for index, stage in enumerate(pipeline, start=1):
             following = work / f"{index}-{stage.name}{stage.output_suffix}"
             try:
@@ -120,6 +128,9 @@ def compile_module(
             inputs += sources
             flags += bridge_flags
             exports = BRIDGE_EXPORTS
+        if sort_flags:
+            inputs.append(sort_calls_source())
+            flags += sort_flags
         if called and library is not None:
             inputs.append(blas_calls_source())
             flags += library.compile_flags() + helper_flags

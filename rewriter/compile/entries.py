@@ -4,9 +4,10 @@ Every public function ``@F`` with a body becomes the C entry ``_mlir_ciface_rw_e
 (MLIR's C interface): renamed so that JAX's ``@main`` cannot collide with C's ``main`` or
 with a kernel, and marked ``llvm.emit_c_interface``. ``F`` is made a C identifier (other
 characters become ``_``), and where the name is taken by a symbol of the module (an extern
-named ``rw_entry_main``) or by another entry, it gets a suffix (``rw_entry_main_1``). The
-signatures travel with the shared object as JSON in the symbol ``rw_model_metadata``, so
-``load`` needs nothing else.
+named ``rw_entry_main``) or by another entry, it gets a suffix (``rw_entry_main_1``). Its
+arguments, the caller's arrays, are marked read-only for bufferization. The signatures
+travel with the shared object as JSON in the symbol ``rw_model_metadata``, so ``load``
+needs nothing else.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
             ir.SymbolTable.replace_all_symbol_uses(name, symbol, module.operation)
             ir.SymbolTable.set_symbol_name(op, symbol)
             op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            _read_only_arguments(ir, op)
             function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
             entries.append(
                 Entry(
@@ -70,6 +72,27 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
                 )
             )
     return module.operation.get_asm(enable_debug_info=True), entries
+
+
+def _read_only_arguments(ir, function) -> None:
+    """Mark every argument of the entry ``function`` ``bufferization.writable = false``.
+
+    The arguments are the caller's arrays, which the program only reads. Bufferization
+    takes a function's arguments for writable by default, and an op that works in place
+    (``iree_linalg_ext.sort`` sorts its operands where they are) then wrote into them; a
+    read-only argument is copied first where an op would write into it.
+    """
+    count = len(function.regions[0].blocks[0].arguments)
+    if "arg_attrs" in function.attributes:
+        old = [ir.DictAttr(a) for a in ir.ArrayAttr(function.attributes["arg_attrs"])]
+    else:
+        old = [ir.DictAttr.get({}) for _ in range(count)]
+    marked = []
+    for attributes in old:
+        entries = {attributes[i].name: attributes[i].attr for i in range(len(attributes))}
+        entries["bufferization.writable"] = ir.BoolAttr.get(False)
+        marked.append(ir.DictAttr.get(entries))
+    function.attributes["arg_attrs"] = ir.ArrayAttr.get(marked)
 
 
 def _taken_names(ir, module) -> set[str]:

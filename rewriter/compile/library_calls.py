@@ -1,4 +1,5 @@
-"""Library calls for what compiled loops do badly: matrix products (BLAS) and f32 atan2 (libm).
+"""Library calls for what compiled loops do badly: matrix products (BLAS), sorting (a stable
+merge sort) and f32 atan2 (libm).
 
 After bufferization every product is an op on memrefs that adds ``A @ B`` into its output
 buffer. When a BLAS is linked (``blas.py``), each product of f32, f64, complex<f32> or
@@ -16,6 +17,14 @@ form IREE gives every 2-D convolution of jax, its padding already applied) becom
 which gathers the img2col rows a cache-sized chunk at a time and multiplies each chunk by
 the filter with gemm. Anything else (integer or 16-bit floats, mixed element types, other
 maps or bodies) stays for the loops.
+
+A sort whose comparator ``sorts.recognise_sorts`` read into keys (its location says
+``rw.sort:KEYS``) becomes ``func.call @rw_sort(table)`` (``@rw_sort1``, ... when the module
+has a symbol ``@rw_sort``; ``-DRW_SORT=NAME`` names it in C): ``abi/sort_calls.c`` sorts its
+operands in place along the sort dimension, with a stable merge sort on the keys, from a
+table of i64 built on the stack (``_sort_table``: the rank, the dimension, the keys, and each
+operand's element size, address, offset, sizes and strides). The bubble sort the loops
+would make takes n^2 comparisons.
 
 IREE's math transform, which the next stage runs, replaces f32 math functions by
 polynomials; its ``atan2`` is up to about 10 units in the last place off (XLA's is within
@@ -112,6 +121,117 @@ def route_products_to_blas(text: str) -> LibraryCalls:
         for helper in sorted(called):
             start.insert(ir.Operation.parse(_declaration(helper, *called[helper]), context=context))
     return LibraryCalls(module.operation.get_asm(enable_debug_info=True), set(called), prefix)
+
+
+SORT_HELPER = "rw_sort"  # or rw_sort1, rw_sort2, ... when the module has a symbol of that name
+# Bytes per element of a memref, as MLIR lays them out (i1 takes a byte).
+_ELEMENT_BYTES = {
+    "i1": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8,
+    "complex<f32>": 8, "complex<f64>": 16,
+}  # fmt: skip
+
+
+def route_sorts_to_c(text: str) -> LibraryCalls:
+    """Replace every sort marked ``rw.sort:KEYS`` (``sorts.recognise_sorts``) by a call of
+    the merge sort of ``abi/sort_calls.c``; a marked sort the helper cannot take (an
+    element type it does not know) stays for the loops."""
+    from iree.compiler import ir
+
+    from .sorts import keys_of_location
+
+    context = ir.Context()
+    module = ir.Module.parse(text, context)
+    found: list[tuple[Any, list[Any]]] = []
+
+    def visit(operation):
+        if operation.name == "iree_linalg_ext.sort":
+            keys = keys_of_location(str(operation.location))
+            if keys and _sortable(ir, operation, keys):
+                found.append((operation, keys))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not found:
+        return LibraryCalls(text)
+    helper = _free_name(ir, module, SORT_HELPER)
+    with context:
+        i64 = ir.IntegerType.get_signless(64)
+        for operation, keys in found:
+            location = operation.location
+            with location, ir.InsertionPoint(operation):
+                table = _sort_table(ir, operation, keys, i64)
+                ir.Operation.create(
+                    "func.call",
+                    operands=[table],
+                    attributes={"callee": ir.FlatSymbolRefAttr.get(helper)},
+                )
+            operation.erase()
+        start = ir.InsertionPoint.at_block_begin(module.body)
+        declaration = (
+            f"func.func private @{helper}(memref<?xi64>) attributes {{llvm.emit_c_interface}}"
+        )
+        start.insert(ir.Operation.parse(declaration, context=context))
+    return LibraryCalls(module.operation.get_asm(enable_debug_info=True), {helper})
+
+
+def _sortable(ir, operation, keys) -> bool:
+    """Every operand a memref of an element the helper knows, of one rank, with the keys'
+    operands in range."""
+    types = [value.type for value in operation.operands]
+    if not types or not all(isinstance(t, ir.MemRefType) for t in types):
+        return False
+    memrefs = [ir.MemRefType(t) for t in types]
+    if len({m.rank for m in memrefs}) != 1 or memrefs[0].rank == 0:
+        return False
+    if any(str(m.element_type) not in _ELEMENT_BYTES for m in memrefs):
+        return False
+    return all(0 <= key.operand < len(memrefs) for key in keys)
+
+
+def _sort_table(ir, operation, keys, i64):
+    """The ``memref<?xi64>`` table that ``rw_sort`` reads (abi/sort_calls.c)."""
+    index = ir.IndexType.get()
+    operands = list(operation.operands)
+    rank = ir.MemRefType(operands[0].type).rank
+    dimension = ir.IntegerAttr(operation.attributes["dimension"]).value
+
+    def constant(value: int, kind=i64):
+        return ir.Operation.create(
+            "arith.constant", results=[kind], attributes={"value": ir.IntegerAttr.get(kind, value)}
+        ).result
+
+    def as_i64(value):
+        return ir.Operation.create("arith.index_cast", results=[i64], operands=[value]).result
+
+    entries = [constant(rank), constant(dimension), constant(len(operands)), constant(len(keys))]
+    for key in keys:
+        entries += [constant(key.operand), constant(key.code)]
+    for value in operands:
+        memref = ir.MemRefType(value.type)
+        entries.append(constant(_ELEMENT_BYTES[str(memref.element_type)]))
+        pointer = ir.Operation.create(
+            "memref.extract_aligned_pointer_as_index", results=[index], operands=[value]
+        ).result
+        entries.append(as_i64(pointer))
+        base = ir.MemRefType.get([], memref.element_type)
+        metadata = ir.Operation.create(
+            "memref.extract_strided_metadata",
+            results=[base, index, *[index] * (2 * rank)],
+            operands=[value],
+        )
+        entries += [as_i64(result) for result in list(metadata.results)[1:]]
+    table = ir.Operation.create(
+        "memref.alloca",
+        results=[ir.MemRefType.get([len(entries)], i64)],
+        operands=[],
+        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])},
+    ).result
+    for position, entry in enumerate(entries):
+        ir.Operation.create(
+            "memref.store", operands=[entry, table, constant(position, index)], results=[]
+        )
+    dynamic = ir.Type.parse("memref<?xi64>")
+    return ir.Operation.create("memref.cast", results=[dynamic], operands=[table]).result
 
 
 def widen_f32_atan2(text: str) -> str:
@@ -252,6 +372,21 @@ def _declaration(helper: str, ranks: tuple[int, ...], widths: tuple[int, ...]) -
     return (
         f"func.func private @{helper}({', '.join(parameters)}) attributes {{llvm.emit_c_interface}}"
     )
+
+
+def _free_name(ir, module, name: str) -> str:
+    """``name``, or ``name1``, ``name2``, ...: the first that no symbol of the module is (nor
+    ``_mlir_ciface_`` and it)."""
+    names = set()
+    for operation in module.body.operations:
+        op = operation.operation
+        if "sym_name" in op.attributes:
+            names.add(ir.StringAttr(op.attributes["sym_name"]).value.removeprefix("_mlir_ciface_"))
+    chosen, counter = name, 0
+    while chosen in names:
+        counter += 1
+        chosen = f"{name}{counter}"
+    return chosen
 
 
 def _free_prefix(ir, module) -> str:

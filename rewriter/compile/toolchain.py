@@ -2,23 +2,25 @@
 
 StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
 ``iree-base-compiler``); between bufferization and loops the matrix products and 2-D
-convolutions become BLAS calls (``library_calls.py``, in IREE's Python bindings) and
+convolutions become BLAS calls and the sorts jax writes calls of a merge sort
+(``library_calls.py``, ``sorts.py``, in IREE's Python bindings) and
 reductions over outer dimensions get a contiguous innermost loop (``loop_order.py``);
 copies between views become loops (``iree-codegen-memrefcopy-to-linalg``) rather than
 calls of MLIR's element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the
 shared object come from upstream MLIR and clang (Debian ``mlir-22-tools`` and
 ``clang-22``). The two MLIR versions only agree on the generic op form, so the hand-over
-between them is printed generically.
+between them is printed generically, its i1 constants bit-packed (``bit_packed_i1``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..inputs.streams import run_tool
@@ -37,12 +39,13 @@ BUFFERIZE = (
     "builtin.module("
     "func.func(iree-dispatch-creation-elementwise-op-fusion), "
     "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}, "
-    "func.func(iree-linalg-ext-to-loops))"
+    "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops})"
 )
+# IREE's own ops (sort, scan, scatter, ...) become loops after the library calls, which
+# replace some of them (sorts.py).
 LOOPS = (
-    "builtin.module(func.func(iree-codegen-memrefcopy-to-linalg, iree-codegen-math-transform), "
-    "convert-linalg-to-loops)"
+    "builtin.module(func.func(iree-linalg-ext-to-loops, iree-codegen-memrefcopy-to-linalg, "
+    "iree-codegen-math-transform), convert-linalg-to-loops)"
 )
 
 # ownership-based deallocation makes the compiled code free what it allocates; results
@@ -65,6 +68,39 @@ LOWER_TO_LLVM = (
 )
 
 
+# A constant of i1 elements written in hex: `dense<"0x0100...">` with its type.
+_I1_HEX = re.compile(r'dense<"0x([0-9A-Fa-f]*)">(\s*:\s*(?:tensor|vector|memref)<([0-9x]*)xi1>)')
+
+
+def bit_packed_i1(text: str) -> str:
+    """``text`` with every i1 constant in hex written as ``mlir-opt-22`` reads it.
+
+    IREE's MLIR prints an i1 constant of more than a few elements as hex with one byte per
+    element (`dense<"0x01000001..."> : tensor<128xi1>`); upstream MLIR 22 reads i1 hex data
+    bit-packed, eight elements a byte, the first in the lowest bit, and refuses the other
+    ("elements hex data size is invalid for provided type"). Data of one byte per element
+    is packed; up to eight elements, where one packed byte could be taken for a splat, the
+    elements are written as a list (`dense<[true, false, ...]>`). Anything else is left.
+    """
+
+    def packed(match: re.Match[str]) -> str:
+        data = bytes.fromhex(match.group(1))
+        count = 1
+        for size in filter(None, match.group(3).split("x")):
+            count *= int(size)
+        if len(data) != count or count < 2 or any(byte > 1 for byte in data):
+            return match.group(0)
+        if count <= 8:
+            listed = ", ".join("true" if byte else "false" for byte in data)
+            return f"dense<[{listed}]>{match.group(2)}"
+        bits = bytearray((count + 7) // 8)
+        for index, byte in enumerate(data):
+            bits[index // 8] |= byte << (index % 8)
+        return f'dense<"0x{bits.hex().upper()}">{match.group(2)}'
+
+    return _I1_HEX.sub(packed, text)
+
+
 class ToolchainError(Exception):
     """A tool is missing or a stage failed; the message says which and what to do."""
 
@@ -75,6 +111,8 @@ class Stage:
     tool: str
     arguments: tuple[str, ...]  # "{in}" and "{out}" are replaced by the stage's files
     output_suffix: str
+    # applied to the tool's output text, which the stage's file then holds
+    then: Callable[[str], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,9 +124,18 @@ class TextStage:
     output_suffix: str = ".mlir"
 
 
-def stages(library_calls: Callable[[str], str]) -> tuple[Stage | TextStage, ...]:
-    """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls)."""
-    return (STAGES[0], STAGES[1], TextStage("library-calls", library_calls), *STAGES[2:])
+def stages(
+    library_calls: Callable[[str], str], locations: bool = False
+) -> tuple[Stage | TextStage, ...]:
+    """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls,
+    sorts). With ``locations`` the first two stages print them: the sorts that
+    ``library_calls`` replaces are marked by their location (``sorts.py``)."""
+    first: tuple[Stage | TextStage, ...] = STAGES[:2]
+    if locations:
+        first = tuple(
+            replace(s, arguments=("--mlir-print-debuginfo", *s.arguments)) for s in STAGES[:2]
+        )
+    return (*first, TextStage("library-calls", library_calls), *STAGES[2:])
 
 
 STAGES = (
@@ -106,6 +153,7 @@ STAGES = (
         "iree-opt",
         (f"--pass-pipeline={LOOPS}", "--mlir-print-op-generic", "{in}", "-o", "{out}"),
         ".mlir",
+        then=bit_packed_i1,
     ),
     Stage(
         "lower-to-llvm",
@@ -185,6 +233,8 @@ def run_stage(stage: Stage | TextStage, source: Path, output: Path) -> None:
         a.replace("{in}", str(source)).replace("{out}", str(output)) for a in stage.arguments
     ]
     _run(stage.name, command)
+    if stage.then is not None:
+        output.write_text(stage.then(output.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 def link_shared_object(

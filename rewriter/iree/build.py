@@ -22,6 +22,10 @@ them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE ge
 cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
 ``atan2``, so its module is linked as a system library from the start (and when that
 cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays).
+The sorts jax writes become imports that ``load`` serves with a stable sort of numpy
+(``sorts.py``: IREE's own is a bubble sort, which keeps operands on the stack); any other
+sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
+stable sort does (``rewriter.compile.sorts.make_sorts_stable``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -43,12 +47,14 @@ from ..compile.entries import argument_names
 from ..compile.extras import MissingDependency, needs
 from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
+from ..compile.sorts import make_sorts_stable
 from ..compile.toolchain import first_tool_found
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from .exact_math import make_math_exact
 from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
+from .sorts import SORT_MODULE, route_sorts_to_imports
 
 COMPILE_FLAGS = (
     "--iree-input-type=stablehlo",
@@ -59,6 +65,21 @@ COMPILE_FLAGS = (
 SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
 # The key, in each public function's iree.reflection, of JAX's argument names (JSON).
 ARGUMENT_NAMES_KEY = "rewriter.argument_names"
+# The key, in each public function's iree.reflection, that says whether IREE may write into
+# the function's arguments ("true" or "false"; see IN_PLACE_OPS).
+WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
+# StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
+# operand is an argument, the dispatch writes into the caller's imported memory (IREE's
+# "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
+# module with one of them gets copies of its arguments (``values.input_view``).
+IN_PLACE_OPS = frozenset(
+    (
+        "stablehlo.sort",
+        "stablehlo.scatter",
+        "stablehlo.dynamic_update_slice",
+        "stablehlo.select_and_scatter",
+    )
+)
 # What a system shared library may leave to the C library: the libm functions LLVM calls for
 # math on f64 (and f32, for completeness) that IREE's embedded musl subset may lack.
 _LIBM = frozenset(
@@ -195,14 +216,37 @@ def _write_with_metadata(
             signatures = signatures_of(module)
         except SignatureError as error:
             raise BuildError(str(error)) from None
+        if any(signature.module == SORT_MODULE for signature in signatures):
+            raise BuildError(
+                f"the import module name {SORT_MODULE!r} is reserved for the sorts of the "
+                "IREE path: rewrite with another --iree-module"
+            )
         libm_needed = make_math_exact(module, atan2_in_f64)
+        signatures += route_sorts_to_imports(module)
+        make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
+        writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
             names = json.dumps(argument_names(ir, function))
             _add_reflection(ir, function, ARGUMENT_NAMES_KEY, names)
+            _add_reflection(ir, function, WRITES_ARGUMENTS_KEY, writes)
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
     return signatures, libm_needed
+
+
+def _has_in_place_ops(ir, module) -> bool:
+    """Whether ``module`` holds an op that IREE may compute in an argument's memory."""
+    found = []
+
+    def visit(operation):
+        if operation.name in IN_PLACE_OPS:
+            found.append(operation.name)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return bool(found)
 
 
 def _add_reflection(ir, operation, key: str, value: str) -> None:

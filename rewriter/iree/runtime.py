@@ -33,11 +33,18 @@ from ..compile.toolchain import ToolchainError
 from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
-from .build import ARGUMENT_NAMES_KEY, BuildError, compile_module, read_vmfb
+from .build import (
+    ARGUMENT_NAMES_KEY,
+    WRITES_ARGUMENTS_KEY,
+    BuildError,
+    compile_module,
+    read_vmfb,
+)
 from .ffi_handlers import FfiBridge
 from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
 from .signatures import ImportSignature
+from .sorts import SORT_MODULE, sort_server
 from .values import (
     attribute_value,
     buffer_view,
@@ -224,6 +231,8 @@ def _load(
     import iree.runtime as rt
 
     data, signatures = _program(path, cpu, compile_args)
+    sorts = [s for s in signatures if s.module == SORT_MODULE]
+    signatures = [s for s in signatures if s.module != SORT_MODULE]
     _check_modules(path, signatures)
     chosen = implementations(path, signatures, imports)
     config = rt.Config(driver)
@@ -231,6 +240,7 @@ def _load(
     bridge = _ffi_bridge(path, signatures, chosen)
     keep_alive: list[object] = [config, errors, bridge]
     modules = _import_modules(signatures, chosen, bridge, config.device, errors)
+    modules += _sort_modules(sorts, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     try:
         context = rt.SystemContext(vm_modules=[*modules, program], config=config)
@@ -240,7 +250,14 @@ def _load(
     bound = context.modules[program.name]
     handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
     functions = {
-        name: _public_function(name, handles, errors, _parameters(program, name), config.device)
+        name: _public_function(
+            name,
+            handles,
+            errors,
+            _parameters(program, name),
+            config.device,
+            _writes_arguments(program, name),
+        )
         for name in handles
     }
     return IreeModule(functions, keep_alive, handles)
@@ -296,6 +313,19 @@ def _import_modules(
     interface = rt.PyModuleInterface(signatures[0].module, lambda _interface: None)
     for signature in signatures:
         serve = _server(signature, imports[signature.name], bridge, device)
+        interface.export(signature.name, signature.cconv, errors.guard(serve))
+    return [interface.create()]
+
+
+def _sort_modules(signatures: list[ImportSignature], device, errors: _Errors) -> list[object]:
+    """The VM module serving the program's sorts (``sorts.py``), none when it has none."""
+    import iree.runtime as rt
+
+    if not signatures:
+        return []
+    interface = rt.PyModuleInterface(SORT_MODULE, lambda _interface: None)
+    for signature in signatures:
+        serve = PythonImport(sort_server(signature.name), signature, device)
         interface.export(signature.name, signature.cconv, errors.guard(serve))
     return [interface.create()]
 
@@ -369,6 +399,15 @@ def _parameters(program, name: str) -> list[Parameter | None] | None:
     return found
 
 
+def _writes_arguments(program, name: str) -> bool:
+    """Whether IREE may write into the arguments of the public function ``name``, as
+    ``compile_module`` recorded it (``build.IN_PLACE_OPS``); True when it did not (a
+    ``.vmfb`` made by another tool), so that such a module gets copies."""
+    function = program.lookup_function(name)
+    reflection = function.reflection if function else {}
+    return reflection.get(WRITES_ARGUMENTS_KEY, "true") != "false"
+
+
 _ENCODING = re.compile(r"iree\.abi\.encoding = (tensor<[^{}]*>)")
 
 
@@ -378,6 +417,7 @@ def _public_function(
     errors: _Errors,
     expected: list[Parameter | None] | None,
     device,
+    copy: bool,
 ) -> Callable[..., object]:
     def call(*arrays):
         invoker = handles.get(name)
@@ -390,7 +430,7 @@ def _public_function(
             )
         imported: list[object] = []  # the memory of the arguments, until the results are out
         with errors.call() as raised:
-            returned = invoker(*[input_view(device, a, imported) for a in arrays])
+            returned = invoker(*[input_view(device, a, imported, copy) for a in arrays])
         if raised:
             raise raised[0] from None
         if isinstance(returned, tuple):

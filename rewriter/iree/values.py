@@ -68,16 +68,19 @@ def buffer_view(device, array: np.ndarray, element: str):
 BUFFER_ALIGNMENT = 64
 
 
-def input_view(device, value, keep_alive: list[object]):
+def input_view(device, value, keep_alive: list[object], copy: bool = False):
     """A function argument as IREE gets it: a numpy array as a buffer view on its own memory
     (no copy), or on a 64-byte aligned copy when it is not aligned, contiguous and
-    writable; anything else unchanged (IREE's packer converts it). The imported buffer does
-    not hold the array: it goes into ``keep_alive``, which must outlive the call.
+    writable, or when ``copy`` is set; anything else unchanged (IREE's packer converts it).
+    The imported buffer does not hold the array: it goes into ``keep_alive``, which must
+    outlive the call.
 
     IREE's packer would copy each array into a fresh device allocation instead, which
     costs more than the program on inputs of megabytes (8 MB of weights: 10 to 15 ms). The
-    imported memory is only read: jax exports do not tie results to arguments, and every
-    result is copied out before the call returns.
+    imported memory is only read unless the program has an op that IREE computes in place
+    on its operand (``build.IN_PLACE_OPS``: sort, scatter, dynamic_update_slice): for such
+    a program the caller sets ``copy``, since IREE would write into the caller's array.
+    Every result is copied out before the call returns.
     """
     from iree.runtime import BufferUsage, HalBufferView, MemoryType
     from iree.runtime.array_interop import map_dtype_to_element_type
@@ -87,7 +90,7 @@ def input_view(device, value, keep_alive: list[object]):
     element_type = map_dtype_to_element_type(value.dtype)
     if element_type is None:
         return value
-    if not (
+    if copy or not (
         value.flags.c_contiguous
         and value.flags.writeable
         and value.ctypes.data % BUFFER_ALIGNMENT == 0

@@ -1,0 +1,241 @@
+/*
+ * sort_calls.c - the sorts of a compiled module, as a stable merge sort.
+ *
+ * `python -m rewriter.compile` reads the comparators jax writes (rewriter/compile/sorts.py:
+ * one key or several, lexicographic; signed, unsigned, floats in total order, made
+ * canonical as jax does it or not; ascending or descending) and replaces each such sort,
+ * after bufferization, by a call of rw_sort (rewriter/compile/library_calls.py) with a table
+ * of int64 values describing it:
+ *
+ *   rank, dimension, operands, keys,
+ *   keys x (operand, code),
+ *   operands x (element bytes, aligned address, offset, sizes[rank], strides[rank])
+ *
+ * A key's code is format | CANONICAL | DESCENDING | part << PART_SHIFT (sorts.py). Every
+ * operand is sorted in place along `dimension`, each line of it (one per index of the other
+ * dimensions) on its own: the lines' keys become unsigned codes as wide as the key whose
+ * order is the key's order; consecutive keys whose widths add up to 64 bits at most are
+ * packed into one code (an i32 and an f32 key of a lexsort: one code), one stable merge sort
+ * per code from the last to the first orders the line's positions (so ties keep their order,
+ * and the first key decides first), and each operand is permuted by the result.
+ * O(n log n) per line and code.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SIGNED = 1, UNSIGNED, F16, BF16, F32, F64 };
+#define FORMAT_MASK 0xff
+#define CANONICAL (1 << 8)
+#define DESCENDING (1 << 9)
+#define PART_SHIFT 10
+
+typedef struct {
+    int64_t *allocated;
+    int64_t *aligned;
+    int64_t offset;
+    int64_t sizes[1];
+    int64_t strides[1];
+} table_view;
+
+typedef struct {
+    uint64_t code;
+    int64_t position;
+} entry;
+
+typedef struct {
+    char *data; /* the element at index 0 of every dimension */
+    int64_t bytes;
+    const int64_t *sizes;
+    const int64_t *strides; /* in elements */
+} operand;
+
+static uint64_t read_bits(const char *p, int64_t bytes) {
+    switch (bytes) {
+    case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+/* The bits of a key's code: those of the element, or of its real or imaginary part. */
+static int key_bits(int64_t element_bytes, int64_t code) {
+    return 8 * (int)((code >> PART_SHIFT) ? element_bytes / 2 : element_bytes);
+}
+
+/* An unsigned code of the element at p, below 2^key_bits, whose order is the key's order. */
+static uint64_t key_code(const char *p, int64_t element_bytes, int64_t code) {
+    int format = (int)(code & FORMAT_MASK);
+    int part = (int)(code >> PART_SHIFT);
+    int64_t bytes = part ? element_bytes / 2 : element_bytes;
+    if (part == 2)
+        p += bytes;
+    uint64_t bits = read_bits(p, bytes);
+    int width = 8 * (int)bytes;
+    uint64_t sign = UINT64_C(1) << (width - 1);
+    uint64_t mask = width == 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
+    uint64_t result;
+    if (format == SIGNED) {
+        result = bits ^ sign; /* two's complement to offset binary */
+    } else if (format == UNSIGNED) {
+        result = bits;
+    } else {
+        int mantissa = format == F16 ? 10 : format == BF16 ? 7 : format == F32 ? 23 : 52;
+        uint64_t exponent = (sign - 1) & ~((UINT64_C(1) << mantissa) - 1);
+        int nan = (bits & exponent) == exponent && (bits & ((UINT64_C(1) << mantissa) - 1));
+        if ((code & CANONICAL) && nan) {
+            result = mask; /* every NaN equal, after everything else */
+        } else {
+            if ((code & CANONICAL) && bits == sign)
+                bits = 0; /* -0 is 0 */
+            result = (bits & sign) ? (~bits & mask) : (bits | sign);
+        }
+    }
+    return (code & DESCENDING) ? (~result & mask) : result;
+}
+
+static void insertion_sort(entry *a, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        entry x = a[i];
+        int64_t j = i;
+        while (j > 0 && a[j - 1].code > x.code) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+}
+
+/* Stable: of two equal codes the one first in `a` stays first. */
+static void merge_sort(entry *a, entry *scratch, int64_t n) {
+    const int64_t run = 32;
+    for (int64_t start = 0; start < n; start += run)
+        insertion_sort(a + start, n - start < run ? n - start : run);
+    entry *from = a, *to = scratch;
+    for (int64_t width = run; width < n; width *= 2) {
+        for (int64_t low = 0; low < n; low += 2 * width) {
+            int64_t middle = low + width < n ? low + width : n;
+            int64_t high = low + 2 * width < n ? low + 2 * width : n;
+            int64_t i = low, j = middle, k = low;
+            if (middle == high || from[middle - 1].code <= from[middle].code) {
+                memcpy(to + low, from + low, (size_t)(high - low) * sizeof(entry));
+                continue;
+            }
+            while (i < middle && j < high)
+                to[k++] = from[j].code < from[i].code ? from[j++] : from[i++];
+            while (i < middle)
+                to[k++] = from[i++];
+            while (j < high)
+                to[k++] = from[j++];
+        }
+        entry *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != a)
+        memcpy(a, from, (size_t)n * sizeof(entry));
+}
+
+static void *allocate(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "rw_sort: out of memory (%zu bytes)\n", bytes);
+        abort();
+    }
+    return p;
+}
+
+/* The helper's name: rw_sort, or rw_sort1, ... for a module with a symbol @rw_sort. */
+#ifndef RW_SORT
+#define RW_SORT rw_sort
+#endif
+#define RW_PASTE(a, b) a##b
+#define RW_NAME(a, b) RW_PASTE(a, b)
+
+void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
+    const int64_t *t = view->aligned + view->offset;
+    int64_t rank = t[0], dimension = t[1], count = t[2], keys = t[3];
+    const int64_t *key = t + 4;
+    const int64_t *described = key + 2 * keys;
+    operand operands[count > 0 ? count : 1];
+    int64_t widest = 1;
+    for (int64_t o = 0; o < count; o++) {
+        const int64_t *d = described + o * (3 + 2 * rank);
+        operands[o].bytes = d[0];
+        operands[o].data = (char *)(intptr_t)d[1] + d[2] * d[0];
+        operands[o].sizes = d + 3;
+        operands[o].strides = d + 3 + rank;
+        if (d[0] > widest)
+            widest = d[0];
+    }
+    int64_t n = operands[0].sizes[dimension];
+    int64_t lines = 1;
+    for (int64_t r = 0; r < rank; r++)
+        if (r != dimension)
+            lines *= operands[0].sizes[r];
+    if (n < 2 || lines == 0)
+        return;
+    entry *entries = allocate((size_t)n * sizeof(entry));
+    entry *scratch = allocate((size_t)n * sizeof(entry));
+    char *line = allocate((size_t)(n * widest));
+    int64_t index[rank];
+    memset(index, 0, sizeof index);
+    for (int64_t l = 0; l < lines; l++) {
+        /* the first element of this line, in every operand */
+        char *start[count > 0 ? count : 1];
+        for (int64_t o = 0; o < count; o++) {
+            int64_t offset = 0;
+            for (int64_t r = 0; r < rank; r++)
+                offset += index[r] * operands[o].strides[r];
+            start[o] = operands[o].data + offset * operands[o].bytes;
+        }
+        for (int64_t j = 0; j < n; j++)
+            entries[j].position = j;
+        /* codes from the last key: keys [first, last] packed into one, first key highest */
+        for (int64_t last = keys - 1; last >= 0;) {
+            int64_t first = last;
+            int bits = key_bits(operands[key[2 * last]].bytes, key[2 * last + 1]);
+            while (first > 0) {
+                int more = key_bits(operands[key[2 * (first - 1)]].bytes, key[2 * first - 1]);
+                if (bits + more > 64)
+                    break;
+                bits += more;
+                first--;
+            }
+            for (int64_t j = 0; j < n; j++) {
+                uint64_t packed = 0;
+                for (int64_t k = first; k <= last; k++) {
+                    const operand *o = &operands[key[2 * k]];
+                    int64_t step = o->strides[dimension] * o->bytes;
+                    const char *at = start[key[2 * k]] + entries[j].position * step;
+                    int width = key_bits(o->bytes, key[2 * k + 1]);
+                    packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+                }
+                entries[j].code = packed;
+            }
+            merge_sort(entries, scratch, n);
+            last = first - 1;
+        }
+        for (int64_t o = 0; o < count; o++) {
+            int64_t bytes = operands[o].bytes;
+            int64_t step = operands[o].strides[dimension] * bytes;
+            for (int64_t j = 0; j < n; j++)
+                memcpy(line + j * bytes, start[o] + entries[j].position * step, (size_t)bytes);
+            for (int64_t j = 0; j < n; j++)
+                memcpy(start[o] + j * step, line + j * bytes, (size_t)bytes);
+        }
+        /* the next index of the other dimensions, the last one fastest */
+        for (int64_t r = rank - 1; r >= 0; r--) {
+            if (r == dimension)
+                continue;
+            if (++index[r] < operands[0].sizes[r])
+                break;
+            index[r] = 0;
+        }
+    }
+    free(entries);
+    free(scratch);
+    free(line);
+}

@@ -1,0 +1,130 @@
+"""Sorting from 1,000 to 1,000,000 entries: jax.jit, rewriter.compile and rewriter.iree.
+
+Run from the repository root: ``python benchmarks/sort_speed.py [PROGRAM ...] [--sizes N,...]``.
+Each program is exported with jax for each size, compiled on both paths and timed against
+``jax.jit(f)`` on the same random input, side by side in one process (median ms per call).
+A path that cannot compile or run a size prints why in its column. Prints the load
+average first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import rewriter  # noqa: E402
+from rewriter.compile import LoadError, ToolchainError, compile_module, load  # noqa: E402
+from rewriter.iree import BuildError  # noqa: E402
+from rewriter.iree import load as load_iree  # noqa: E402
+
+SIZES = (1_000, 8_000, 64_000, 512_000, 1_000_000)
+
+
+def _keys(size: int) -> list[np.ndarray]:
+    return [np.random.default_rng(0).normal(size=size).astype(np.float32)]
+
+
+def _two_keys(size: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, 100, size).astype(np.int32), rng.normal(size=size).astype(np.float32)]
+
+
+PROGRAMS = {
+    "argsort": (jnp.argsort, _keys),
+    "sort": (jnp.sort, _keys),
+    "lexsort": (lambda a, b: jnp.lexsort((b, a)), _two_keys),
+}
+
+
+def median_ms(function, arguments, seconds: float = 1.0) -> float:
+    jax.block_until_ready(function(*arguments))
+    times: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 50):
+        started = time.perf_counter()
+        jax.block_until_ready(function(*arguments))
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1e3
+
+
+def _timed(run, arguments, jit_ms: float) -> str:
+    try:
+        function = run()
+    except (BuildError, LoadError, ToolchainError) as error:
+        errors = [line for line in str(error).splitlines() if "error: " in line]
+        reason = errors[0].split("error: ", 1)[1] if errors else type(error).__name__
+        return f"fails: {reason[:70]}"
+    ms = median_ms(function, arguments)
+    return f"{ms:10.2f} ({ms / jit_ms:.2f}x)"
+
+
+def main(names: list[str], sizes: list[int]) -> None:
+    print(f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores")
+    print(f"{'program':8} {'entries':>9} {'jax.jit ms':>10}  {'compile ms':>19}  iree ms")
+    work = Path(tempfile.mkdtemp(prefix="sort-speed-"))
+    for name in names:
+        function, make = PROGRAMS[name]
+        for size in sizes:
+            arguments = make(size)
+            text = rewriter.export(function, *arguments).text
+            jit_ms = median_ms(jax.jit(function), arguments)
+            library = work / f"{name}-{size}.so"
+
+            def compiled(text=text, library=library):
+                compile_module(rewriter.rewrite(text).text, library)
+                return load(library).main
+
+            def on_iree(text=text, module=work / f"{name}-{size}.iree.mlir"):
+                module.write_text(rewriter.rewrite(text, abi="iree").text)
+                return load_iree(module, imports={}).main
+
+            compile_column = _timed(compiled, arguments, jit_ms)
+            iree_column = _timed(on_iree, arguments, jit_ms)
+            print(
+                f"{name:8} {size:9} {jit_ms:10.2f}  {compile_column:>19}  {iree_column}",
+                flush=True,
+            )
+
+
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="jax.jit against rewriter.compile and rewriter.iree on sorts of 1k to 1M "
+        "entries: median ms per call, side by side in one process."
+    )
+    parser.add_argument(
+        "programs",
+        nargs="*",
+        metavar="PROGRAM",
+        help=f"programs to time, among {', '.join(PROGRAMS)} (default: all)",
+    )
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, SIZES)),
+        help="comma-separated entry counts (default: %(default)s)",
+    )
+    arguments = parser.parse_args(argv)
+    unknown = [name for name in arguments.programs if name not in PROGRAMS]
+    if unknown:
+        parser.error(f"unknown program {unknown[0]!r} (choose from {', '.join(PROGRAMS)})")
+    try:
+        arguments.sizes = [int(size) for size in arguments.sizes.split(",")]
+    except ValueError:
+        parser.error(f"--sizes takes entry counts separated by commas, not {arguments.sizes!r}")
+    return arguments
+
+
+if __name__ == "__main__":
+    chosen = parse_arguments()
+    main(chosen.programs or list(PROGRAMS), chosen.sizes)

@@ -1,0 +1,154 @@
+"""The sorts jax writes, on the IREE path: imports served by a stable sort of numpy.
+
+IREE lowers ``stablehlo.sort`` to a bubble sort inside one dispatch: n^2 comparisons, and a
+copy on the stack of every operand whose sorted values the program does not use (the keys
+of an argsort), so that a sort of a few thousand entries fails to compile ("exceeded stack
+allocation limit of 32768 bytes"). A sort whose comparator ``rewriter.compile.sorts``
+reads into keys becomes instead a call of an import ``@rw_sort.sort_D_O_C_...`` (``D`` the
+sort dimension, then the keys' operands and codes; ``_xN`` after it for the same sort of
+other types), declared in the module before
+``iree-compile`` runs and recorded with the other import signatures. ``rewriter.iree.load``
+serves these imports itself (``sort_server``): each key of each line becomes an unsigned
+code in the key's order, as in ``abi/sort_calls.c``, and numpy's stable argsort
+orders the lines, the last key first. Sorts of dynamic shapes, and other comparators,
+stay with IREE's bubble sort (made stable: ``make_sorts_stable``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..compile.sorts import (
+    BF16,
+    CANONICAL,
+    DESCENDING,
+    F16,
+    F32,
+    F64,
+    PART_SHIFT,
+    SIGNED,
+    SortKey,
+    sort_keys,
+)
+from .signatures import ImportSignature
+
+if TYPE_CHECKING:  # numpy is loaded by load, not by the compile step (the extras)
+    import numpy as np
+
+SORT_MODULE = "rw_sort"
+
+
+def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
+    """Replace, in the ``iree.compiler.ir`` module, every ``stablehlo.sort`` of static
+    shapes whose comparator jax wrote by a call of a ``rw_sort`` import; return the
+    imports' signatures (one per distinct name and types)."""
+    from iree.compiler import ir
+
+    found: list[tuple[Any, list[SortKey]]] = []
+
+    def visit(operation):
+        if operation.name == "stablehlo.sort":
+            keys = sort_keys(ir, operation)
+            types = [value.type for value in operation.operands]
+            if keys and all(ir.RankedTensorType(t).has_static_shape for t in types):
+                found.append((operation, keys))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    signatures: dict[str, ImportSignature] = {}
+    for operation, keys in found:
+        dimension = ir.IntegerAttr(operation.attributes["dimension"]).value
+        types = tuple(str(value.type) for value in operation.operands)
+        name = "_".join(["sort", str(dimension), *(f"{k.operand}_{k.code}" for k in keys)])
+        symbol = name
+        known = signatures.get(symbol)
+        count = 1
+        while known is not None and known.parameters != types:
+            symbol = f"{name}_x{count}"  # the same sort of other types
+            known = signatures.get(symbol)
+            count += 1
+        signatures[symbol] = ImportSignature(
+            SORT_MODULE, symbol, types, types, tuple(range(len(types))), ()
+        )
+        with operation.context, operation.location, ir.InsertionPoint(operation):
+            call = ir.Operation.create(
+                "func.call",
+                results=[value.type for value in operation.operands],
+                operands=list(operation.operands),
+                attributes={"callee": ir.FlatSymbolRefAttr.get(f"{SORT_MODULE}.{symbol}")},
+            )
+        for old, new in zip(operation.results, call.results, strict=True):
+            old.replace_all_uses_with(new)
+        operation.erase()
+    with module.context, ir.Location.unknown():
+        start = ir.InsertionPoint.at_block_begin(module.body)
+        for symbol, signature in signatures.items():
+            inputs = ", ".join(signature.parameters)
+            outputs = ", ".join(signature.results)
+            start.insert(
+                ir.Operation.parse(
+                    f"func.func private @{SORT_MODULE}.{symbol}({inputs}) -> ({outputs})"
+                )
+            )
+    return list(signatures.values())
+
+
+def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
+    """The implementation of the ``rw_sort`` import ``name``: its operands in, each sorted
+    along the dimension by the keys the name gives, stably, out."""
+    import numpy as np
+
+    numbers = [int(n) for n in re.sub(r"_x\d+$", "", name).split("_")[1:]]
+    dimension = numbers[0]
+    keys = [SortKey(o, c) for o, c in zip(numbers[1::2], numbers[2::2], strict=True)]
+
+    def run(*operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        moved = [np.moveaxis(np.asarray(a), dimension, -1) for a in operands]
+        size = moved[0].shape[-1]
+        lines = [a.reshape(-1, size) for a in moved]
+        order = np.broadcast_to(np.arange(size), lines[0].shape)
+        for key in reversed(keys):
+            codes = np.take_along_axis(key_codes(lines[key.operand], key.code), order, axis=1)
+            order = np.take_along_axis(order, np.argsort(codes, axis=1, kind="stable"), axis=1)
+        return tuple(
+            np.ascontiguousarray(
+                np.moveaxis(np.take_along_axis(line, order, axis=1).reshape(a.shape), -1, dimension)
+            )
+            for line, a in zip(lines, moved, strict=True)
+        )
+
+    return run
+
+
+_FLOAT_BITS = {F16: (16, 10), BF16: (16, 7), F32: (32, 23), F64: (64, 52)}
+
+
+def key_codes(values: np.ndarray, code: int) -> np.ndarray:
+    """Unsigned 64-bit codes of ``values`` whose order is the key's order (as
+    ``key_code`` of abi/sort_calls.c orders them)."""
+    import numpy as np
+
+    part = code >> PART_SHIFT
+    if part:
+        values = values.real if part == 1 else values.imag
+    kind = code & 0xFF
+    if kind == SIGNED:
+        codes = values.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+    elif kind in _FLOAT_BITS:
+        width, mantissa = _FLOAT_BITS[kind]
+        bits = values.view(f"u{width // 8}").astype(np.uint64)
+        sign = np.uint64(1 << (width - 1))
+        mask = np.uint64((1 << width) - 1)
+        exponent = np.uint64(((1 << (width - 1)) - 1) & ~((1 << mantissa) - 1))
+        fraction = np.uint64((1 << mantissa) - 1)
+        nan = ((bits & exponent) == exponent) & ((bits & fraction) != 0)
+        if code & CANONICAL:
+            bits = np.where(bits == sign, np.uint64(0), bits)
+        codes = np.where((bits & sign) != 0, ~bits & mask, bits | sign)
+        if code & CANONICAL:
+            codes = np.where(nan, np.uint64(np.iinfo(np.uint64).max), codes)
+    else:
+        codes = values.astype(np.uint64)
+    return ~codes if code & DESCENDING else codes
