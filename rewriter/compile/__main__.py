@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from ..inputs.files import cannot_write, output_problem, same_file
@@ -51,8 +52,9 @@ def _main(argv: list[str]) -> int:
         "--blas",
         default="auto",
         metavar="auto|none|PATH",
-        help="who computes the matrix products: auto (the OpenBLAS of NumPy's wheel, the "
-        "default), none (compiled loops) or the path of a CBLAS library",
+        help="who computes the matrix products: auto (the system's OpenBLAS, libopenblas.so.0, "
+        "linked by its soname; compiled loops when there is none; the default), none "
+        "(compiled loops) or the path of a CBLAS library",
     )
     parser.add_argument(
         "--target-cpu",
@@ -71,16 +73,20 @@ def _main(argv: list[str]) -> int:
         return 1
     try:
         text = read_module_file(args.module, ToolchainError)
-        entries = compile_module(
-            text,
-            args.output,
-            link=args.link,
-            keep_temps=args.keep_temps,
-            ffi_bridge=args.ffi_bridge,
-            blas=args.blas,
-            target_cpu=args.target_cpu,
-            filename=str(args.module),
-        )
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            entries = compile_module(
+                text,
+                args.output,
+                link=args.link,
+                keep_temps=args.keep_temps,
+                ffi_bridge=args.ffi_bridge,
+                blas=args.blas,
+                target_cpu=args.target_cpu,
+                filename=str(args.module),
+            )
+        for warning in warned:
+            say(f"{args.module}: warning: {warning.message}")
     except RewriteError as error:  # the module does not parse, has no entry point, or an
         for diagnostic in error.diagnostics:  # extern's description is unreadable
             print(diagnostic.format(), file=sys.stderr)

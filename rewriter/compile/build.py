@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 from ..emit.ffi_adapters import externs_in
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
+from . import blas as blas_libraries
 from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
@@ -18,7 +20,16 @@ from .library_calls import route_products_to_blas, widen_f32_atan2
 from .link_items import link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
-from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
+from .toolchain import (
+    LLVM_VERSION,
+    ToolchainError,
+    check_tools,
+    find_tool,
+    link_shared_object,
+    memref_copy_source,
+    run_stage,
+    stages,
+)
 
 PORTABLE = "generic"
 
@@ -51,10 +62,13 @@ def compile_module(
     a failed stage, and RewriteError (at ``filename``, by default the path of ``source``)
     for a description that cannot be read.
 
-    ``blas`` computes the matrix products (``blas.py``): ``"auto"`` is the OpenBLAS of
-    NumPy's wheel (loops when there is none), a path names a CBLAS library, ``None`` keeps
-    every product in compiled loops. ``target_cpu`` is the CPU the code is optimized for:
-    ``"native"`` (this machine), ``"generic"`` (portable) or a name for clang's ``-march``.
+    ``blas`` computes the matrix products (``blas.py``): ``"auto"`` is the system's OpenBLAS,
+    linked by its soname (loops when there is none, with a ``UserWarning`` when the module
+    has products), a path names a CBLAS library, ``None`` keeps every product in compiled
+    loops. The library records no path of the build machine but those of ``link`` items and
+    a ``blas`` path that the dynamic loader would not find by its soname. ``target_cpu`` is
+    the CPU the code is optimized for: ``"native"`` (this machine), ``"generic"``
+    (portable) or a name for clang's ``-march``.
 
     A module MLIR cannot parse, or one without a public function (the library would have no
     entry point), is a RewriteError at its line. ``output`` is replaced atomically
@@ -78,12 +92,20 @@ def compile_module(
         if link_problem(item):
             raise ToolchainError(str(link_problem(item)))
     check_tools()
-    library = resolve_blas(blas)
+    library = resolve_blas(blas, find_tool(f"clang-{LLVM_VERSION}"))
     called: set[str] = set()
 
     def library_calls(module: str) -> str:
         module = contiguous_innermost(widen_f32_atan2(module))
         if library is None:
+            if blas == "auto" and route_products_to_blas(module).called:
+                warnings.warn(
+                    f"no system OpenBLAS ({blas_libraries.SYSTEM_OPENBLAS}) was found, so the "
+                    "matrix products run as compiled loops, many times slower: install one "
+                    "(apt-get install libopenblas-dev) or name a CBLAS library with --blas "
+                    "PATH (blas=PATH); --blas none (blas=None) says that loops are meant",
+                    stacklevel=4,
+                )
             return module
         routed = route_products_to_blas(module)
         called.update(routed.called)
@@ -113,6 +135,7 @@ def compile_module(
         flags: list[str] = target_flags(target_cpu)
         exports: tuple[str, ...] = ()
         libraries = list(link or [])
+        arguments: list[str] = []
         if ffi_bridge:
             sources, bridge_flags = bridge_sources(externs, work, origin)
             inputs += sources
@@ -121,9 +144,19 @@ def compile_module(
         if called and library is not None:
             inputs.append(blas_calls_source())
             flags += library.compile_flags()
-            libraries.append(str(library.library))
+            arguments += library.link_arguments()
+        if "@memrefCopy(" in current.read_text(encoding="utf-8"):
+            inputs.append(memref_copy_source())
         built = work / "library.so"
-        link_shared_object(inputs, built, libraries, optimize="-O3", flags=flags, exports=exports)
+        link_shared_object(
+            inputs,
+            built,
+            libraries,
+            optimize="-O3",
+            flags=flags,
+            exports=exports,
+            arguments=arguments,
+        )
         install_file(output, built)
         return entries
     finally:

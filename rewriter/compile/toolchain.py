@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..abi import bridge_dir
 from ..inputs.streams import run_tool
 from .link_items import link_arguments
 
@@ -194,8 +195,10 @@ def link_shared_object(
     optimize: str = "-O2",
     flags: list[str] | None = None,
     exports: tuple[str, ...] = (),
+    arguments: list[str] | None = None,
 ) -> None:
-    """clang: LLVM IR and C sources into one shared object, linked against ``link``.
+    """clang: LLVM IR and C sources into one shared object, linked against ``link`` and
+    the linker ``arguments`` (the BLAS's).
 
     Only the entry points, the metadata and ``exports`` are exported: helpers such as MLIR's
     ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's. The
@@ -214,10 +217,7 @@ def link_shared_object(
     ]
     for library in link:
         command += link_arguments(library)  # a path or a -l name: link_items.py
-    runtime = mlir_runtime_library()
-    if runtime:
-        # memref.copy between strided views lowers to a call of MLIR's `memrefCopy`.
-        command += ["-Wl,--as-needed", str(runtime), f"-Wl,-rpath,{runtime.parent}"]
+    command += arguments or []
     command.append("-lm")
     descriptor, script = tempfile.mkstemp(prefix="rewriter-", suffix=".exports")
     os.close(descriptor)
@@ -234,11 +234,11 @@ def link_shared_object(
         version_script.unlink(missing_ok=True)
 
 
-def mlir_runtime_library() -> Path | None:
-    """MLIR's C runner utilities (``memrefCopy``) beside the mlir-opt in use, if present."""
-    folder = Path(find_tool(f"mlir-opt-{LLVM_VERSION}")).resolve().parent.parent / "lib"
-    found = sorted(folder.glob("libmlir_c_runner_utils.so*"))
-    return found[0] if found else None
+def memref_copy_source() -> Path:
+    """``abi/memref_copy.c``: MLIR's ``memrefCopy`` (what ``memref.copy`` between views that
+    no loop took lowers to), compiled into the module that calls it, so that the module
+    needs no ``libmlir_c_runner_utils`` where it runs."""
+    return Path(bridge_dir()) / "memref_copy.c"
 
 
 def _run(stage: str, command: list[str]) -> None:

@@ -1,0 +1,209 @@
+"""A compiled model shipped into a C program that runs where there is no Python and no venv.
+
+The library ``python -m rewriter.compile`` writes by default is what a user ships: it must
+record no path of the build machine's venv (its BLAS is the system's OpenBLAS, by soname),
+and a C program linked against it must run with the venv and NumPy out of sight.
+"""
+
+from __future__ import annotations
+
+import shutil
+import site
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rewriter.abi import include_dir
+
+pytestmark = [pytest.mark.toolchain, pytest.mark.toolchain("gcc", "readelf"), pytest.mark.slow]
+
+# A product (a BLAS call) and an elementwise function.
+PRODUCT = """\
+func.func public @main(%a: tensor<4x8xf32> loc("a"), %b: tensor<8x3xf32> loc("b"))
+    -> (tensor<4x3xf32> {jax.result_info = "result"}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]
+       : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = stablehlo.tanh %0 : tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+"""
+
+# Calls the entry with a[i] = (i % 5) / 4 - 0.5, b[i] = (i % 3) / 2 - 0.25 and prints the
+# result, one value per line.
+PRODUCT_HOST = r"""
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rewriter/memref.h"
+
+void _mlir_ciface_rw_entry_main(rw_memref_f32_2d *result, rw_memref_f32_2d *a,
+                                rw_memref_f32_2d *b);
+
+int main(void) {
+    float a_data[32], b_data[24];
+    for (int i = 0; i < 32; ++i) a_data[i] = (float)(i % 5) / 4.0f - 0.5f;
+    for (int i = 0; i < 24; ++i) b_data[i] = (float)(i % 3) / 2.0f - 0.25f;
+    rw_memref_f32_2d a = {a_data, a_data, 0, {4, 8}, {8, 1}};
+    rw_memref_f32_2d b = {b_data, b_data, 0, {8, 3}, {3, 1}};
+    rw_memref_f32_2d result;
+    _mlir_ciface_rw_entry_main(&result, &a, &b);
+    for (int i = 0; i < 12; ++i) printf("%.9g\n", result.aligned[result.offset + i]);
+    free(result.allocated);
+    return 0;
+}
+"""
+
+
+def product_inputs() -> tuple[np.ndarray, np.ndarray]:
+    a = (np.arange(32) % 5 / 4 - 0.5).astype(np.float32).reshape(4, 8)
+    b = (np.arange(24) % 3 / 2 - 0.25).astype(np.float32).reshape(8, 3)
+    return a, b
+
+
+def compile_cli(module: Path, output: Path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rewriter.compile", str(module), "-o", str(output), *options],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def dynamic_section(library: Path) -> str:
+    return subprocess.run(
+        ["readelf", "-d", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def build_machine_folders() -> list[str]:
+    """Where this Python, its venv and its packages (NumPy's OpenBLAS included) live."""
+    folders = {sys.prefix, sys.base_prefix, *site.getsitepackages()}
+    folders.add(str(Path(np.__file__).resolve().parent.parent))
+    return sorted(folder for folder in folders if Path(folder).is_dir())
+
+
+def outermost(folders: list[str]) -> list[str]:
+    """``folders`` without those inside another of them (hidden with it)."""
+    return [f for f in folders if not any(Path(f).is_relative_to(o) and f != o for o in folders)]
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory) -> Path:
+    """The default build of PRODUCT and a C program linked against it, copied together to
+    a folder of their own (the program finds the library beside it: $ORIGIN)."""
+    build = tmp_path_factory.mktemp("build")
+    module = build / "product.mlir"
+    module.write_text(PRODUCT)
+    compile_cli(module, build / "libproduct.so")
+    (build / "host.c").write_text(PRODUCT_HOST)
+    subprocess.run(
+        [
+            "gcc",
+            "-std=c99",
+            "-Wall",
+            "-Werror",
+            f"-I{include_dir()}",
+            str(build / "host.c"),
+            f"-L{build}",
+            "-lproduct",
+            "-Wl,-rpath,$ORIGIN",
+            "-o",
+            str(build / "host"),
+        ],
+        check=True,
+    )
+    shipped = tmp_path_factory.mktemp("shipped")
+    for name in ("libproduct.so", "host"):
+        shutil.copy2(build / name, shipped / name)
+    return shipped
+
+
+def expected_product() -> np.ndarray:
+    a, b = product_inputs()
+    return np.tanh(a.astype(np.float64) @ b.astype(np.float64)).ravel()
+
+
+def assert_product_output(stdout: str) -> None:
+    got = np.array(stdout.split(), np.float32)
+    # 8 exact products of short binary fractions, then tanh: within a few ulps of f32.
+    np.testing.assert_allclose(got, expected_product(), rtol=0, atol=4e-7)
+
+
+def test_the_default_library_records_no_path_of_the_build_machine(shipped: Path):
+    """The BLAS is the system's OpenBLAS, by its soname; no RUNPATH, no venv, no numpy.libs
+    (NumPy's OpenBLAS was found through one), no LLVM folder (MLIR's runner utilities)."""
+    section = dynamic_section(shipped / "libproduct.so")
+    assert "Shared library: [libopenblas.so.0]" in section
+    assert "RUNPATH" not in section and "RPATH" not in section
+    for folder in build_machine_folders():
+        assert folder not in section
+
+
+def test_the_program_runs_with_an_empty_environment(shipped: Path):
+    run = subprocess.run(
+        ["env", "-i", str(shipped / "host")], capture_output=True, text=True, cwd=shipped
+    )
+    assert run.returncode == 0, run.stderr
+    assert_product_output(run.stdout)
+
+
+def test_the_program_runs_with_python_and_numpy_out_of_sight(shipped: Path):
+    """In a mount namespace with an empty tmpfs over this Python, its venv and its
+    site-packages (NumPy's OpenBLAS among them), as on a machine that never had them."""
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -rm (an unprivileged mount namespace) is not allowed here")
+    numpy_init = Path(np.__file__).resolve()
+    hidden = outermost(build_machine_folders())
+    hide = " && ".join(f"mount -t tmpfs none '{folder}'" for folder in hidden)
+    script = f"{hide} && test ! -e '{numpy_init}' && exec env -i '{shipped / 'host'}'"
+    run = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert_product_output(run.stdout)
+
+
+def test_memref_copy_copies_between_strided_views(tmp_path: Path):
+    """abi/memref_copy.c, compiled into a module whose LLVM IR calls MLIR's ``memrefCopy``
+    (so that it needs no libmlir_c_runner_utils where it runs), copies as MLIR's does: from
+    a strided view into another, every element, and nothing for an empty shape."""
+    import ctypes
+
+    from rewriter.abi import bridge_dir
+
+    library = tmp_path / "libcopy.so"
+    subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Werror", "-O2", "-fPIC", "-shared"]
+        + [str(Path(bridge_dir()) / "memref_copy.c"), "-o", str(library)],
+        check=True,
+    )
+    copy = ctypes.CDLL(str(library)).memrefCopy
+
+    def unranked(view: np.ndarray, base: np.ndarray):
+        rank = view.ndim
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p)]
+        fields += [("offset", ctypes.c_int64), ("shape", ctypes.c_int64 * (2 * rank))]
+        ranked = type("Ranked", (ctypes.Structure,), {"_fields_": fields})()
+        ranked.allocated = ranked.aligned = base.ctypes.data
+        ranked.offset = (view.ctypes.data - base.ctypes.data) // view.itemsize
+        ranked.shape[:] = [*view.shape, *(s // view.itemsize for s in view.strides)]
+        pair = [("rank", ctypes.c_int64), ("descriptor", ctypes.c_void_p)]
+        unranked_type = type("Unranked", (ctypes.Structure,), {"_fields_": pair})
+        return unranked_type(rank, ctypes.addressof(ranked)), ranked
+
+    source = np.arange(4 * 6 * 10, dtype=np.float64).reshape(4, 6, 10)
+    target = np.zeros((5, 7, 9), np.float64)
+    cases = [  # (view of the source, the same view of the target)
+        (np.s_[::2, 1::2, ::3], np.s_[1:3, 2:5, 1:5]),  # rank 3, strided on both sides
+        (np.s_[1, 2:5, 7], np.s_[4, 1:4, 8]),  # rank 1
+        (np.s_[0, 0, 0:0], np.s_[0, 0, 0:0]),  # an empty shape: nothing
+    ]
+    for view, into in cases:
+        expected = target.copy()
+        expected[into] = source[view]
+        src, kept_source = unranked(source[view], source)
+        dst, kept_target = unranked(target[into], target)
+        copy(ctypes.c_int64(8), ctypes.byref(src), ctypes.byref(dst))
+        np.testing.assert_array_equal(target, expected)
+        del kept_source, kept_target
