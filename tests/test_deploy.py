@@ -207,3 +207,29 @@ def test_memref_copy_copies_between_strided_views(tmp_path: Path):
         copy(ctypes.c_int64(8), ctypes.byref(src), ctypes.byref(dst))
         np.testing.assert_array_equal(target, expected)
         del kept_source, kept_target
+
+
+def test_a_bridged_compile_imports_no_jax(tmp_path: Path):
+    """The XLA FFI header is found without importing jax (most of a small module's compile
+    time went to that import), and nothing else of a compile imports it either."""
+    module = Path(__file__).resolve().parent.parent / "samples/rms_norm/rms_norm.rewritten.mlir"
+    script = (
+        "import sys\n"
+        "from rewriter.compile.__main__ import main\n"
+        f"status = main([{str(module)!r}, '-o', {str(tmp_path / 'lib.so')!r}, '--ffi-bridge'])\n"
+        "print(status, sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "0 []"
+    assert (tmp_path / "lib.so").is_file()
+
+
+@pytest.mark.jax
+def test_the_xla_ffi_header_folder_is_jaxs():
+    import jax.ffi
+
+    from rewriter.compile.bridge import C_API_HEADER, xla_ffi_include_dir
+
+    assert xla_ffi_include_dir() == jax.ffi.include_dir()
+    assert (Path(xla_ffi_include_dir()) / C_API_HEADER).is_file()
