@@ -30,6 +30,10 @@ NATIVE_PACKAGES = {
     "ld": "binutils",  # IREE's system linking (f64 libm functions)
     "git": "git",
     "valgrind": "valgrind",
+    # cross-compilation: Debian's cross compilers for aarch64 and qemu's user-mode emulator
+    "aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu",
+    "aarch64-linux-gnu-g++": "g++-aarch64-linux-gnu",
+    "qemu-aarch64": "qemu-user",
     # not a tool: the system's OpenBLAS, the compiled path's default BLAS (rewriter.compile.blas)
     "libopenblas.so.0": "libopenblas-dev",
     **{name: hint.split()[-1] for name, hint in INSTALL_HINTS.items() if name != "iree-opt"},

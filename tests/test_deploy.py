@@ -7,6 +7,8 @@ and a C program linked against it must run with the venv and NumPy out of sight.
 
 from __future__ import annotations
 
+import platform
+import re
 import shutil
 import site
 import subprocess
@@ -233,3 +235,144 @@ def test_the_xla_ffi_header_folder_is_jaxs():
 
     assert xla_ffi_include_dir() == jax.ffi.include_dir()
     assert (Path(xla_ffi_include_dir()) / C_API_HEADER).is_file()
+
+
+CROSS_TOOLS = ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "qemu-aarch64")
+AARCH64_ROOT = "/usr/aarch64-linux-gnu"  # Debian's cross libraries: qemu's -L
+
+
+def tutorial_rms_norm(x):
+    import jax
+
+    return jax.ffi.ffi_call("rms_norm_tutorial", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, eps=np.float32(1e-5)
+    )
+
+
+def tutorial_rms_norm_rounded(ops, x):
+    """samples/ffi_bridge/rms_norm.cc's float32 operations, each a rounding site."""
+    import jax.numpy as jnp
+
+    eps = float(np.float32(1e-5))
+    total = ops.sum(ops.rounded(x * x))
+    mean = ops.rounded(ops.rounded(total / x.shape[-1]) + eps)
+    scale = ops.rounded(1.0 / ops.rounded(jnp.sqrt(mean)), roundings=2)
+    return ops.rounded(x * scale)
+
+
+@pytest.mark.jax
+@pytest.mark.toolchain("g++", *CROSS_TOOLS)
+def test_a_model_cross_compiled_for_aarch64_runs_under_qemu(tmp_path: Path):
+    """--target-triple aarch64-linux-gnu --target-cpu cortex-a76 with --ffi-bridge; the
+    tutorial's handler and samples/ffi_bridge/host.c built with Debian's cross compilers;
+    run under qemu-aarch64. The numbers are those of jax.jit within the float32 bound of
+    tests/error_bounds.py (docs/paths.md): both within it of the exact value."""
+    import ctypes
+
+    import error_bounds as eb
+    import jax
+    from kernel_library import BRIDGE_SAMPLES, build_handler_library
+
+    import rewriter
+    from rewriter.abi import bridge_dir
+    from rewriter.compile.bridge import xla_ffi_include_dir
+
+    host_handler = build_handler_library(BRIDGE_SAMPLES / "rms_norm.cc", tmp_path / "host.so")
+    handler = ctypes.CDLL(str(host_handler)).RmsNorm
+    try:
+        jax.ffi.register_ffi_target("rms_norm_tutorial", jax.ffi.pycapsule(handler), platform="cpu")
+    except Exception:  # registered by another test of this process; the same handler
+        pass
+    rows, cols = 8, 128
+    x = ((np.arange(rows * cols) % 7) - 3).astype(np.float32).reshape(rows, cols)
+    module = tmp_path / "model.rewritten.mlir"
+    module.write_text(rewriter.export(tutorial_rms_norm, x).text)
+    library = tmp_path / "libmodel.so"
+    compile_cli(
+        module,
+        library,
+        "--ffi-bridge",
+        "--target-triple",
+        "aarch64-linux-gnu",
+        "--target-cpu",
+        "cortex-a76",
+    )
+    handlers = tmp_path / "librms_norm.so"
+    include = xla_ffi_include_dir()
+    subprocess.run(
+        ["aarch64-linux-gnu-g++", "-std=c++17", "-O2", "-fPIC", "-shared", "-w"]
+        + [f"-I{include}", str(BRIDGE_SAMPLES / "rms_norm.cc"), "-o", str(handlers)],
+        check=True,
+    )
+    host = tmp_path / "host"
+    subprocess.run(
+        ["aarch64-linux-gnu-gcc", "-std=c11", "-Wall", "-Werror", f"-I{bridge_dir()}"]
+        + [f"-I{include}", str(BRIDGE_SAMPLES / "host.c"), "-ldl", "-o", str(host)],
+        check=True,
+    )
+    header = subprocess.run(["readelf", "-h", str(library)], capture_output=True, text=True)
+    assert re.search(r"Machine:\s+AArch64", header.stdout)
+    run = subprocess.run(
+        ["qemu-aarch64", "-L", AARCH64_ROOT, str(host), str(library), str(handlers)]
+        + ["rms_norm_tutorial", "RmsNorm", str(rows), str(cols)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    first, *values = run.stdout.splitlines()
+    assert first.startswith("before registration: @rms_norm_tutorial: no XLA FFI handler")
+    got = np.array(values, np.float32).reshape(rows, cols)
+    expected = np.asarray(jax.jit(tutorial_rms_norm)(x))
+    bound = eb.error_bound(tutorial_rms_norm_rounded, [x], lam=8.0)
+    for name, result in (("aarch64 under qemu", got), ("jax.jit", expected)):
+        off = np.abs(result.astype(np.float64) - bound.value)
+        used = np.divide(off, bound.error, out=np.zeros_like(off), where=bound.error > 0)
+        print(f"{name}: at most {used.max():.1%} of the bound")
+        assert np.all(off <= bound.error), f"{name}: {used.max():.3g} of the bound"
+
+
+@pytest.mark.parametrize(
+    ("options", "message", "named"),
+    [
+        (
+            ["--target-triple", "aarch64-linux-gnu", "--target-cpu", "znver3"],
+            "error: unknown CPU 'znver3' for aarch64-unknown-linux-gnu; clang knows: a64fx, ",
+            "cortex-a76",
+        ),
+        (
+            ["--target-cpu", "cortex-a76"],
+            "error: unknown CPU 'cortex-a76' for x86_64-",
+            "znver3",
+        ),
+        (
+            ["--target-triple", "aarch64-linux-gnu", "--target-cpu", "native"],
+            "error: --target-cpu native is the CPU of this machine (x86_64), not one of "
+            "aarch64-unknown-linux-gnu",
+            "generic",
+        ),
+        (
+            ["--target-triple", "nonsense-triple"],
+            "error: clang cannot compile for the target triple nonsense-triple",
+            "nonsense-triple",
+        ),
+    ],
+    ids=["aarch64", "host", "native", "triple"],
+)
+def test_a_wrong_target_fails_before_any_stage(tmp_path: Path, options, message, named):
+    """Named once, with the triple's CPUs, before the pipeline runs: no stage is written."""
+    if "x86_64" in message and platform.machine() != "x86_64":
+        pytest.skip("the message names an x86-64 build machine")
+    module = Path(__file__).resolve().parent.parent / "samples/rms_norm/rms_norm.rewritten.mlir"
+    temps = tmp_path / "temps"
+    run = subprocess.run(
+        [sys.executable, "-m", "rewriter.compile", str(module), "-o", str(tmp_path / "lib.so")]
+        + ["--keep-temps", str(temps), *options],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(f"{module}: {message}")
+    assert named in line
+    assert not temps.exists() and not (tmp_path / "lib.so").exists()

@@ -58,10 +58,16 @@ def _main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--target-cpu",
-        default="native",
         metavar="CPU",
-        help="the CPU to optimize for: native (this machine, the default), generic (any CPU "
-        "of the architecture) or a name clang's -march takes",
+        help="the CPU to optimize for: native (this machine; the default without "
+        "--target-triple), generic (any CPU of the architecture; the default with it) or a CPU "
+        "clang knows for the triple (x86-64-v3, znver3; cortex-a76 for aarch64)",
+    )
+    parser.add_argument(
+        "--target-triple",
+        metavar="TRIPLE",
+        help="cross-compile for this LLVM target triple (aarch64-linux-gnu: linked with that "
+        "triple's libraries, e.g. Debian's gcc-aarch64-linux-gnu)",
     )
     args = parser.parse_args(joined_link_values(argv))
     clash = _output_clash(args)
@@ -83,6 +89,7 @@ def _main(argv: list[str]) -> int:
                 ffi_bridge=args.ffi_bridge,
                 blas=args.blas,
                 target_cpu=args.target_cpu,
+                target_triple=args.target_triple,
                 filename=str(args.module),
             )
         for warning in warned:

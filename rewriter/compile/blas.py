@@ -70,39 +70,44 @@ def blas_calls_source() -> Path:
     return Path(bridge_dir()) / "blas_calls.c"
 
 
-def resolve_blas(choice: str | Path | None, clang: str | None = None) -> Blas | None:
+def resolve_blas(
+    choice: str | Path | None, clang: str | None = None, target: list[str] | None = None
+) -> Blas | None:
     """``"auto"``: the system's OpenBLAS (``system_blas``; None when there is none); ``None``
     or ``"none"``: no BLAS; otherwise the path of a CBLAS library (ToolchainError when it is
-    not one). ``clang`` is the compiler whose library search path ``"auto"`` looks in."""
+    not one). ``clang`` is the compiler whose library search path ``"auto"`` looks in, for
+    the ``target`` (``["--target=T"]`` for another machine: its libraries are read, not
+    loaded)."""
     if choice is None or choice == "none":
         return None
     if choice == "auto":
-        return system_blas(clang)
+        return system_blas(clang, target)
     path = Path(choice)
     if not path.is_file():
         raise ToolchainError(f"BLAS library {path} does not exist")
-    found = probe(path)
+    found = probe_symbols(path) if target else probe(path)
     if found is None:
         names = ", ".join(f"{p}sgemm{s}" for p, s, _ in NAMINGS)
         raise ToolchainError(f"{path} is not a CBLAS library: it defines none of {names}")
     return found
 
 
-def system_blas(clang: str | None = None) -> Blas | None:
+def system_blas(clang: str | None = None, target: list[str] | None = None) -> Blas | None:
     """The system's OpenBLAS (``libopenblas.so.0``) where ``clang`` (by default the one on
-    $PATH) finds libraries; None when it finds none, or none with the CBLAS interface."""
+    $PATH) finds libraries for ``target`` (its ``--target=T``; none: this machine); None
+    when it finds none, or none with the CBLAS interface."""
     compiler = clang or shutil.which("clang-22") or shutil.which("cc")
     if compiler is None:
         return None
     found = subprocess.run(
-        [compiler, f"-print-file-name={SYSTEM_OPENBLAS}"],
+        [compiler, *(target or []), f"-print-file-name={SYSTEM_OPENBLAS}"],
         capture_output=True,
         text=True,
         check=False,
     ).stdout.strip()
     if not found or not Path(found).is_absolute() or not Path(found).is_file():
         return None
-    return probe(Path(found))
+    return probe_symbols(Path(found)) if target else probe(Path(found))
 
 
 def bundled_blas() -> Blas | None:
@@ -130,6 +135,27 @@ def probe(path: Path) -> Blas | None:
             if integer == "int32_t" and _openblas_with_64_bit_integers(library):
                 integer = "int64_t"  # an ILP64 OpenBLAS that kept the plain names
             return Blas(path.resolve(), prefix, suffix, integer, loader_finds(path))
+    return None
+
+
+def probe_symbols(path: Path) -> Blas | None:
+    """The CBLAS naming that ``path``, a library of another machine, defines, read from its
+    dynamic symbols (``nm -D``) without loading it; plain names are taken as 32-bit
+    integers (an ILP64 OpenBLAS that kept them cannot be told apart without running it).
+    It is linked by soname alone: where it runs, the target's loader finds it."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    listed = subprocess.run(
+        [nm, "-D", "--defined-only", "--format=just-symbols", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    symbols = set(listed)
+    for prefix, suffix, integer in NAMINGS:
+        if all(f"{prefix}{t}gemm{suffix}" in symbols for t in "sdcz"):
+            return Blas(path.resolve(), prefix, suffix, integer, by_soname=True)
     return None
 
 

@@ -12,6 +12,7 @@ from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
 from . import blas as blas_libraries
+from . import targets
 from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources
 from .entries import Entry, metadata_source, prepare
@@ -31,13 +32,7 @@ from .toolchain import (
     stages,
 )
 
-PORTABLE = "generic"
-
-
-def target_flags(target_cpu: str) -> list[str]:
-    """clang's flags for ``target_cpu``: ``native`` (the CPU that compiles), ``generic``
-    (any CPU of the architecture) or a name clang knows (``-march=NAME``)."""
-    return [] if target_cpu == PORTABLE else [f"-march={target_cpu}"]
+PORTABLE = targets.PORTABLE
 
 
 def compile_module(
@@ -48,7 +43,8 @@ def compile_module(
     keep_temps: str | Path | None = None,
     ffi_bridge: bool = False,
     blas: str | Path | None = "auto",
-    target_cpu: str = "native",
+    target_cpu: str | None = None,
+    target_triple: str | None = None,
     filename: str | None = None,
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
@@ -66,9 +62,15 @@ def compile_module(
     linked by its soname (loops when there is none, with a ``UserWarning`` when the module
     has products), a path names a CBLAS library, ``None`` keeps every product in compiled
     loops. The library records no path of the build machine but those of ``link`` items and
-    a ``blas`` path that the dynamic loader would not find by its soname. ``target_cpu`` is
-    the CPU the code is optimized for: ``"native"`` (this machine), ``"generic"``
-    (portable) or a name for clang's ``-march``.
+    a ``blas`` path that the dynamic loader would not find by its soname.
+
+    ``target_triple`` cross-compiles for that LLVM triple (``aarch64-linux-gnu``: clang
+    links with that triple's libraries, Debian's cross toolchain); ``target_cpu`` is the
+    CPU the code is optimized for: ``"native"`` (this machine; the default without a
+    triple), ``"generic"`` (any CPU of the architecture; the default with one) or a CPU
+    clang knows for the triple (``znver3``, ``x86-64-v3``; ``cortex-a76``). Both are checked
+    before any stage runs (``targets.py``): an unknown CPU is a ToolchainError naming the
+    triple's CPUs.
 
     A module MLIR cannot parse, or one without a public function (the library would have no
     entry point), is a RewriteError at its line. ``output`` is replaced atomically
@@ -92,7 +94,10 @@ def compile_module(
         if link_problem(item):
             raise ToolchainError(str(link_problem(item)))
     check_tools()
-    library = resolve_blas(blas, find_tool(f"clang-{LLVM_VERSION}"))
+    clang = find_tool(f"clang-{LLVM_VERSION}")
+    target, triple = targets.resolve_target(clang, target_triple, target_cpu)
+    target_flags = target.clang_flags(triple)
+    library = resolve_blas(blas, clang, target_flags[:1] if target_triple else [])
     called: set[str] = set()
 
     def library_calls(module: str) -> str:
@@ -132,7 +137,7 @@ def compile_module(
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
         inputs: list[Path] = [current, metadata]
-        flags: list[str] = target_flags(target_cpu)
+        flags: list[str] = list(target_flags)
         exports: tuple[str, ...] = ()
         libraries = list(link or [])
         arguments: list[str] = []
