@@ -30,7 +30,27 @@ def _main(argv: list[str]) -> int:
         "whose public functions F are C entries _mlir_ciface_rw_entry_F.",
     )
     parser.add_argument("module", type=Path, help="rewritten StableHLO module (.mlir)")
-    parser.add_argument("-o", "--output", type=Path, required=True, help="shared object to write")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        help="library to write: NAME.so a shared object, NAME.a a static library (with the C "
+        "API; every global symbol but its names made local)",
+    )
+    parser.add_argument(
+        "--header",
+        type=Path,
+        metavar="FILE.h",
+        help="write the model's C API header (C99 and C++): a typed function per public "
+        "function, checked arguments, a status and the last error's message",
+    )
+    parser.add_argument(
+        "--prefix",
+        metavar="PREFIX",
+        help="the prefix of every name of the C API (default: the module's name and _, "
+        "e.g. jit_rms_norm_)",
+    )
     parser.add_argument(
         "--link",
         action="append",
@@ -73,10 +93,11 @@ def _main(argv: list[str]) -> int:
     clash = _output_clash(args)
     if clash:
         parser.error(f"{clash}; nothing was written")
-    problem = output_problem(args.output)
-    if problem:
-        say(f"{args.output}: error: cannot write: {problem}")
-        return 1
+    for output in (args.output, args.header):
+        problem = output_problem(output) if output is not None else None
+        if problem:
+            say(f"{output}: error: cannot write: {problem}")
+            return 1
     try:
         text = read_module_file(args.module, ToolchainError)
         with warnings.catch_warnings(record=True) as warned:
@@ -90,6 +111,8 @@ def _main(argv: list[str]) -> int:
                 blas=args.blas,
                 target_cpu=args.target_cpu,
                 target_triple=args.target_triple,
+                header=args.header,
+                prefix=args.prefix,
                 filename=str(args.module),
             )
         for warning in warned:
@@ -118,6 +141,10 @@ def _output_clash(args: argparse.Namespace) -> str | None:
     for what, path in inputs:
         if same_file(args.output, path):
             return f"-o {args.output} is {what} {path}"
+        if args.header is not None and same_file(args.header, path):
+            return f"--header {args.header} is {what} {path}"
+    if args.header is not None and same_file(args.header, args.output):
+        return f"--header {args.header} is the output -o {args.output}"
     return None
 
 

@@ -50,6 +50,11 @@ class Blas:
     # then the module records the soname and no path; otherwise a RUNPATH to its folder.
     by_soname: bool = True
 
+    @property
+    def soname(self) -> str:
+        """The name the module records: the system's ``libopenblas.so.0``, or the file's."""
+        return SYSTEM_OPENBLAS if self.library.name.startswith("libopenblas") else self.library.name
+
     def link_arguments(self) -> list[str]:
         """The linker's arguments: the file (the module records its soname), and a RUNPATH
         to its folder only when the dynamic loader would not find it by that soname."""

@@ -5,8 +5,10 @@ from __future__ import annotations
 import shutil
 import tempfile
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
+from ..abi import bridge_dir
 from ..emit.ffi_adapters import externs_in
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
@@ -15,6 +17,7 @@ from . import blas as blas_libraries
 from . import targets
 from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources
+from .c_api import c_api_header, c_api_source, default_prefix, make_api, prefix_problem
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
 from .library_calls import route_products_to_blas, widen_f32_atan2
@@ -23,7 +26,10 @@ from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
 from .toolchain import (
     LLVM_VERSION,
+    PIPELINE_TOOLS,
+    STATIC_TOOLS,
     ToolchainError,
+    archive_static_library,
     check_tools,
     find_tool,
     link_shared_object,
@@ -45,9 +51,17 @@ def compile_module(
     blas: str | Path | None = "auto",
     target_cpu: str | None = None,
     target_triple: str | None = None,
+    header: str | Path | None = None,
+    prefix: str | None = None,
     filename: str | None = None,
 ) -> list[Entry]:
-    """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
+    """Compile the rewritten module ``source`` (text or path) to the shared object ``output``,
+    or, when ``output`` ends in ``.a``, to a static library.
+
+    A static library, ``header`` and ``prefix`` give the library a C API (``c_api.py``):
+    every name it exports starts with ``prefix`` (by default the module's name and ``_``);
+    ``header`` is where its declarations are written (C99 and C++). In a static library
+    nothing else is global; a shared object also keeps what ``load`` reads.
 
     ``link`` names kernel libraries the object is linked against: ``-lNAME``, ``NAME`` or a
     path, as a C programmer means them (``link_items.py``).
@@ -93,7 +107,12 @@ def compile_module(
     for item in link or []:
         if link_problem(item):
             raise ToolchainError(str(link_problem(item)))
-    check_tools()
+    static = Path(output).suffix == ".a"
+    check_tools(PIPELINE_TOOLS + (STATIC_TOOLS if static else ()))
+    with_api = static or header is not None or prefix is not None
+    chosen_prefix = default_prefix(text, output) if prefix is None else prefix
+    if with_api and prefix_problem(chosen_prefix):
+        raise ToolchainError(str(prefix_problem(chosen_prefix)))
     clang = find_tool(f"clang-{LLVM_VERSION}")
     target, triple = targets.resolve_target(clang, target_triple, target_cpu)
     target_flags = target.clang_flags(triple)
@@ -123,6 +142,12 @@ def compile_module(
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     try:
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
+        where = filename or origin or "<mlir text>"
+        api = (
+            make_api(entries, chosen_prefix, bridge=ffi_bridge, link_note="", origin=where)
+            if with_api
+            else None
+        )
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
         pipeline = stages(library_calls)
@@ -152,17 +177,39 @@ def compile_module(
             arguments += library.link_arguments()
         if "@memrefCopy(" in current.read_text(encoding="utf-8"):
             inputs.append(memref_copy_source())
-        built = work / "library.so"
-        link_shared_object(
-            inputs,
-            built,
-            libraries,
-            optimize="-O3",
-            flags=flags,
-            exports=exports,
-            arguments=arguments,
-        )
+        header_file = work / "rw_model_api.h"
+        if api is not None:
+            needed = [Path(output).name, *(link or [])]
+            if called and library is not None:
+                needed.append(f"-l:{library.soname}")
+            needed.append("-lm")
+            api = replace(api, link_note=" ".join(needed))
+            header_file.write_text(c_api_header(api), encoding="utf-8")
+            api_source = work / "rw_model_api.c"
+            api_source.write_text(c_api_source(api, header_file.name), encoding="utf-8")
+            inputs.append(api_source)
+            flags.append(f"-I{bridge_dir()}")  # rewriter_c_api_support.h
+        built = work / ("library.a" if static else "library.so")
+        if static:
+            api_exports = api.exports() if api is not None else []
+            member = f"{Path(output).stem}.o"
+            archive_static_library(inputs, built, "-O3", flags, api_exports, member)
+        else:
+            if api is not None:
+                exports = (*exports, *api.exports())
+                arguments.append("-Wl,-Bsymbolic")
+            link_shared_object(
+                inputs,
+                built,
+                libraries,
+                optimize="-O3",
+                flags=flags,
+                exports=exports,
+                arguments=arguments,
+            )
         install_file(output, built)
+        if header is not None:
+            install_file(header, header_file)
         return entries
     finally:
         if not keep_temps:

@@ -32,7 +32,14 @@ INSTALL_HINTS = {
     f"mlir-opt-{LLVM_VERSION}": f"apt-get install mlir-{LLVM_VERSION}-tools",
     f"mlir-translate-{LLVM_VERSION}": f"apt-get install mlir-{LLVM_VERSION}-tools",
     f"clang-{LLVM_VERSION}": f"apt-get install clang-{LLVM_VERSION}",
+    # a static library (-o NAME.a) only
+    f"llvm-objcopy-{LLVM_VERSION}": f"apt-get install llvm-{LLVM_VERSION}",
+    f"llvm-ar-{LLVM_VERSION}": f"apt-get install llvm-{LLVM_VERSION}",
 }
+# What every compile needs; a static library needs STATIC_TOOLS too.
+PIPELINE_TOOLS: tuple[str, ...] = ("iree-opt", f"mlir-opt-{LLVM_VERSION}")
+PIPELINE_TOOLS += (f"mlir-translate-{LLVM_VERSION}", f"clang-{LLVM_VERSION}")
+STATIC_TOOLS = (f"llvm-objcopy-{LLVM_VERSION}", f"llvm-ar-{LLVM_VERSION}")
 
 BUFFERIZE = (
     "builtin.module("
@@ -165,10 +172,10 @@ def find_tool(name: str) -> str:
     )
 
 
-def check_tools() -> None:
-    """Fail early, naming every missing tool at once."""
+def check_tools(names: tuple[str, ...] = PIPELINE_TOOLS) -> None:
+    """Fail early, naming every missing tool of ``names`` at once."""
     missing = []
-    for name in INSTALL_HINTS:
+    for name in names:
         try:
             find_tool(name)
         except ToolchainError as error:
@@ -198,7 +205,7 @@ def link_shared_object(
     arguments: list[str] | None = None,
 ) -> None:
     """clang: LLVM IR and C sources into one shared object, linked against ``link`` and
-    the linker ``arguments`` (the BLAS's).
+    the linker ``arguments`` (the BLAS's, ``-Bsymbolic``).
 
     Only the entry points, the metadata and ``exports`` are exported: helpers such as MLIR's
     ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's. The
@@ -232,6 +239,42 @@ def link_shared_object(
         _run("link", command)
     finally:
         version_script.unlink(missing_ok=True)
+
+
+def archive_static_library(
+    inputs: list[Path],
+    output: Path,
+    optimize: str,
+    flags: list[str],
+    exports: list[str],
+    member: str,
+) -> None:
+    """clang, llvm-objcopy and llvm-ar: LLVM IR and C sources into one relocatable object
+    ``member`` (``clang -r``) whose globals but ``exports`` are made local, archived as
+    ``output``. Two such libraries link into one program: nothing but their exports can
+    clash."""
+    combined = output.parent / member
+    command = [
+        find_tool(f"clang-{LLVM_VERSION}"),
+        optimize,
+        "-fPIC",
+        "-Wno-override-module",
+        *flags,
+        "-r",
+        "-nostdlib",
+        *map(str, inputs),
+        "-o",
+        str(combined),
+    ]
+    _run("link", command)
+    kept = output.parent / f"{member}.exports"
+    kept.write_text("".join(f"{name}\n" for name in exports))
+    _run(
+        "localize",
+        [find_tool(f"llvm-objcopy-{LLVM_VERSION}"), f"--keep-global-symbols={kept}", str(combined)],
+    )
+    output.unlink(missing_ok=True)
+    _run("archive", [find_tool(f"llvm-ar-{LLVM_VERSION}"), "rcsD", str(output), str(combined)])
 
 
 def memref_copy_source() -> Path:

@@ -1,0 +1,365 @@
+"""A model's C API: ``python -m rewriter.compile ... -o libNAME.a --header NAME.h --prefix P``.
+
+The header is C99 and C++17; every function checks its arguments before the compiled code
+runs; every name the library exports starts with the prefix and nothing else is global, so
+two models and their XLA FFI handlers link into one static C++ program.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rewriter.compile.c_names import c_identifier, c_name_part, name_problem
+
+REPO = Path(__file__).resolve().parent.parent
+BRIDGE_SAMPLES = REPO / "samples" / "ffi_bridge"
+
+pytestmark = [pytest.mark.toolchain, pytest.mark.toolchain("gcc", "g++", "nm")]
+
+
+def compile_cli(module: Path, output: Path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rewriter.compile", str(module), "-o", str(output), *options],
+        capture_output=True,
+        text=True,
+    )
+
+
+def tutorial_rms_norm(x):
+    import jax
+
+    return jax.ffi.ffi_call("rms_norm_tutorial", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, eps=np.float32(1e-5)
+    )
+
+
+def root_model(x):
+    import jax
+
+    root = jax.ffi.ffi_call("checked_sqrt", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    return root * 2.0 + 1.0, x.sum(axis=1)
+
+
+def register(target: str, function) -> None:
+    import jax
+
+    try:
+        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(function), platform="cpu")
+    except Exception:  # already registered in this process, with the same handler
+        pass
+
+
+# Two models and two handlers in one static C++ program. norm_ (the tutorial's rms_norm)
+# on a 4x16 matrix, root_ (checked_sqrt, then compiled ops, and a second result) on 3x5;
+# then the errors: a negative element (the handler's), and a wrong shape (the entry's).
+TWO_MODELS = r"""
+#include <cstdio>
+#include <vector>
+
+#include "norm.h"
+#include "root.h"
+
+extern "C" struct XLA_FFI_Error *RmsNorm(struct XLA_FFI_CallFrame *);
+extern "C" struct XLA_FFI_Error *CheckedSqrt(struct XLA_FFI_CallFrame *);
+
+int main() {
+  if (norm_register_handler(norm_required_target(0), RmsNorm) != NORM_STATUS_OK ||
+      root_register_handler(root_required_target(0), CheckedSqrt) != ROOT_STATUS_OK) {
+    std::printf("register: %s %s\n", norm_last_error(), root_last_error());
+    return 1;
+  }
+  std::vector<float> x(4 * 16), y(4 * 16), a(3 * 5), b(3 * 5), s(3);
+  for (int i = 0; i < 4 * 16; ++i) x[i] = float(i % 7) - 3.0f;
+  for (int i = 0; i < 3 * 5; ++i) a[i] = float(i) / 4.0f;
+  norm_f32_2d in{x.data(), {4, 16}}, out{y.data(), {4, 16}};
+  root_f32_2d in2{a.data(), {3, 5}}, out2{b.data(), {3, 5}};
+  root_f32_1d sums{s.data(), {3}};
+  if (norm_main(&in, &out) != NORM_STATUS_OK) return std::printf("%s\n", norm_last_error()), 1;
+  if (root_main(&in2, &out2, &sums) != ROOT_STATUS_OK)
+    return std::printf("%s\n", root_last_error()), 1;
+  for (float v : y) std::printf("%.9g\n", v);
+  for (float v : b) std::printf("%.9g\n", v);
+  for (float v : s) std::printf("%.9g\n", v);
+  a[1] = -1.0f;
+  int status = root_main(&in2, &out2, &sums);
+  std::printf("status %d: %s\n", status, root_last_error());
+  norm_f32_2d wrong{x.data(), {2, 16}};
+  status = norm_main(&wrong, &out);
+  std::printf("status %d: %s\n", status, norm_last_error());
+  std::printf("after: %s\n", norm_last_error() ? "error kept" : "cleared");
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory):
+    """The two models as static libraries with headers, and their handlers' objects."""
+    import jax
+    from kernel_library import build_handler_library
+
+    import rewriter
+    from rewriter.compile.bridge import xla_ffi_include_dir
+
+    folder = tmp_path_factory.mktemp("two")
+    register(
+        "rms_norm_tutorial",
+        ctypes.CDLL(
+            str(build_handler_library(BRIDGE_SAMPLES / "rms_norm.cc", folder / "librms.so"))
+        ).RmsNorm,
+    )
+    register(
+        "checked_sqrt",
+        ctypes.CDLL(
+            str(build_handler_library(BRIDGE_SAMPLES / "checks.cc", folder / "libchecks.so"))
+        ).CheckedSqrt,
+    )
+    x = ((np.arange(4 * 16) % 7) - 3).astype(np.float32).reshape(4, 16)
+    a = (np.arange(3 * 5) / 4).astype(np.float32).reshape(3, 5)
+    for name, function, argument in (("norm", tutorial_rms_norm, x), ("root", root_model, a)):
+        module = folder / f"{name}.rewritten.mlir"
+        module.write_text(rewriter.export(function, argument).text)
+        run = compile_cli(
+            module,
+            folder / f"lib{name}.a",
+            "--ffi-bridge",
+            "--header",
+            str(folder / f"{name}.h"),
+            "--prefix",
+            f"{name}_",
+        )
+        assert run.returncode == 0, run.stderr
+    objects = []
+    for source in ("rms_norm.cc", "checks.cc"):
+        objects.append(folder / source.replace(".cc", ".o"))
+        subprocess.run(
+            ["g++", "-std=c++17", "-O2", "-w", f"-I{xla_ffi_include_dir()}", "-c"]
+            + [str(BRIDGE_SAMPLES / source), "-o", str(objects[-1])],
+            check=True,
+        )
+    expected = [
+        np.asarray(jax.jit(tutorial_rms_norm)(x)),
+        *(np.asarray(r) for r in jax.jit(root_model)(a)),
+    ]
+    return folder, objects, expected
+
+
+def test_two_models_and_two_handlers_link_into_one_static_program(two_models):
+    folder, objects, (normed, rooted, sums) = two_models
+    (folder / "main.cc").write_text(TWO_MODELS)
+    program = folder / "two_models"
+    link = subprocess.run(
+        ["g++", "-std=c++17", "-Wall", "-Werror", "-static", f"-I{folder}"]
+        + [str(folder / "main.cc"), *map(str, objects), str(folder / "libnorm.a")]
+        + [str(folder / "libroot.a"), "-lm", "-o", str(program)],
+        capture_output=True,
+        text=True,
+    )
+    assert link.returncode == 0, link.stderr
+    run = subprocess.run([str(program)], capture_output=True, text=True, env={})
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    values = np.array(lines[: 64 + 15 + 3], np.float32)
+    np.testing.assert_array_equal(values[:64], normed.ravel())  # the same handler, bit for bit
+    np.testing.assert_allclose(values[64:79], rooted.ravel(), rtol=1e-6)
+    np.testing.assert_allclose(values[79:], sums, rtol=1e-6)
+    assert lines[82:] == [
+        "status 2: main: XLA FFI handler for 'checked_sqrt' failed: checked_sqrt: element 1 "
+        "is negative",
+        "status 1: main: argument 0 ('x') is 2x16, declared 4x16",
+        "after: error kept",
+    ]
+
+
+def test_every_exported_symbol_carries_the_prefix(two_models):
+    folder, _, _ = two_models
+    for name in ("norm", "root"):
+        listing = subprocess.run(
+            ["nm", "--defined-only", "--extern-only", "--format=just-symbols"]
+            + [str(folder / f"lib{name}.a")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        symbols = [line for line in listing.splitlines() if line and not line.endswith(":")]
+        assert f"{name}_main" in symbols and f"{name}_main_alloc" in symbols
+        assert [s for s in symbols if not s.startswith(f"{name}_")] == []
+
+
+def test_the_header_is_c99_and_cpp17_and_names_jaxs_arguments(two_models):
+    folder, _, _ = two_models
+    header = folder / "root.h"
+    for compiler, language, standard in (("gcc", "c", "c99"), ("g++", "c++", "c++17")):
+        run = subprocess.run(
+            [compiler, f"-std={standard}", "-x", language, "-fsyntax-only", "-Wall"]
+            + ["-Wextra", "-pedantic", "-Werror", str(header)],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr
+    text = header.read_text()
+    assert ' *   arg0: f32[3,5] (JAX: "x")' in text
+    assert ' *   result0: f32[3,5] (JAX: "result[0]")' in text
+    assert ' *   result1: f32[3] (JAX: "result[1]")' in text
+    assert (
+        "int root_main(const root_f32_2d *arg0, root_f32_2d *result0, root_f32_1d *result1);"
+        in text
+    )
+
+
+# Passes a 32x128 buffer where 64x128 is declared, a NULL argument, a result buffer of the
+# wrong shape, then calls right (both variants) and queries the shapes.
+CHECKS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model.h"
+
+int main(void) {
+    float *small = malloc(32 * 128 * sizeof *small), *big = calloc(64 * 128, sizeof *big);
+    float *out = malloc(64 * 128 * sizeof *out);
+    model_f32_2d x = {small, {32, 128}}, y = {out, {64, 128}}, z = {out, {64, 127}};
+    model_f32_2d right = {big, {64, 128}}, got = {NULL, {0, 0}};
+    const model_tensor_info *info = model_main_argument(0);
+    int status;
+    status = model_main(&x, &y);
+    printf("%d %s\n", status, model_last_error());
+    status = model_main(NULL, &y);
+    printf("%d %s\n", status, model_last_error());
+    status = model_main(&right, &z);
+    printf("%d %s\n", status, model_last_error());
+    status = model_main(&right, &y);
+    printf("%d %s %g\n", status, model_last_error() ? "error" : "ok", out[0]);
+    status = model_main_alloc(&right, &got);
+    printf("%d %lldx%lld %g\n", status, (long long)got.dims[0], (long long)got.dims[1],
+           got.data[64 * 128 - 1]);
+    model_free(got.data);
+    printf("%d %d %s %s %d %lldx%lld %p\n", model_main_num_arguments(),
+           model_main_num_results(), info->name, info->dtype, info->rank,
+           (long long)info->dims[0], (long long)info->dims[1], (void *)model_main_argument(1));
+    free(small);
+    free(big);
+    free(out);
+    return 0;
+}
+"""
+
+CHECKED = """\
+func.func public @main(%x: tensor<64x128xf32> loc("x"))
+    -> (tensor<64x128xf32> {jax.result_info = "y"}) {
+  %one = stablehlo.constant dense<1.0> : tensor<64x128xf32>
+  %0 = stablehlo.add %x, %one : tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain("valgrind")
+def test_the_entry_checks_its_arguments_and_reads_no_byte_past_them(tmp_path: Path):
+    """Under valgrind: a 32x128 buffer where 64x128 is declared is an error status and a
+    message, never a read past it; so are a NULL argument and a result of another shape."""
+    module = tmp_path / "model.mlir"
+    module.write_text(CHECKED)
+    # portable code: valgrind has no AVX-512
+    run = compile_cli(
+        module, tmp_path / "libmodel.a", "--header", str(tmp_path / "model.h"),
+        "--target-cpu", "generic",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "module @" not in CHECKED  # no module name: the prefix comes from -o libmodel.a
+    (tmp_path / "checks.c").write_text(CHECKS)
+    program = tmp_path / "checks"
+    subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "checks.c")]
+        + [str(tmp_path / "libmodel.a"), "-lm", "-o", str(program)],
+        check=True,
+    )
+    run = subprocess.run(
+        ["valgrind", "--error-exitcode=3", "--leak-check=full", "--errors-for-leak-kinds=all"]
+        + [str(program)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ERROR SUMMARY: 0 errors" in run.stderr
+    assert run.stdout.splitlines() == [
+        "1 main: argument 0 ('x') is 32x128, declared 64x128",
+        "1 main: argument 0 ('x') is NULL",
+        "1 main: result 0 ('y') is 64x127, declared 64x128",
+        "0 ok 1",
+        "0 64x128 1",
+        "1 1 x f32 2 64x128 (nil)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "message"),
+    [
+        ("", "the prefix is empty"),
+        ("2fast_", "--prefix '2fast_' is no C identifier"),
+        ("_Model_", "--prefix '_Model_' is reserved to the implementation"),
+        ("a-b_", "--prefix 'a-b_' is no C identifier"),
+    ],
+)
+def test_a_prefix_that_is_no_c_name_fails_before_any_stage(tmp_path: Path, prefix, message):
+    module = tmp_path / "model.mlir"
+    module.write_text(CHECKED)
+    run = compile_cli(module, tmp_path / "libmodel.a", "--prefix", prefix)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.startswith(f"{module}: error: {message}")
+    assert not (tmp_path / "libmodel.a").exists()
+
+
+def test_c_names():
+    assert c_identifier("jit_rms_norm") == "jit_rms_norm"
+    assert c_identifier("jit.f$g") == "jit_f_g"
+    assert c_identifier("2d") == "m2d"
+    assert c_identifier("int") == "int_" and c_identifier("errno") == "errno_"
+    assert c_identifier("__x") == "m_x" and c_identifier("_Bool") == "m_Bool"
+    assert c_name_part("main") == "main" and c_name_part("f..g_") == "f_g"
+    for name in ("class", "and", "NULL", "stdin", "__y", "_X", "a__b", "1a", "a-b", ""):
+        assert name_problem(name), name
+    assert name_problem("model_main") is None
+
+
+def test_the_default_prefix_is_the_modules_name():
+    from rewriter.compile.c_api import default_prefix
+
+    assert default_prefix("module @jit_rms_norm attributes {} {", "lib.a") == "jit_rms_norm_"
+    assert default_prefix('module @"jit f.g" {', "lib.a") == "jit_f_g_"
+    assert default_prefix("func.func @main() {", "out/libmodel.a") == "model_"
+    assert default_prefix("func.func @main() {", "my-model.so") == "my_model_"
+
+
+@pytest.mark.slow
+def test_a_shared_object_with_a_header_serves_both_c_and_python(tmp_path: Path):
+    """With --header a shared object exports the C API besides what ``load`` reads."""
+    from rewriter.compile import load
+
+    module = tmp_path / "model.mlir"
+    module.write_text(CHECKED)
+    library = tmp_path / "libmodel.so"
+    run = compile_cli(module, library, "--header", str(tmp_path / "m.h"), "--prefix", "m_")
+    assert run.returncode == 0, run.stderr
+    x = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
+    np.testing.assert_array_equal(load(library).main(x), x + 1)
+    c = ctypes.CDLL(str(library))
+    assert (c.m_main_num_arguments(), c.m_main_num_results()) == (1, 1)
+    listing = subprocess.run(
+        ["nm", "-D", "--defined-only", "--format=just-symbols", str(library)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert {s for s in listing if not s.startswith("m_")} == {
+        "_mlir_ciface_rw_entry_main",
+        "rw_entry_main",
+        "rw_model_metadata",
+    }
