@@ -17,6 +17,14 @@
 
 enum { RW_OK = 0, RW_INVALID_ARGUMENT = 1, RW_HANDLER_ERROR = 2, RW_OUT_OF_MEMORY = 3 };
 
+/* The workspace (rewriter_workspace.c): every allocation of the module inside a call. */
+void rw_ws_set(void *base, size_t size);
+void rw_ws_begin(void);
+size_t rw_ws_end(void);
+long long rw_ws_misses(void);
+int rw_ws_owns(const void *pointer);
+void rw_ws_free(void *pointer);
+
 /* MLIR's memref descriptor of rank N (rank 0: rw_desc_0). */
 typedef struct { void *allocated; void *aligned; int64_t offset; } rw_desc_0;
 #define RW_DESCRIPTOR(N)                                                                 \

@@ -363,3 +363,110 @@ def test_a_shared_object_with_a_header_serves_both_c_and_python(tmp_path: Path):
         "rw_entry_main",
         "rw_model_metadata",
     }
+
+
+def controller(x):
+    """A control step: the tutorial's rms_norm (an FFI handler through the bridge), then
+    compiled ops with temporaries and two results."""
+    import jax.numpy as jnp
+
+    y = tutorial_rms_norm(x)
+    return jnp.tanh(y) * x.sum(axis=1, keepdims=True), jnp.max(y * y, axis=0)
+
+
+# Counts every allocation the program's objects make (-Wl,--wrap): one call without a
+# workspace, then 1,000 calls with the workspace the first one measured.
+CONTROL_LOOP = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+extern struct XLA_FFI_Error *RmsNorm(struct XLA_FFI_CallFrame *);
+
+static long allocations;
+void *__real_malloc(size_t);
+void *__real_calloc(size_t, size_t);
+void *__real_realloc(void *, size_t);
+int __real_posix_memalign(void **, size_t, size_t);
+void *__real_aligned_alloc(size_t, size_t);
+void *__wrap_malloc(size_t n) { ++allocations; return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { ++allocations; return __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { ++allocations; return __real_realloc(p, n); }
+int __wrap_posix_memalign(void **p, size_t a, size_t n) {
+    ++allocations;
+    return __real_posix_memalign(p, a, n);
+}
+void *__wrap_aligned_alloc(size_t a, size_t n) { ++allocations; return __real_aligned_alloc(a, n); }
+
+int main(void) {
+    static float x[8 * 32], y[8 * 32], m[32], first[8 * 32];
+    ctl_f32_2d in = {x, {8, 32}}, out = {y, {8, 32}};
+    ctl_f32_1d peak = {m, {32}};
+    int i, call;
+    for (i = 0; i < 8 * 32; ++i) x[i] = (float)(i % 7) - 3.0f;
+    if (ctl_register_handler("rms_norm_tutorial", RmsNorm) != 0) return 1;
+    allocations = 0;
+    if (ctl_main(&in, &out, &peak) != 0) return printf("%s\n", ctl_last_error()), 1;
+    memcpy(first, y, sizeof y);
+    printf("first call: %s\n", allocations > 0 ? "allocates" : "no allocation");
+    long long size = (long long)ctl_main_workspace_size();
+    void *workspace = malloc((size_t)size);
+    if (ctl_set_workspace(workspace, size) != 0) return 1;
+    allocations = 0;
+    for (call = 0; call < 1000; ++call) {
+        if (ctl_main(&in, &out, &peak) != 0) return printf("%s\n", ctl_last_error()), 1;
+    }
+    printf("1000 calls: %ld allocations, %lld misses, same: %d, workspace %s\n",
+           allocations, (long long)ctl_workspace_misses(), !memcmp(first, y, sizeof y),
+           size > 0 ? "measured" : "empty");
+    ctl_set_workspace(NULL, 0);
+    free(workspace);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.jax
+def test_a_control_loop_allocates_nothing_after_set_up(tmp_path: Path):
+    """With the caller's result buffers and a workspace of the size the first call measured,
+    1,000 calls (the bridge, the handler and the compiled code) make no allocation."""
+    from kernel_library import build_handler_library
+
+    import rewriter
+    from rewriter.compile.bridge import xla_ffi_include_dir
+
+    handler = build_handler_library(BRIDGE_SAMPLES / "rms_norm.cc", tmp_path / "librms.so")
+    register("rms_norm_tutorial", ctypes.CDLL(str(handler)).RmsNorm)
+    x = ((np.arange(8 * 32) % 7) - 3).astype(np.float32).reshape(8, 32)
+    module = tmp_path / "ctl.rewritten.mlir"
+    module.write_text(rewriter.export(controller, x).text)
+    run = compile_cli(
+        module, tmp_path / "libctl.a", "--ffi-bridge", "--header", str(tmp_path / "ctl.h"),
+        "--prefix", "ctl_",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "loop.c").write_text(CONTROL_LOOP)
+    subprocess.run(
+        ["g++", "-std=c++17", "-O2", "-w", f"-I{xla_ffi_include_dir()}", "-c"]
+        + [str(BRIDGE_SAMPLES / "rms_norm.cc"), "-o", str(tmp_path / "rms_norm.o")],
+        check=True,
+    )
+    wrapped = ",".join(
+        f"--wrap={f}" for f in ("malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc")
+    )
+    program = tmp_path / "loop"
+    subprocess.run(
+        ["g++", "-x", "c", "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}"]
+        + [str(tmp_path / "loop.c"), "-x", "none", str(tmp_path / "rms_norm.o")]
+        + [str(tmp_path / "libctl.a"), f"-Wl,{wrapped}", "-lm", "-o", str(program)],
+        check=True,
+    )
+    run = subprocess.run([str(program)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines() == [
+        "first call: allocates",
+        "1000 calls: 0 allocations, 0 misses, same: 1, workspace measured",
+    ]

@@ -34,8 +34,11 @@ from .toolchain import (
     find_tool,
     link_shared_object,
     memref_copy_source,
+    relocatable_object,
     run_stage,
     stages,
+    use_workspace_allocators,
+    workspace_source,
 )
 
 PORTABLE = targets.PORTABLE
@@ -108,8 +111,8 @@ def compile_module(
         if link_problem(item):
             raise ToolchainError(str(link_problem(item)))
     static = Path(output).suffix == ".a"
-    check_tools(PIPELINE_TOOLS + (STATIC_TOOLS if static else ()))
     with_api = static or header is not None or prefix is not None
+    check_tools(PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()))
     chosen_prefix = default_prefix(text, output) if prefix is None else prefix
     if with_api and prefix_problem(chosen_prefix):
         raise ToolchainError(str(prefix_problem(chosen_prefix)))
@@ -187,7 +190,12 @@ def compile_module(
             header_file.write_text(c_api_header(api), encoding="utf-8")
             api_source = work / "rw_model_api.c"
             api_source.write_text(c_api_source(api, header_file.name), encoding="utf-8")
-            inputs.append(api_source)
+            # The module's own allocations (the compiled code's, the bridge's, the BLAS
+            # helpers') go to the workspace's functions; the API's own do not.
+            module_object = work / "module.o"
+            relocatable_object(inputs, module_object, "-O3", flags)
+            use_workspace_allocators(module_object)
+            inputs = [module_object, api_source, workspace_source()]
             flags.append(f"-I{bridge_dir()}")  # rewriter_c_api_support.h
         built = work / ("library.a" if static else "library.so")
         if static:

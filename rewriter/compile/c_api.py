@@ -56,13 +56,14 @@ class Api:
     def exports(self) -> list[str]:
         """Every symbol the library exports for this API."""
         names = [self.prefix + "last_error", self.prefix + "free"]
+        names += [self.prefix + "set_workspace", self.prefix + "workspace_misses"]
         if self.bridge:
             names += [self.prefix + "register_handler", self.prefix + "required_target"]
         for entry in self.entries:
             function = self.function(entry)
             names += [function, function + "_alloc"]
             names += [function + s for s in ("_num_arguments", "_num_results")]
-            names += [function + "_argument", function + "_result"]
+            names += [function + "_argument", function + "_result", function + "_workspace_size"]
         return names
 
 
@@ -105,7 +106,7 @@ def make_api(
     }
     if unsupported:
         raise ApiError(f"the C API has no type for {', '.join(sorted(unsupported))}")
-    names = [*api.exports(), api.macro + "STATUS_OK", api.macro + "H"]
+    names = [*api.exports(), api.macro + "STATUS_OK", api.macro + "H", api.prefix + "tensor_info"]
     names += {api.view_type(spec) for e in entries for spec in (*e.inputs, *e.results)}
     seen: set[str] = set()
     for name in names:
@@ -242,6 +243,17 @@ def c_api_header(api: Api) -> str:
         "/* Frees a result's data that an _alloc function gave (NULL: nothing). */",
         f"void {p}free(void *data);",
         "",
+        "/* Gives this thread's calls a workspace: from then on, every buffer a call needs",
+        " * (temporaries, results before they are copied into the caller's, the FFI",
+        " * bridge's) is cut from it, and a call allocates nothing (NULL: malloc again).",
+        " * Its size: the _workspace_size() of the functions after one call on this thread.",
+        " * The memory must stay valid, and serve no other thread, until it is replaced. */",
+        f"int {p}set_workspace(void *buffer, int64_t size);",
+        "",
+        "/* How many buffers this thread's calls took from malloc because the workspace",
+        " * was too small (0 when it always sufficed). */",
+        f"int64_t {p}workspace_misses(void);",
+        "",
     ]
     if api.bridge:
         lines += [
@@ -276,6 +288,8 @@ def c_api_header(api: Api) -> str:
             f"int {function}_num_results(void);",
             f"const {p}tensor_info *{function}_argument(int index); /* NULL: no such */",
             f"const {p}tensor_info *{function}_result(int index);",
+            f"/* The workspace the last call of {function} on this thread needed (0 before). */",
+            f"int64_t {function}_workspace_size(void);",
             "",
         ]
     lines += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
@@ -299,6 +313,18 @@ def c_api_source(api: Api, header_name: str) -> str:
         "",
         f"const char *{p}last_error(void) {{ return rw_last_error(); }}",
         f"void {p}free(void *data) {{ free(data); }}",
+        "",
+        f"int {p}set_workspace(void *buffer, int64_t size)",
+        "{",
+        "    rw_clear();",
+        "    if (buffer && size <= 0)",
+        f'        return rw_fail({m}STATUS_INVALID_ARGUMENT, "{p}set_workspace: size %lld",',
+        "                       (long long)size);",
+        "    rw_ws_set(buffer, buffer ? (size_t)size : 0);",
+        f"    return {m}STATUS_OK;",
+        "}",
+        "",
+        f"int64_t {p}workspace_misses(void) {{ return rw_ws_misses(); }}",
         "",
     ]
     if api.bridge:
@@ -374,6 +400,11 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
         else:
             out += ["    (void)index;", "    return NULL;"]
         out += ["}", ""]
+    out += [
+        f"static _Thread_local int64_t rw_{number}_workspace;",
+        f"int64_t {function}_workspace_size(void) {{ return rw_{number}_workspace; }}",
+        "",
+    ]
     results = len(entry.results)
     raw_parameters = ["void *"] * ((1 if results else 0) + len(entry.inputs))
     parameters = [x for x in _parameters(api, entry) if x != "void"]
@@ -433,6 +464,7 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             out.append(f"    in{i}.offset = 0;")
     if api.bridge:
         out.append("    rw_ffi_clear_error();")
+    out.append("    rw_ws_begin();")
     call_arguments = (["&out"] if results else []) + [f"&in{i}" for i in range(len(entry.inputs))]
     out.append(f"    {entry.c_symbol}({', '.join(call_arguments)});")
     for i in range(results):
@@ -461,7 +493,8 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             "            int shared = 0;",
             f"            for (j = 0; j < {results}; ++j)",
             f"                shared |= j != {i} && allocations[j] == allocations[{i}];",
-            f"            if (!shared && out.r{i}.allocated == out.r{i}.aligned && "
+            f"            if (!shared && !rw_ws_owns(out.r{i}.allocated) && "
+            f"out.r{i}.allocated == out.r{i}.aligned && "
             f"out.r{i}.offset == 0 && rw_contiguous({rank}, {sizes}, {strides})) {{",
             f"                {variable}->data = out.r{i}.aligned;",
             f"                given[{i}] = 1;",
@@ -499,7 +532,7 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             f"    for (i = 0; i < {results}; ++i) {{",
             "        int earlier = 0;",
             "        for (j = 0; j < i; ++j) earlier |= allocations[j] == allocations[i];",
-            "        if (!given[i] && !earlier) free(allocations[i]);",
+            "        if (!given[i] && !earlier) rw_ws_free(allocations[i]);",
             "    }",
             "    if (status != 0 && allocate) { /* a failed _alloc call gives nothing */",
         ]
@@ -507,7 +540,12 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             out.append(f"        free(result{i}->data);")
             out.append(f"        result{i}->data = NULL;")
         out.append("    }")
-    out += ["    return status;", "}", ""]
+    out += [
+        f"    rw_{number}_workspace = (int64_t)rw_ws_end();",
+        "    return status;",
+        "}",
+        "",
+    ]
     passed = [_parameter_name(entry, "argument", i) for i in range(len(entry.inputs))]
     passed += [_parameter_name(entry, "result", i) for i in range(len(entry.results))]
     signature = ", ".join(_parameters(api, entry))

@@ -241,19 +241,8 @@ def link_shared_object(
         version_script.unlink(missing_ok=True)
 
 
-def archive_static_library(
-    inputs: list[Path],
-    output: Path,
-    optimize: str,
-    flags: list[str],
-    exports: list[str],
-    member: str,
-) -> None:
-    """clang, llvm-objcopy and llvm-ar: LLVM IR and C sources into one relocatable object
-    ``member`` (``clang -r``) whose globals but ``exports`` are made local, archived as
-    ``output``. Two such libraries link into one program: nothing but their exports can
-    clash."""
-    combined = output.parent / member
+def relocatable_object(inputs: list[Path], output: Path, optimize: str, flags: list[str]) -> None:
+    """clang -r: LLVM IR, C sources and objects into one relocatable object ``output``."""
     command = [
         find_tool(f"clang-{LLVM_VERSION}"),
         optimize,
@@ -264,9 +253,45 @@ def archive_static_library(
         "-nostdlib",
         *map(str, inputs),
         "-o",
-        str(combined),
+        str(output),
     ]
     _run("link", command)
+
+
+# The C library's allocation functions, and what a model with the C API calls instead
+# (abi/rewriter_workspace.c: a caller's workspace, else malloc).
+ALLOCATORS = ("malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "strdup")
+
+
+def use_workspace_allocators(object_file: Path) -> None:
+    """Make every call of an allocation function in ``object_file`` one of the workspace's
+    (``rw_ws_malloc`` for ``malloc``, ...), with llvm-objcopy."""
+    renames = object_file.parent / f"{object_file.name}.allocators"
+    renames.write_text("".join(f"{name} rw_ws_{name}\n" for name in ALLOCATORS))
+    _run(
+        "workspace",
+        [
+            find_tool(f"llvm-objcopy-{LLVM_VERSION}"),
+            f"--redefine-syms={renames}",
+            str(object_file),
+        ],
+    )
+
+
+def archive_static_library(
+    inputs: list[Path],
+    output: Path,
+    optimize: str,
+    flags: list[str],
+    exports: list[str],
+    member: str,
+) -> None:
+    """clang, llvm-objcopy and llvm-ar: LLVM IR, C sources and objects into one relocatable
+    object ``member`` (``clang -r``) whose globals but ``exports`` are made local, archived
+    as ``output``. Two such libraries link into one program: nothing but their exports can
+    clash."""
+    combined = output.parent / member
+    relocatable_object(inputs, combined, optimize, flags)
     kept = output.parent / f"{member}.exports"
     kept.write_text("".join(f"{name}\n" for name in exports))
     _run(
@@ -275,6 +300,11 @@ def archive_static_library(
     )
     output.unlink(missing_ok=True)
     _run("archive", [find_tool(f"llvm-ar-{LLVM_VERSION}"), "rcsD", str(output), str(combined)])
+
+
+def workspace_source() -> Path:
+    """``abi/rewriter_workspace.c``: the allocation functions of a model with the C API."""
+    return Path(bridge_dir()) / "rewriter_workspace.c"
 
 
 def memref_copy_source() -> Path:
