@@ -34,6 +34,7 @@ NATIVE_PACKAGES = {
     "aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu",
     "aarch64-linux-gnu-g++": "g++-aarch64-linux-gnu",
     "qemu-aarch64": "qemu-user",
+    "cmake": "cmake",  # samples/deploy
     # not a tool: the system's OpenBLAS, the compiled path's default BLAS (rewriter.compile.blas)
     "libopenblas.so.0": "libopenblas-dev",
     **{name: hint.split()[-1] for name, hint in INSTALL_HINTS.items() if name != "iree-opt"},

@@ -11,6 +11,8 @@ from ..inputs.files import cannot_write, output_problem, same_file
 from ..inputs.streams import run_command, say
 from ..syntax.diagnostics import RewriteError
 from .build import compile_module
+from .c_api import default_prefix
+from .c_names import c_name_part
 from .link_items import joined_link_values, library_name
 from .module_file import read_module_file
 from .toolchain import ToolchainError
@@ -44,6 +46,14 @@ def _main(argv: list[str]) -> int:
         metavar="FILE.h",
         help="write the model's C API header (C99 and C++): a typed function per public "
         "function, checked arguments, a status and the last error's message",
+    )
+    parser.add_argument(
+        "--include-dir",
+        type=Path,
+        metavar="DIR",
+        help="write into DIR the include files a C/C++ build needs besides the header: XLA's "
+        "FFI API (xla/ffi/api/*.h, for the handlers) and rewriter/memref.h, so that a build "
+        "machine needs no Python",
     )
     parser.add_argument(
         "--prefix",
@@ -113,6 +123,7 @@ def _main(argv: list[str]) -> int:
                 target_triple=args.target_triple,
                 header=args.header,
                 prefix=args.prefix,
+                include_dir=args.include_dir,
                 filename=str(args.module),
             )
         for warning in warned:
@@ -127,8 +138,11 @@ def _main(argv: list[str]) -> int:
     except OSError as error:  # the output cannot be written
         say(f"{args.output}: error: {cannot_write(args.output, error)}")
         return 1
+    with_api = args.output.suffix == ".a" or args.header is not None or args.prefix is not None
+    prefix = default_prefix(text, args.output) if args.prefix is None else args.prefix
     for entry in entries:
-        say(f"{args.output}: {entry.c_symbol} ({entry.name})")
+        symbol = prefix + c_name_part(entry.name) if with_api else entry.c_symbol
+        say(f"{args.output}: {symbol} ({entry.name})")
     if not args.ffi_bridge:
         _warn_unserved(text, args)
     return 0

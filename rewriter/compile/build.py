@@ -8,7 +8,7 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
-from ..abi import bridge_dir
+from ..abi import bridge_dir, include_dir
 from ..emit.ffi_adapters import externs_in
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
@@ -16,7 +16,7 @@ from ..syntax.source import Source
 from . import blas as blas_libraries
 from . import targets
 from .blas import blas_calls_source, resolve_blas
-from .bridge import BRIDGE_EXPORTS, bridge_sources
+from .bridge import BRIDGE_EXPORTS, bridge_sources, xla_ffi_include_dir
 from .c_api import c_api_header, c_api_source, default_prefix, make_api, prefix_problem
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
@@ -56,6 +56,7 @@ def compile_module(
     target_triple: str | None = None,
     header: str | Path | None = None,
     prefix: str | None = None,
+    include_dir: str | Path | None = None,
     filename: str | None = None,
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``,
@@ -64,7 +65,9 @@ def compile_module(
     A static library, ``header`` and ``prefix`` give the library a C API (``c_api.py``):
     every name it exports starts with ``prefix`` (by default the module's name and ``_``);
     ``header`` is where its declarations are written (C99 and C++). In a static library
-    nothing else is global; a shared object also keeps what ``load`` reads.
+    nothing else is global; a shared object also keeps what ``load`` reads. ``include_dir``
+    gets the include files a C or C++ build of the program and its handlers needs, so
+    that the build machine needs no Python (``write_include_files``).
 
     ``link`` names kernel libraries the object is linked against: ``-lNAME``, ``NAME`` or a
     path, as a C programmer means them (``link_items.py``).
@@ -116,6 +119,8 @@ def compile_module(
     chosen_prefix = default_prefix(text, output) if prefix is None else prefix
     if with_api and prefix_problem(chosen_prefix):
         raise ToolchainError(str(prefix_problem(chosen_prefix)))
+    if include_dir is not None:
+        xla_ffi_include_dir()  # jaxlib's headers must be there before any stage runs
     clang = find_tool(f"clang-{LLVM_VERSION}")
     target, triple = targets.resolve_target(clang, target_triple, target_cpu)
     target_flags = target.clang_flags(triple)
@@ -218,10 +223,28 @@ def compile_module(
         install_file(output, built)
         if header is not None:
             install_file(header, header_file)
+        if include_dir is not None:
+            write_include_files(Path(include_dir))
         return entries
     finally:
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def write_include_files(folder: Path) -> list[Path]:
+    """Write into ``folder`` the headers a C or C++ build needs besides the model's own:
+    XLA's FFI API (``xla/ffi/api/*.h``, from jaxlib, for the handlers) and
+    ``rewriter/memref.h`` (for kernels with ``_mlir_ciface_`` entries). Each is written
+    as every output is (``install_file``); the list of the files written."""
+    sources = [(Path(xla_ffi_include_dir()), "xla/ffi/api"), (Path(include_dir()), "rewriter")]
+    written = []
+    for root, part in sources:
+        for source in sorted((root / part).glob("*.h")):
+            target = folder / part / source.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            install_file(target, source)
+            written.append(target)
+    return written
 
 
 def _entries(text: str, filename: str) -> tuple[str, list[Entry]]:
