@@ -470,3 +470,94 @@ def test_a_control_loop_allocates_nothing_after_set_up(tmp_path: Path):
         "first call: allocates",
         "1000 calls: 0 allocations, 0 misses, same: 1, workspace measured",
     ]
+
+
+# Every kind of view: rank 0, bool (i1), uint8_t (ui8), complex<f32>, several results, a
+# second function whose name is no C name and whose dimension is dynamic.
+KINDS = """\
+module @"my.model" {
+func.func public @main(%s: tensor<f32> loc("scale"), %v: tensor<4xui8> loc("v"),
+                       %c: tensor<2xcomplex<f32>>)
+    -> (tensor<4xi1>, tensor<2xcomplex<f32>>, tensor<f32>) {
+  %z = stablehlo.constant dense<3> : tensor<4xui8>
+  %b = stablehlo.compare GT, %v, %z : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %cs = stablehlo.add %c, %c : tensor<2xcomplex<f32>>
+  %t = stablehlo.multiply %s, %s : tensor<f32>
+  return %b, %cs, %t : tensor<4xi1>, tensor<2xcomplex<f32>>, tensor<f32>
+}
+func.func public @"second.fn"(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = stablehlo.add %x, %x : tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+}
+"""
+
+KINDS_PROGRAM = r"""
+#include <stdio.h>
+
+#include "kinds.h"
+
+int main(void) {
+    float s = 1.5f, t = 0.0f, x[6] = {0, 1, 2, 3, 4, 5}, y[6] = {0};
+    uint8_t v[4] = {1, 5, 3, 9};
+    bool b[4];
+    my_model_c64 c[2] = {{1, 2}, {3, -4}}, cs[2];
+    my_model_f32_0d a0 = {&s}, r2 = {&t};
+    my_model_ui8_1d a1 = {v, {4}};
+    my_model_c64_1d a2 = {c, {2}}, r1 = {cs, {2}};
+    my_model_i1_1d r0 = {b, {4}};
+    my_model_f32_2d xa = {x, {2, 3}}, ya = {y, {2, 3}}, yb = {y, {3, 3}}, yc = {NULL, {0, 0}};
+    const my_model_tensor_info *info = my_model_second_fn_argument(0);
+    int status = my_model_main(&a0, &a1, &a2, &r0, &r1, &r2);
+    printf("%d %d%d%d%d %g %g %g %g %g\n", status, b[0], b[1], b[2], b[3], cs[0].real,
+           cs[0].imag, cs[1].real, cs[1].imag, t);
+    status = my_model_second_fn(&xa, &ya);
+    printf("%d %g %g %g %g %g %g\n", status, y[0], y[1], y[2], y[3], y[4], y[5]);
+    status = my_model_second_fn(&xa, &yb);
+    printf("%d %s\n", status, my_model_last_error());
+    status = my_model_second_fn_alloc(&xa, &yc);
+    printf("%d %lldx%lld %g\n", status, (long long)yc.dims[0], (long long)yc.dims[1],
+           yc.data[5]);
+    my_model_free(yc.data);
+    printf("%d %lld %lld %s\n", info->rank, (long long)info->dims[0], (long long)info->dims[1],
+           info->name ? info->name : "no name");
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain("valgrind")
+def test_every_kind_of_view_and_a_dynamic_result(tmp_path: Path):
+    module = tmp_path / "kinds.mlir"
+    module.write_text(KINDS)
+    run = compile_cli(
+        module, tmp_path / "libkinds.a", "--header", str(tmp_path / "kinds.h"),
+        "--target-cpu", "generic",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        f"{tmp_path / 'libkinds.a'}: my_model_main (main)",
+        f"{tmp_path / 'libkinds.a'}: my_model_second_fn (second.fn)",
+    ]
+    (tmp_path / "kinds.c").write_text(KINDS_PROGRAM)
+    program = tmp_path / "kinds"
+    subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "kinds.c")]
+        + [str(tmp_path / "libkinds.a"), "-lm", "-o", str(program)],
+        check=True,
+    )
+    run = subprocess.run(
+        ["valgrind", "--error-exitcode=3", "--leak-check=full", "--errors-for-leak-kinds=all"]
+        + [str(program)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == [
+        "0 0101 2 4 6 -8 2.25",
+        "0 0 2 4 6 8 10",
+        "1 second.fn: result 0 is 3x3, computed 2x3",
+        "0 2x3 10",
+        "2 -1 3 no name",
+    ]

@@ -1,5 +1,5 @@
 """The README's code runs as written: the snippets of "One handler, two worlds" (a shell
-block builds the handler, Python exports, the shell rewrites and compiles, Python loads)
+block builds the handler, Python exports, the shell rewrites and compiles, Python loads),
 of "Python API" and of "Deploying without Python" (a static library, CMake, a program run
 with an empty environment), each block in a fresh process, in order, in a temporary folder that
 holds what the README says the reader has (the repository's sample files)."""

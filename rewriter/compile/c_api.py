@@ -409,7 +409,9 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
     raw_parameters = ["void *"] * ((1 if results else 0) + len(entry.inputs))
     parameters = [x for x in _parameters(api, entry) if x != "void"]
     out += [
-        f"void {entry.c_symbol}({', '.join(raw_parameters) or 'void'});",
+        "/* The compiled entry, by its symbol: MLIR's names may hold . or $. */",
+        f"void rw_{number}_entry({', '.join(raw_parameters) or 'void'}) "
+        f"__asm__({_c_string(entry.c_symbol)});",
         "",
         f"static int rw_{number}_run({', '.join([*parameters, 'int allocate'])})",
         "{",
@@ -466,7 +468,7 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
         out.append("    rw_ffi_clear_error();")
     out.append("    rw_ws_begin();")
     call_arguments = (["&out"] if results else []) + [f"&in{i}" for i in range(len(entry.inputs))]
-    out.append(f"    {entry.c_symbol}({', '.join(call_arguments)});")
+    out.append(f"    rw_{number}_entry({', '.join(call_arguments)});")
     for i in range(results):
         out.append(f"    allocations[{i}] = out.r{i}.allocated;")
     if api.bridge:
