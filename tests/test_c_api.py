@@ -561,3 +561,66 @@ def test_every_kind_of_view_and_a_dynamic_result(tmp_path: Path):
         "0 2x3 10",
         "2 -1 3 no name",
     ]
+
+
+def product_of_sums(x, y):
+    return x.sum(axis=1) * y.sum(axis=1)
+
+
+AGREEING = r"""
+#include <stdio.h>
+
+#include "poly.h"
+
+int main(void) {
+    float x[4 * 8], y[4 * 4], r[4];
+    int i, status;
+    for (i = 0; i < 32; ++i) x[i] = 1.0f;
+    for (i = 0; i < 16; ++i) y[i] = 0.5f;
+    poly_f32_2d xa = {x, {4, 8}}, ya = {y, {4, 4}}, yb = {y, {3, 4}};
+    poly_f32_1d ra = {r, {4}};
+    status = poly_main(&xa, &yb, &ra);
+    printf("%d %s\n", status, poly_last_error());
+    status = poly_main(&xa, &ya, &ra);
+    printf("%d %g %g\n", status, r[0], r[3]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.jax
+@pytest.mark.toolchain("valgrind")
+def test_dynamic_sizes_of_one_dimension_variable_must_agree(tmp_path: Path):
+    """Exported for (b, 8) and (b, 4): a call with 4 and 3 rows is an error naming 'b'
+    (the module would read past the shorter buffer), one with 4 and 4 runs."""
+    import jax
+    import jax.numpy as jnp
+
+    (b, eight) = jax.export.symbolic_shape("b, 8")
+    specs = [jax.ShapeDtypeStruct((b, n), jnp.float32) for n in (eight, 4)]
+    module = tmp_path / "poly.mlir"
+    module.write_text(jax.export.export(jax.jit(product_of_sums))(*specs).mlir_module())
+    run = compile_cli(
+        module, tmp_path / "libpoly.a", "--header", str(tmp_path / "poly.h"),
+        "--prefix", "poly_", "--target-cpu", "generic",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    header = (tmp_path / "poly.h").read_text()
+    assert ' *   arg0 dimension 0, arg1 dimension 0: JAX\'s "b", checked to agree' in header
+    (tmp_path / "agree.c").write_text(AGREEING)
+    program = tmp_path / "agree"
+    subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "agree.c")]
+        + [str(tmp_path / "libpoly.a"), "-lm", "-o", str(program)],
+        check=True,
+    )
+    run = subprocess.run(
+        ["valgrind", "--error-exitcode=3", str(program)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == [
+        "1 main: argument 1 dimension 0 is 3, argument 0 dimension 0 is 4: both are JAX's "
+        "dimension variable 'b'",
+        "0 16 16",
+    ]

@@ -17,7 +17,14 @@ from . import blas as blas_libraries
 from . import targets
 from .blas import blas_calls_source, resolve_blas
 from .bridge import BRIDGE_EXPORTS, bridge_sources, xla_ffi_include_dir
-from .c_api import c_api_header, c_api_source, default_prefix, make_api, prefix_problem
+from .c_api import (
+    c_api_header,
+    c_api_source,
+    default_prefix,
+    dimension_variables,
+    make_api,
+    prefix_problem,
+)
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
 from .library_calls import route_products_to_blas, widen_f32_atan2
@@ -156,6 +163,9 @@ def compile_module(
             if with_api
             else None
         )
+        if api is not None:
+            agreements = tuple((e.name, dimension_variables(text, e)) for e in entries)
+            api = replace(api, agreements=agreements)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
         pipeline = stages(library_calls)

@@ -42,6 +42,12 @@ class Api:
     bridge: bool
     link_note: str  # what a program that links the library needs besides it
     origin: str  # where the module came from, for the header's first comment
+    # For each function, JAX's dimension variables that several argument dimensions share:
+    # (name, ((argument, dimension), ...)); their sizes must agree (``dimension_variables``).
+    agreements: tuple[tuple[str, tuple[tuple[str, tuple[tuple[int, int], ...]], ...]], ...] = ()
+
+    def agreements_of(self, entry: Entry) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+        return next((groups for name, groups in self.agreements if name == entry.name), ())
 
     @property
     def macro(self) -> str:
@@ -77,6 +83,33 @@ def default_prefix(text: str, output: str | Path) -> str:
         name = Path(output).name.split(".", 1)[0]
         name = name[3:] if name.startswith("lib") and len(name) > 3 else name
     return c_identifier(name).rstrip("_") + "_"
+
+
+_SPECIFICATION = re.compile(r"polymorphic shapes specifications: (.*?)\. Obtained")
+_ARGUMENT_SHAPE = re.compile(r"args\[([0-9]+)\]\.shape = \(([^)]*)\)")
+
+
+def dimension_variables(
+    text: str, entry: Entry
+) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """JAX's dimension variables (``b`` of ``jax.export.symbolic_shape("b, 8")``) that
+    several dynamic dimensions of ``entry``'s arguments share, read from the specification
+    that jax writes into the module's shape assertions (``args[0].shape = (b, 8),args[1]
+    .shape = (b, 4)``); only for JAX's ``main``, and only bare names (``2*b`` is left to the
+    module's own checks)."""
+    found = _SPECIFICATION.search(text) if entry.name == "main" else None
+    if found is None:
+        return ()
+    places: dict[str, list[tuple[int, int]]] = {}
+    for argument, dims in _ARGUMENT_SHAPE.findall(found.group(1)):
+        for dimension, name in enumerate(part.strip() for part in dims.split(",")):
+            index = int(argument)
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or index >= len(entry.inputs):
+                continue
+            shape = entry.inputs[index].shape
+            if dimension < len(shape) and shape[dimension] < 0:
+                places.setdefault(name, []).append((index, dimension))
+    return tuple((name, tuple(at)) for name, at in places.items() if len(at) > 1)
 
 
 def prefix_problem(prefix: str) -> str | None:
@@ -279,6 +312,9 @@ def c_api_header(api: Api) -> str:
             jax = entry.result_names[i] if i < len(entry.result_names) else None
             jax_name = f" (JAX: {_comment_text(jax)})" if jax else ""
             lines.append(f" *   result{i}: {_shape_text(spec)}{jax_name}")
+        for variable, places in api.agreements_of(entry):
+            where = ", ".join(f"arg{a} dimension {d}" for a, d in places)
+            lines.append(f" *   {where}: JAX's {_comment_text(variable)}, checked to agree")
         lines.append(" */")
         parameters = ", ".join(_parameters(api, entry))
         lines += [
@@ -451,6 +487,19 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             f"        return rw_fail({m}STATUS_INVALID_ARGUMENT, "
             f'"%s: {kind} {index}%s has no data", {label}, {quoted});',
         ]
+    for variable, places in api.agreements_of(entry):
+        (first, first_dim), *others = places
+        for other, other_dim in others:
+            out += [
+                f"    if (arg{other}->dims[{other_dim}] != arg{first}->dims[{first_dim}])",
+                f'        return rw_fail({m}STATUS_INVALID_ARGUMENT, "%s: argument {other}%s '
+                f"dimension {other_dim} is %lld, argument {first}%s dimension {first_dim} is "
+                f"%lld: both are JAX's dimension variable %s\", {label}, "
+                f"{_quoted_name(entry, 'argument', other)}, "
+                f"(long long)arg{other}->dims[{other_dim}], "
+                f"{_quoted_name(entry, 'argument', first)}, "
+                f"(long long)arg{first}->dims[{first_dim}], {_c_string(repr(variable))});",
+            ]
     for i, spec in enumerate(entry.inputs):
         rank = len(spec.shape)
         if rank:
