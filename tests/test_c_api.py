@@ -624,3 +624,15 @@ def test_dynamic_sizes_of_one_dimension_variable_must_agree(tmp_path: Path):
         "dimension variable 'b'",
         "0 16 16",
     ]
+
+
+@pytest.mark.parametrize("clash", ["module", "output"])
+def test_a_header_that_is_the_module_or_the_output_is_a_usage_error(tmp_path: Path, clash):
+    module = tmp_path / "model.mlir"
+    module.write_text(CHECKED)
+    output = tmp_path / "libmodel.a"
+    header = module if clash == "module" else output
+    run = compile_cli(module, output, "--header", str(header))
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert f"--header {header} is the" in run.stderr
+    assert module.read_text() == CHECKED and not output.exists()
