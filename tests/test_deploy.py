@@ -134,6 +134,7 @@ def assert_product_output(stdout: str) -> None:
     np.testing.assert_allclose(got, expected_product(), rtol=0, atol=4e-7)
 
 
+@pytest.mark.toolchain("libopenblas.so.0")
 def test_the_default_library_records_no_path_of_the_build_machine(shipped: Path):
     """The BLAS is the system's OpenBLAS, by its soname; no RUNPATH, no venv, no numpy.libs
     (NumPy's OpenBLAS was found through one), no LLVM folder (MLIR's runner utilities)."""
@@ -144,6 +145,7 @@ def test_the_default_library_records_no_path_of_the_build_machine(shipped: Path)
         assert folder not in section
 
 
+@pytest.mark.toolchain("libopenblas.so.0")
 def test_the_program_runs_with_an_empty_environment(shipped: Path):
     run = subprocess.run(
         ["env", "-i", str(shipped / "host")], capture_output=True, text=True, cwd=shipped
@@ -152,6 +154,7 @@ def test_the_program_runs_with_an_empty_environment(shipped: Path):
     assert_product_output(run.stdout)
 
 
+@pytest.mark.toolchain("libopenblas.so.0")
 def test_the_program_runs_with_python_and_numpy_out_of_sight(shipped: Path):
     """In a mount namespace with an empty tmpfs over this Python, its venv and its
     site-packages (NumPy's OpenBLAS among them), as on a machine that never had them."""
