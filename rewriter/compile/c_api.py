@@ -7,12 +7,16 @@ Every exported name starts with the prefix P (``--prefix``; by default the modul
   caller's result buffers, each a typed view ``{data, dims[rank]}`` of a row-major
   contiguous buffer; 0 or a status (``P_STATUS_*``), the message then in ``P<last_error>()``.
   Everything is checked before the compiled code runs: null pointers, every static
-  dimension against the declared type, dynamic ones not negative; a result's dynamic
+  dimension against the declared type, dynamic ones not negative and equal where JAX
+  exported them as one dimension variable (``dimension_variables``); a result's dynamic
   dimensions are checked once they are known, before anything is written.
 - ``int P<F>_alloc(...)``: the same with results allocated, each freed with ``P<free>``.
 - ``P<F>_num_arguments()``, ``P<F>_num_results()``, ``P<F>_argument(i)``, ``P<F>_result(i)``:
   what the function takes and gives (JAX's name, MLIR dtype, rank, dims; -1 for a dynamic
   dimension).
+- ``P<F>_workspace_size()`` and ``P<set_workspace>(buffer, size)``: every allocation of a
+  call cut from the caller's memory (``abi/rewriter_workspace.c``), so that a loop of
+  calls allocates nothing.
 
 With ``--ffi-bridge`` also ``P<register_handler>(target, handler)`` and
 ``P<required_target>(i)``. The code is C11 (``c_api_source``), compiled into the library;
