@@ -31,10 +31,14 @@ def compile_cli(module: Path, output: Path, *options: str) -> subprocess.Complet
     )
 
 
+NORM_TARGET = "rms_norm_c_api"  # the tutorial's RmsNorm
+ROOT_TARGET = "checked_sqrt_c_api"  # CheckedSqrt of samples/ffi_bridge/checks.cc
+
+
 def tutorial_rms_norm(x):
     import jax
 
-    return jax.ffi.ffi_call("rms_norm_tutorial", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+    return jax.ffi.ffi_call(NORM_TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype))(
         x, eps=np.float32(1e-5)
     )
 
@@ -42,17 +46,25 @@ def tutorial_rms_norm(x):
 def root_model(x):
     import jax
 
-    root = jax.ffi.ffi_call("checked_sqrt", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    root = jax.ffi.ffi_call(ROOT_TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
     return root * 2.0 + 1.0, x.sum(axis=1)
 
 
-def register(target: str, function) -> None:
+@pytest.fixture(scope="module")
+def jax_handlers(tmp_path_factory) -> None:
+    """The tutorial's RmsNorm and CheckedSqrt registered with JAX, once, under targets of
+    this file's own (JAX refuses a target registered twice with other addresses)."""
     import jax
+    from kernel_library import build_handler_library
 
-    try:
+    folder = tmp_path_factory.mktemp("jax_handlers")
+    norm = build_handler_library(BRIDGE_SAMPLES / "rms_norm.cc", folder / "librms.so")
+    root = build_handler_library(BRIDGE_SAMPLES / "checks.cc", folder / "libchecks.so")
+    for target, function in (
+        (NORM_TARGET, ctypes.CDLL(str(norm)).RmsNorm),
+        (ROOT_TARGET, ctypes.CDLL(str(root)).CheckedSqrt),
+    ):
         jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(function), platform="cpu")
-    except Exception:  # already registered in this process, with the same handler
-        pass
 
 
 # Two models and two handlers in one static C++ program. norm_ (the tutorial's rms_norm)
@@ -99,27 +111,14 @@ int main() {
 
 
 @pytest.fixture(scope="module")
-def two_models(tmp_path_factory):
+def two_models(tmp_path_factory, jax_handlers):
     """The two models as static libraries with headers, and their handlers' objects."""
     import jax
-    from kernel_library import build_handler_library
 
     import rewriter
     from rewriter.compile.bridge import xla_ffi_include_dir
 
     folder = tmp_path_factory.mktemp("two")
-    register(
-        "rms_norm_tutorial",
-        ctypes.CDLL(
-            str(build_handler_library(BRIDGE_SAMPLES / "rms_norm.cc", folder / "librms.so"))
-        ).RmsNorm,
-    )
-    register(
-        "checked_sqrt",
-        ctypes.CDLL(
-            str(build_handler_library(BRIDGE_SAMPLES / "checks.cc", folder / "libchecks.so"))
-        ).CheckedSqrt,
-    )
     x = ((np.arange(4 * 16) % 7) - 3).astype(np.float32).reshape(4, 16)
     a = (np.arange(3 * 5) / 4).astype(np.float32).reshape(3, 5)
     for name, function, argument in (("norm", tutorial_rms_norm, x), ("root", root_model, a)):
@@ -170,8 +169,8 @@ def test_two_models_and_two_handlers_link_into_one_static_program(two_models):
     np.testing.assert_allclose(values[64:79], rooted.ravel(), rtol=1e-6)
     np.testing.assert_allclose(values[79:], sums, rtol=1e-6)
     assert lines[82:] == [
-        "status 2: main: XLA FFI handler for 'checked_sqrt' failed: checked_sqrt: element 1 "
-        "is negative",
+        "status 2: main: XLA FFI handler for 'checked_sqrt_c_api' failed: checked_sqrt: "
+        "element 1 is negative",
         "status 1: main: argument 0 ('x') is 2x16, declared 4x16",
         "after: error kept",
     ]
@@ -406,7 +405,7 @@ int main(void) {
     ctl_f32_1d peak = {m, {32}};
     int i, call;
     for (i = 0; i < 8 * 32; ++i) x[i] = (float)(i % 7) - 3.0f;
-    if (ctl_register_handler("rms_norm_tutorial", RmsNorm) != 0) return 1;
+    if (ctl_register_handler(ctl_required_target(0), RmsNorm) != 0) return 1;
     allocations = 0;
     if (ctl_main(&in, &out, &peak) != 0) return printf("%s\n", ctl_last_error()), 1;
     memcpy(first, y, sizeof y);
@@ -433,13 +432,9 @@ int main(void) {
 def test_a_control_loop_allocates_nothing_after_set_up(tmp_path: Path):
     """With the caller's result buffers and a workspace of the size the first call measured,
     1,000 calls (the bridge, the handler and the compiled code) make no allocation."""
-    from kernel_library import build_handler_library
-
     import rewriter
     from rewriter.compile.bridge import xla_ffi_include_dir
 
-    handler = build_handler_library(BRIDGE_SAMPLES / "rms_norm.cc", tmp_path / "librms.so")
-    register("rms_norm_tutorial", ctypes.CDLL(str(handler)).RmsNorm)
     x = ((np.arange(8 * 32) % 7) - 3).astype(np.float32).reshape(8, 32)
     module = tmp_path / "ctl.rewritten.mlir"
     module.write_text(rewriter.export(controller, x).text)
