@@ -379,3 +379,43 @@ def test_a_wrong_target_fails_before_any_stage(tmp_path: Path, options, message,
     assert line.startswith(f"{module}: {message}")
     assert named in line
     assert not temps.exists() and not (tmp_path / "lib.so").exists()
+
+
+@pytest.mark.jax
+@pytest.mark.toolchain(*CROSS_TOOLS)
+def test_the_deploy_sample_cross_compiled_runs_statically_under_qemu(tmp_path: Path):
+    """samples/deploy's program, the model's static library and C API for aarch64
+    (llvm-objcopy and llvm-ar on aarch64 objects), the handler by Debian's cross g++, one
+    static executable; 1,000 calls with the workspace under qemu-aarch64, the numbers
+    within the float32 bound of the exact rms_norm (samples/rms_norm: 10x10, eps 1e-5)."""
+    import error_bounds as eb
+
+    repo = Path(__file__).resolve().parent.parent
+    include = tmp_path / "include"
+    include.mkdir()
+    compile_cli(
+        repo / "samples/rms_norm/rms_norm.rewritten.mlir",
+        tmp_path / "libmodel.a",
+        "--ffi-bridge",
+        "--header",
+        str(include / "model.h"),
+        "--prefix",
+        "model_",
+        "--include-dir",
+        str(include),
+        "--target-triple",
+        "aarch64-linux-gnu",
+    )
+    program = tmp_path / "deploy"
+    subprocess.run(
+        ["aarch64-linux-gnu-g++", "-std=c++17", "-O2", "-w", "-static", f"-I{include}"]
+        + [str(repo / "samples/deploy/main.cc"), str(repo / "samples/ffi_bridge/rms_norm.cc")]
+        + [str(tmp_path / "libmodel.a"), "-lm", "-o", str(program)],
+        check=True,
+    )
+    run = subprocess.run(["qemu-aarch64", str(program), "1000"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    got = np.array(run.stdout.split(), np.float32).reshape(10, 10)
+    x = ((np.arange(100) % 7) - 3).astype(np.float32).reshape(10, 10)
+    bound = eb.error_bound(tutorial_rms_norm_rounded, [x], lam=8.0)
+    assert np.all(np.abs(got.astype(np.float64) - bound.value) <= bound.error)
