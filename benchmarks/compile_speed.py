@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
 from rewriter.compile import compile_module, load  # noqa: E402
-from rewriter.compile.blas import bundled_blas  # noqa: E402
+from rewriter.compile.blas import system_blas  # noqa: E402
 
 
 def layer_norm(x):
@@ -79,12 +79,13 @@ def median_ms(function, arguments, calls: int = 20) -> float:
 
 
 def openblas_threads(count: int | None) -> None:
-    """Set the bundled OpenBLAS's thread count (None: its default, one per core)."""
-    blas = bundled_blas()
+    """Set the system OpenBLAS's thread count (None: its default, one per core): the BLAS
+    that the compiled modules link by default."""
+    blas = system_blas()
     if blas is None:
         return
     library = ctypes.CDLL(str(blas.library))
-    setter = getattr(library, f"scipy_openblas_set_num_threads{blas.suffix}", None)
+    setter = getattr(library, "openblas_set_num_threads", None)
     if setter is not None:
         setter(count or os.cpu_count() or 1)
 

@@ -11,8 +11,11 @@ cd "$(dirname "$0")/.."
 
 # C/C++ compilers for the kernel library and the ABI tests; upstream MLIR and clang 22 for
 # the compiled path (rewriter.compile); valgrind for the leak tests; git and binutils (nm)
-# for the packaging, pre-commit and symbol tests.
-APT_PACKAGES=(gcc g++ binutils git mlir-22-tools clang-22 valgrind)
+# for the packaging, pre-commit and symbol tests; llvm-22 (llvm-objcopy, llvm-ar) for static
+# libraries; the system's OpenBLAS, the BLAS a compiled model links by default; Debian's
+# cross compilers for aarch64 and qemu's user-mode emulator for the cross-compilation test;
+# cmake for samples/deploy.
+APT_PACKAGES=(gcc g++ binutils git mlir-22-tools clang-22 llvm-22 valgrind libopenblas-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user cmake)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

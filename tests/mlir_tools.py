@@ -26,9 +26,17 @@ NATIVE_PACKAGES = {
     "gcc": "gcc",
     "g++": "g++",
     "nm": "binutils",
+    "readelf": "binutils",
     "ld": "binutils",  # IREE's system linking (f64 libm functions)
     "git": "git",
     "valgrind": "valgrind",
+    # cross-compilation: Debian's cross compilers for aarch64 and qemu's user-mode emulator
+    "aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu",
+    "aarch64-linux-gnu-g++": "g++-aarch64-linux-gnu",
+    "qemu-aarch64": "qemu-user",
+    "cmake": "cmake",  # samples/deploy
+    # not a tool: the system's OpenBLAS, the compiled path's default BLAS (rewriter.compile.blas)
+    "libopenblas.so.0": "libopenblas-dev",
     **{name: hint.split()[-1] for name, hint in INSTALL_HINTS.items() if name != "iree-opt"},
 }
 
@@ -38,7 +46,9 @@ def require_tool(name: str) -> str:
     command that installs it, or fails when CI=true: CI must prove everything."""
     package = NATIVE_PACKAGES[name]
     try:
-        return find_tool(name) if name in INSTALL_HINTS else _which(name)
+        if name in INSTALL_HINTS:
+            return find_tool(name)
+        return _system_library(name) if ".so" in name else _which(name)
     except ToolchainError:
         message = (
             f"{name} not found: run `{INSTALL_SCRIPT}` (as root, or with sudo), "
@@ -47,6 +57,16 @@ def require_tool(name: str) -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message} (CI=true: a missing tool is a failure, not a skip)")
     pytest.skip(message)
+
+
+def _system_library(name: str) -> str:
+    """The system library ``name`` as the compiled path finds it (``system_blas``)."""
+    from rewriter.compile.blas import SYSTEM_OPENBLAS, system_blas
+
+    found = system_blas() if name == SYSTEM_OPENBLAS else None
+    if found is None:
+        raise ToolchainError(name)
+    return str(found.library)
 
 
 def _which(name: str) -> str:

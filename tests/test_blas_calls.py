@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rewriter.compile import blas as blas_module
 from rewriter.compile import compile_module, load
-from rewriter.compile.blas import BUNDLED, bundled_blas, probe, resolve_blas
+from rewriter.compile.blas import BUNDLED, probe, resolve_blas, system_blas
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,6 +61,7 @@ def compile_and_run(tmp_path: Path, **options):
 
 
 @pytest.mark.toolchain
+@pytest.mark.toolchain("libopenblas.so.0")
 def test_transposed_and_strided_operands_give_exact_products(tmp_path: Path):
     (r, r2), (want, want2), calls = compile_and_run(tmp_path)
     assert calls == 2  # both products went to the BLAS helper
@@ -91,15 +93,33 @@ def test_a_blas_with_32_bit_integers_is_called_right(tmp_path: Path):
     assert calls == 2
     np.testing.assert_array_equal(r, want)
     np.testing.assert_array_equal(r2, want2)
+    # A wheel's folder is no place the dynamic loader looks: a RUNPATH says where it is.
+    assert not blas.by_soname
+    assert blas.link_arguments()[-1] == f"-Wl,-rpath,{blas.library.parent}"
 
 
-def test_the_default_blas_is_numpys():
+@pytest.mark.toolchain("libopenblas.so.0")
+def test_the_default_blas_is_the_systems_openblas_by_soname():
     blas = resolve_blas("auto")
-    assert blas == bundled_blas()
-    assert blas is not None, "NumPy's wheel ships OpenBLAS on Linux x86-64"
-    assert blas.library.parent.name == "numpy.libs"
-    assert (blas.prefix, blas.suffix, blas.integer) == ("scipy_cblas_", "64_", "int64_t")
+    assert blas == system_blas()
+    assert blas is not None and blas.by_soname
+    assert blas.library.name.startswith("libopenblas")  # the file behind libopenblas.so.0
+    assert "site-packages" not in str(blas.library)
+    assert blas.link_arguments() == [str(blas.library)]  # no RUNPATH
+    assert (blas.prefix, blas.suffix, blas.integer) == ("cblas_", "", "int32_t")
     assert resolve_blas("none") is None and resolve_blas(None) is None
+
+
+@pytest.mark.toolchain
+def test_without_a_system_blas_products_are_loops_and_a_warning_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(blas_module, "SYSTEM_OPENBLAS", "libno-such-blas.so.0")
+    with pytest.warns(UserWarning, match=r"no system OpenBLAS \(libno-such-blas.so.0\)"):
+        (r, r2), (want, want2), calls = compile_and_run(tmp_path)
+    assert calls == 0
+    np.testing.assert_array_equal(r, want)
+    np.testing.assert_array_equal(r2, want2)
 
 
 @pytest.mark.toolchain
@@ -188,6 +208,7 @@ CONVOLUTIONS = {
 
 
 @pytest.mark.toolchain
+@pytest.mark.toolchain("libopenblas.so.0")
 @pytest.mark.parametrize("case", sorted(CONVOLUTIONS))
 def test_a_convolution_is_one_blas_call(case: str, tmp_path: Path):
     """IREE gives every 2-D convolution of jax as linalg.conv_2d_nhwc_hwcf (NCHW through
@@ -247,6 +268,7 @@ func.func public @main(%x: tensor<2x9x11x6xf32>, %w: tensor<3x4x6x10xf32>)
 
 
 @pytest.mark.toolchain
+@pytest.mark.toolchain("libopenblas.so.0")
 def test_a_convolution_on_strided_views(tmp_path: Path):
     """out[n, y, x, f] = sum over (i, j, c) of xs[n, 2y + i, x + 2j, c] * ws[i, j, c, f],
     written to columns 1 to 9 of a zero tensor 12 wide (numpy computes the same sum). The

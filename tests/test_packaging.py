@@ -48,6 +48,9 @@ def test_wheel_ships_grammar_and_abi(wheel: Path):
     assert "rewriter/abi_files/xla_ffi_bridge.c" in names
     assert "rewriter/abi_files/blas_calls.c" in names
     assert "rewriter/abi_files/sort_calls.c" in names
+    assert "rewriter/abi_files/memref_copy.c" in names
+    assert "rewriter/abi_files/rewriter_c_api_support.h" in names
+    assert "rewriter/abi_files/rewriter_workspace.c" in names
     assert "rewriter/compile/loader.py" in names
     assert "rewriter/iree/runtime.py" in names
     assert "rewriter/py.typed" in names  # PEP 561: the package is typed

@@ -1,7 +1,8 @@
 """The compiled path: a rewritten module -> shared object -> Python callables on numpy arrays.
 
-``python -m rewriter.compile REWRITTEN.mlir -o libmodel.so [--link LIB ...] [--ffi-bridge]
-[--keep-temps DIR] [--blas auto|none|PATH] [--target-cpu CPU]``
+``python -m rewriter.compile REWRITTEN.mlir -o libmodel.so|libmodel.a [--header model.h]
+[--prefix P] [--include-dir DIR] [--link LIB ...] [--ffi-bridge] [--keep-temps DIR]
+[--blas auto|none|PATH] [--target-cpu CPU] [--target-triple TRIPLE]``
 
 The names below load on first use (module ``__getattr__``): ``python -m rewriter.compile``
 and ``rewriter.iree`` import what they need, and a name whose module needs a package that

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from ..inputs.files import cannot_write, output_problem, same_file
 from ..inputs.streams import run_command, say
+from ..plan.c_names import c_name_part
 from ..syntax.diagnostics import RewriteError
 from .build import compile_module
+from .c_api import default_prefix
 from .link_items import joined_link_values, library_name
 from .module_file import read_module_file
 from .toolchain import ToolchainError
@@ -29,7 +32,35 @@ def _main(argv: list[str]) -> int:
         "whose public functions F are C entries _mlir_ciface_rw_entry_F.",
     )
     parser.add_argument("module", type=Path, help="rewritten StableHLO module (.mlir)")
-    parser.add_argument("-o", "--output", type=Path, required=True, help="shared object to write")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        help="library to write: NAME.so a shared object, NAME.a a static library (with the C "
+        "API; every global symbol but its names made local)",
+    )
+    parser.add_argument(
+        "--header",
+        type=Path,
+        metavar="FILE.h",
+        help="write the model's C API header (C99 and C++): a typed function per public "
+        "function, checked arguments, a status and the last error's message",
+    )
+    parser.add_argument(
+        "--include-dir",
+        type=Path,
+        metavar="DIR",
+        help="write into DIR the include files a C/C++ build needs besides the header: XLA's "
+        "FFI API (xla/ffi/api/*.h, for the handlers) and rewriter/memref.h, so that a build "
+        "machine needs no Python",
+    )
+    parser.add_argument(
+        "--prefix",
+        metavar="PREFIX",
+        help="the prefix of every name of the C API (default: the module's name and _, "
+        "e.g. jit_rms_norm_)",
+    )
     parser.add_argument(
         "--link",
         action="append",
@@ -51,36 +82,52 @@ def _main(argv: list[str]) -> int:
         "--blas",
         default="auto",
         metavar="auto|none|PATH",
-        help="who computes the matrix products: auto (the OpenBLAS of NumPy's wheel, the "
-        "default), none (compiled loops) or the path of a CBLAS library",
+        help="who computes the matrix products: auto (the system's OpenBLAS, libopenblas.so.0, "
+        "linked by its soname; compiled loops when there is none; the default), none "
+        "(compiled loops) or the path of a CBLAS library",
     )
     parser.add_argument(
         "--target-cpu",
-        default="native",
         metavar="CPU",
-        help="the CPU to optimize for: native (this machine, the default), generic (any CPU "
-        "of the architecture) or a name clang's -march takes",
+        help="the CPU to optimize for: native (this machine; the default without "
+        "--target-triple), generic (any CPU of the architecture; the default with it) or a CPU "
+        "clang knows for the triple (x86-64-v3, znver3; cortex-a76 for aarch64)",
+    )
+    parser.add_argument(
+        "--target-triple",
+        metavar="TRIPLE",
+        help="cross-compile for this LLVM target triple (aarch64-linux-gnu: linked with that "
+        "triple's libraries, e.g. Debian's gcc-aarch64-linux-gnu)",
     )
     args = parser.parse_args(joined_link_values(argv))
     clash = _output_clash(args)
     if clash:
         parser.error(f"{clash}; nothing was written")
-    problem = output_problem(args.output)
-    if problem:
-        say(f"{args.output}: error: cannot write: {problem}")
-        return 1
+    for output in (args.output, args.header):
+        problem = output_problem(output) if output is not None else None
+        if problem:
+            say(f"{output}: error: cannot write: {problem}")
+            return 1
     try:
         text = read_module_file(args.module, ToolchainError)
-        entries = compile_module(
-            text,
-            args.output,
-            link=args.link,
-            keep_temps=args.keep_temps,
-            ffi_bridge=args.ffi_bridge,
-            blas=args.blas,
-            target_cpu=args.target_cpu,
-            filename=str(args.module),
-        )
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            entries = compile_module(
+                text,
+                args.output,
+                link=args.link,
+                keep_temps=args.keep_temps,
+                ffi_bridge=args.ffi_bridge,
+                blas=args.blas,
+                target_cpu=args.target_cpu,
+                target_triple=args.target_triple,
+                header=args.header,
+                prefix=args.prefix,
+                include_dir=args.include_dir,
+                filename=str(args.module),
+            )
+        for warning in warned:
+            say(f"{args.module}: warning: {warning.message}")
     except RewriteError as error:  # the module does not parse, has no entry point, or an
         for diagnostic in error.diagnostics:  # extern's description is unreadable
             print(diagnostic.format(), file=sys.stderr)
@@ -91,8 +138,11 @@ def _main(argv: list[str]) -> int:
     except OSError as error:  # the output cannot be written
         say(f"{args.output}: error: {cannot_write(args.output, error)}")
         return 1
+    with_api = args.output.suffix == ".a" or args.header is not None or args.prefix is not None
+    prefix = default_prefix(text, args.output) if args.prefix is None else args.prefix
     for entry in entries:
-        say(f"{args.output}: {entry.c_symbol} ({entry.name})")
+        symbol = prefix + c_name_part(entry.name) if with_api else entry.c_symbol
+        say(f"{args.output}: {symbol} ({entry.name})")
     if not args.ffi_bridge:
         _warn_unserved(text, args)
     return 0
@@ -105,6 +155,10 @@ def _output_clash(args: argparse.Namespace) -> str | None:
     for what, path in inputs:
         if same_file(args.output, path):
             return f"-o {args.output} is {what} {path}"
+        if args.header is not None and same_file(args.header, path):
+            return f"--header {args.header} is {what} {path}"
+    if args.header is not None and same_file(args.header, args.output):
+        return f"--header {args.header} is the output -o {args.output}"
     return None
 
 

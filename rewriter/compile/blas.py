@@ -1,16 +1,21 @@
 """Which BLAS computes the matrix products of a compiled module, and how to link it.
 
-By default the OpenBLAS that NumPy's wheel ships (``numpy.libs/libscipy_openblas64_*.so``)
-and, failing that, SciPy's (``scipy.libs/libscipy_openblas*.so``): every user of the compiled
-path has NumPy, so no BLAS needs installing. Any other library with the CBLAS interface can
-be named instead (``--blas PATH``); its symbol names and integer width are read from the
-library itself.
+By default the system's OpenBLAS (Debian's ``libopenblas0``, ``libopenblas.so.0`` where the
+compiler finds libraries), linked by its soname and nothing else: a built library carries no
+path of the build machine, so it runs wherever that soname resolves, with no Python and no
+venv. Without a system OpenBLAS the products stay in compiled loops. Any other library with
+the CBLAS interface can be named instead (``--blas PATH``); its symbol names and integer
+width are read from the library itself. NumPy's and SciPy's wheels ship an OpenBLAS too
+(``BUNDLED``): it can be named by path, and is then found through a RUNPATH to the wheel's
+folder, for use on the build machine only.
 """
 
 from __future__ import annotations
 
 import ctypes
 import importlib.util
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +30,9 @@ NAMINGS = (
     ("cblas_", "", "int32_t"),  # libopenblas, libcblas, BLIS, MKL's LP64 interface
 )
 
+# The soname of the system's OpenBLAS (Debian's libopenblas0-pthread, -openmp, -serial).
+SYSTEM_OPENBLAS = "libopenblas.so.0"
+
 # Where the wheels keep their OpenBLAS, relative to site-packages.
 BUNDLED = (
     ("numpy", "numpy.libs", "libscipy_openblas64_*.so"),
@@ -38,6 +46,21 @@ class Blas:
     prefix: str
     suffix: str
     integer: str
+    # Whether the dynamic loader finds ``library`` by its soname alone (a system folder):
+    # then the module records the soname and no path; otherwise a RUNPATH to its folder.
+    by_soname: bool = True
+
+    @property
+    def soname(self) -> str:
+        """The name the module records: the system's ``libopenblas.so.0``, or the file's."""
+        return SYSTEM_OPENBLAS if self.library.name.startswith("libopenblas") else self.library.name
+
+    def link_arguments(self) -> list[str]:
+        """The linker's arguments: the file (the module records its soname), and a RUNPATH
+        to its folder only when the dynamic loader would not find it by that soname."""
+        if self.by_soname:
+            return [str(self.library)]
+        return [str(self.library), f"-Wl,-rpath,{self.library.parent}"]
 
     def compile_flags(self) -> list[str]:
         """clang's flags for ``abi/blas_calls.c`` calling this library."""
@@ -57,21 +80,44 @@ def sort_calls_source() -> Path:
     return Path(bridge_dir()) / "sort_calls.c"
 
 
-def resolve_blas(choice: str | Path | None) -> Blas | None:
-    """``"auto"``: the bundled OpenBLAS (None when there is none); ``None`` or ``"none"``: no
-    BLAS; otherwise the path of a CBLAS library (ToolchainError when it is not one)."""
+def resolve_blas(
+    choice: str | Path | None, clang: str | None = None, target: list[str] | None = None
+) -> Blas | None:
+    """``"auto"``: the system's OpenBLAS (``system_blas``; None when there is none); ``None``
+    or ``"none"``: no BLAS; otherwise the path of a CBLAS library (ToolchainError when it is
+    not one). ``clang`` is the compiler whose library search path ``"auto"`` looks in, for
+    the ``target`` (``["--target=T"]`` for another machine: its libraries are read, not
+    loaded)."""
     if choice is None or choice == "none":
         return None
     if choice == "auto":
-        return bundled_blas()
+        return system_blas(clang, target)
     path = Path(choice)
     if not path.is_file():
         raise ToolchainError(f"BLAS library {path} does not exist")
-    found = probe(path)
+    found = probe_symbols(path) if target else probe(path)
     if found is None:
         names = ", ".join(f"{p}sgemm{s}" for p, s, _ in NAMINGS)
         raise ToolchainError(f"{path} is not a CBLAS library: it defines none of {names}")
     return found
+
+
+def system_blas(clang: str | None = None, target: list[str] | None = None) -> Blas | None:
+    """The system's OpenBLAS (``libopenblas.so.0``) where ``clang`` (by default the one on
+    $PATH) finds libraries for ``target`` (its ``--target=T``; none: this machine); None
+    when it finds none, or none with the CBLAS interface."""
+    compiler = clang or shutil.which("clang-22") or shutil.which("cc")
+    if compiler is None:
+        return None
+    found = subprocess.run(
+        [compiler, *(target or []), f"-print-file-name={SYSTEM_OPENBLAS}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if not found or not Path(found).is_absolute() or not Path(found).is_file():
+        return None
+    return probe_symbols(Path(found)) if target else probe(Path(found))
 
 
 def bundled_blas() -> Blas | None:
@@ -98,8 +144,46 @@ def probe(path: Path) -> Blas | None:
         if all(hasattr(library, f"{prefix}{t}gemm{suffix}") for t in "sdcz"):
             if integer == "int32_t" and _openblas_with_64_bit_integers(library):
                 integer = "int64_t"  # an ILP64 OpenBLAS that kept the plain names
-            return Blas(path.resolve(), prefix, suffix, integer)
+            return Blas(path.resolve(), prefix, suffix, integer, loader_finds(path))
     return None
+
+
+def probe_symbols(path: Path) -> Blas | None:
+    """The CBLAS naming that ``path``, a library of another machine, defines, read from its
+    dynamic symbols (``nm -D``) without loading it; plain names are taken as 32-bit
+    integers (an ILP64 OpenBLAS that kept them cannot be told apart without running it).
+    It is linked by soname alone: where it runs, the target's loader finds it."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    listed = subprocess.run(
+        [nm, "-D", "--defined-only", "--format=just-symbols", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    symbols = set(listed)
+    for prefix, suffix, integer in NAMINGS:
+        if all(f"{prefix}{t}gemm{suffix}" in symbols for t in "sdcz"):
+            return Blas(path.resolve(), prefix, suffix, integer, by_soname=True)
+    return None
+
+
+def loader_finds(path: Path) -> bool:
+    """Whether the dynamic loader finds ``path`` by its soname alone: one of the libraries
+    its cache lists (``ldconfig -p``) is that file."""
+    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    if ldconfig is None:
+        return False
+    listing = subprocess.run(
+        [ldconfig, "-p"], capture_output=True, text=True, check=False
+    ).stdout.splitlines()
+    target = path.resolve()
+    for line in listing:
+        _, arrow, listed = line.partition(" => ")
+        if arrow and Path(listed.strip()).resolve() == target:
+            return True
+    return False
 
 
 def _openblas_with_64_bit_integers(library: ctypes.CDLL) -> bool:

@@ -2,13 +2,15 @@
 
 The adapters (``rewriter.emit.ffi_adapters``) define ``_mlir_ciface_S`` for each extern that
 carries a ``rewriter.xla_ffi`` description; ``abi/xla_ffi_bridge.c`` turns their arguments
-into XLA FFI call frames. Both need the XLA FFI C API header from ``jax.ffi.include_dir()``.
+into XLA FFI call frames. Both need the XLA FFI C API header that ``jax.ffi.include_dir()``
+names, found without importing jax (``xla_ffi_include_dir``).
 Once the module is loaded, ``Bridge`` drives that host: handlers are registered with it
 (``register_handlers``) and it keeps the error of the last failing handler.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,6 +26,9 @@ from .handlers import (
 )
 from .load_errors import LoadError
 from .toolchain import ToolchainError
+
+# The XLA FFI C API header, under jaxlib's include folder.
+C_API_HEADER = "xla/ffi/api/c_api.h"
 
 # What a host calls (xla_ffi_bridge.h); everything else of the bridge stays local.
 BRIDGE_EXPORTS = (
@@ -44,13 +49,23 @@ void rw_ffi_clear_error(void);
 
 
 def xla_ffi_include_dir() -> str:
-    try:
-        import jax.ffi
-    except ImportError:
+    """The folder of the XLA FFI C API header (``xla/ffi/api/c_api.h``) that jaxlib ships:
+    what ``jax.ffi.include_dir()`` returns, found without importing jax or jaxlib (an
+    import of jax is most of a small module's compile time)."""
+    spec = importlib.util.find_spec("jaxlib")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        include = Path(folder) / "include"
+        if (include / C_API_HEADER).is_file():
+            return str(include)
+    if spec is None:
         raise ToolchainError(
             f"--ffi-bridge needs the XLA FFI C API header from jax: {missing('jax', 'jax')}"
-        ) from None
-    return jax.ffi.include_dir()
+        )
+    raise ToolchainError(
+        f"--ffi-bridge needs the XLA FFI C API header, and jaxlib ({', '.join(folders)}) "
+        f"has no include/{C_API_HEADER}: reinstall it (pip install --force-reinstall jaxlib)"
+    )
 
 
 def bridge_sources(

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import warnings
+from dataclasses import replace
 from pathlib import Path
 
+from ..abi import bridge_dir, include_dir
 from ..emit.ffi_adapters import externs_in
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
+from . import blas as blas_libraries
+from . import targets
 from .blas import blas_calls_source, resolve_blas, sort_calls_source
-from .bridge import BRIDGE_EXPORTS, bridge_sources
+from .bridge import BRIDGE_EXPORTS, bridge_sources, xla_ffi_include_dir
+from .c_api import (
+    c_api_header,
+    c_api_source,
+    default_prefix,
+    dimension_variables,
+    make_api,
+    prefix_problem,
+)
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
 from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
@@ -19,15 +32,24 @@ from .link_items import link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
 from .sorts import prepare_sorts
-from .toolchain import ToolchainError, check_tools, link_shared_object, run_stage, stages
+from .toolchain import (
+    LLVM_VERSION,
+    PIPELINE_TOOLS,
+    STATIC_TOOLS,
+    ToolchainError,
+    archive_static_library,
+    check_tools,
+    find_tool,
+    link_shared_object,
+    memref_copy_source,
+    relocatable_object,
+    run_stage,
+    stages,
+    use_workspace_allocators,
+    workspace_source,
+)
 
-PORTABLE = "generic"
-
-
-def target_flags(target_cpu: str) -> list[str]:
-    """clang's flags for ``target_cpu``: ``native`` (the CPU that compiles), ``generic``
-    (any CPU of the architecture) or a name clang knows (``-march=NAME``)."""
-    return [] if target_cpu == PORTABLE else [f"-march={target_cpu}"]
+PORTABLE = targets.PORTABLE
 
 
 def compile_module(
@@ -38,10 +60,22 @@ def compile_module(
     keep_temps: str | Path | None = None,
     ffi_bridge: bool = False,
     blas: str | Path | None = "auto",
-    target_cpu: str = "native",
+    target_cpu: str | None = None,
+    target_triple: str | None = None,
+    header: str | Path | None = None,
+    prefix: str | None = None,
+    include_dir: str | Path | None = None,
     filename: str | None = None,
 ) -> list[Entry]:
-    """Compile the rewritten module ``source`` (text or path) to the shared object ``output``.
+    """Compile the rewritten module ``source`` (text or path) to the shared object ``output``,
+    or, when ``output`` ends in ``.a``, to a static library.
+
+    A static library, ``header`` and ``prefix`` give the library a C API (``c_api.py``):
+    every name it exports starts with ``prefix`` (by default the module's name and ``_``);
+    ``header`` is where its declarations are written (C99 and C++). In a static library
+    nothing else is global; a shared object also keeps what ``load`` reads. ``include_dir``
+    gets the include files a C or C++ build of the program and its handlers needs, so
+    that the build machine needs no Python (``write_include_files``).
 
     ``link`` names kernel libraries the object is linked against: ``-lNAME``, ``NAME`` or a
     path, as a C programmer means them (``link_items.py``).
@@ -52,10 +86,19 @@ def compile_module(
     a failed stage, and RewriteError (at ``filename``, by default the path of ``source``)
     for a description that cannot be read.
 
-    ``blas`` computes the matrix products (``blas.py``): ``"auto"`` is the OpenBLAS of
-    NumPy's wheel (loops when there is none), a path names a CBLAS library, ``None`` keeps
-    every product in compiled loops. ``target_cpu`` is the CPU the code is optimized for:
-    ``"native"`` (this machine), ``"generic"`` (portable) or a name for clang's ``-march``.
+    ``blas`` computes the matrix products (``blas.py``): ``"auto"`` is the system's OpenBLAS,
+    linked by its soname (loops when there is none, with a ``UserWarning`` when the module
+    has products), a path names a CBLAS library, ``None`` keeps every product in compiled
+    loops. The library records no path of the build machine but those of ``link`` items and
+    a ``blas`` path that the dynamic loader would not find by its soname.
+
+    ``target_triple`` cross-compiles for that LLVM triple (``aarch64-linux-gnu``: clang
+    links with that triple's libraries, Debian's cross toolchain); ``target_cpu`` is the
+    CPU the code is optimized for: ``"native"`` (this machine; the default without a
+    triple), ``"generic"`` (any CPU of the architecture; the default with one) or a CPU
+    clang knows for the triple (``znver3``, ``x86-64-v3``; ``cortex-a76``). Both are checked
+    before any stage runs (``targets.py``): an unknown CPU is a ToolchainError naming the
+    triple's CPUs.
 
     A module MLIR cannot parse, or one without a public function (the library would have no
     entry point), is a RewriteError at its line. ``output`` is replaced atomically
@@ -78,8 +121,18 @@ def compile_module(
     for item in link or []:
         if link_problem(item):
             raise ToolchainError(str(link_problem(item)))
-    check_tools()
-    library = resolve_blas(blas)
+    static = Path(output).suffix == ".a"
+    with_api = static or header is not None or prefix is not None
+    check_tools(PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()))
+    chosen_prefix = default_prefix(text, output) if prefix is None else prefix
+    if with_api and prefix_problem(chosen_prefix):
+        raise ToolchainError(str(prefix_problem(chosen_prefix)))
+    if include_dir is not None:
+        xla_ffi_include_dir()  # jaxlib's headers must be there before any stage runs
+    clang = find_tool(f"clang-{LLVM_VERSION}")
+    target, triple = targets.resolve_target(clang, target_triple, target_cpu)
+    target_flags = target.clang_flags(triple)
+    library = resolve_blas(blas, clang, target_flags[:1] if target_triple else [])
     called: set[str] = set()
     helper_flags: list[str] = []
     sort_flags: list[str] = []
@@ -92,6 +145,14 @@ def compile_module(
             sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]
             module = sorted_in_c.text
         if library is None:
+            if blas == "auto" and route_products_to_blas(module).called:
+                warnings.warn(
+                    f"no system OpenBLAS ({blas_libraries.SYSTEM_OPENBLAS}) was found, so the "
+                    "matrix products run as compiled loops, many times slower: install one "
+                    "(apt-get install libopenblas-dev) or name a CBLAS library with --blas "
+                    "PATH (blas=PATH); --blas none (blas=None) says that loops are meant",
+                    stacklevel=4,
+                )
             return module
         routed = route_products_to_blas(module)
         called.update(routed.called)
@@ -106,6 +167,15 @@ def compile_module(
     try:
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
         prepared, marked_sorts = prepare_sorts(prepared)
+        where = filename or origin or "<mlir text>"
+        api = (
+            make_api(entries, chosen_prefix, bridge=ffi_bridge, link_note="", origin=where)
+            if with_api
+            else None
+        )
+        if api is not None:
+            agreements = tuple((e.name, dimension_variables(text, e)) for e in entries)
+            api = replace(api, agreements=agreements)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
         pipeline = stages(library_calls, locations=marked_sorts > 0)
@@ -120,9 +190,10 @@ def compile_module(
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
         inputs: list[Path] = [current, metadata]
-        flags: list[str] = target_flags(target_cpu)
+        flags: list[str] = list(target_flags)
         exports: tuple[str, ...] = ()
         libraries = list(link or [])
+        arguments: list[str] = []
         if ffi_bridge:
             sources, bridge_flags = bridge_sources(externs, work, origin)
             inputs += sources
@@ -134,14 +205,69 @@ def compile_module(
         if called and library is not None:
             inputs.append(blas_calls_source())
             flags += library.compile_flags() + helper_flags
-            libraries.append(str(library.library))
-        built = work / "library.so"
-        link_shared_object(inputs, built, libraries, optimize="-O3", flags=flags, exports=exports)
+            arguments += library.link_arguments()
+        if "@memrefCopy(" in current.read_text(encoding="utf-8"):
+            inputs.append(memref_copy_source())
+        header_file = work / "rw_model_api.h"
+        if api is not None:
+            needed = [Path(output).name, *(link or [])]
+            if called and library is not None:
+                needed.append(f"-l:{library.soname}")
+            needed.append("-lm")
+            api = replace(api, link_note=" ".join(needed))
+            header_file.write_text(c_api_header(api), encoding="utf-8")
+            api_source = work / "rw_model_api.c"
+            api_source.write_text(c_api_source(api, header_file.name), encoding="utf-8")
+            # The module's own allocations (the compiled code's, the bridge's, the BLAS
+            # helpers') go to the workspace's functions; the API's own do not.
+            module_object = work / "module.o"
+            relocatable_object(inputs, module_object, "-O3", flags)
+            use_workspace_allocators(module_object)
+            inputs = [module_object, api_source, workspace_source()]
+            flags.append(f"-I{bridge_dir()}")  # rewriter_c_api_support.h
+        built = work / ("library.a" if static else "library.so")
+        if static:
+            api_exports = api.exports() if api is not None else []
+            member = f"{Path(output).stem}.o"
+            archive_static_library(inputs, built, "-O3", flags, api_exports, member)
+        else:
+            if api is not None:
+                exports = (*exports, *api.exports())
+                arguments.append("-Wl,-Bsymbolic")
+            link_shared_object(
+                inputs,
+                built,
+                libraries,
+                optimize="-O3",
+                flags=flags,
+                exports=exports,
+                arguments=arguments,
+            )
         install_file(output, built)
+        if header is not None:
+            install_file(header, header_file)
+        if include_dir is not None:
+            write_include_files(Path(include_dir))
         return entries
     finally:
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def write_include_files(folder: Path) -> list[Path]:
+    """Write into ``folder`` the headers a C or C++ build needs besides the model's own:
+    XLA's FFI API (``xla/ffi/api/*.h``, from jaxlib, for the handlers) and
+    ``rewriter/memref.h`` (for kernels with ``_mlir_ciface_`` entries). Each is written
+    as every output is (``install_file``); the list of the files written."""
+    sources = [(Path(xla_ffi_include_dir()), "xla/ffi/api"), (Path(include_dir()), "rewriter")]
+    written = []
+    for root, part in sources:
+        for source in sorted((root / part).glob("*.h")):
+            target = folder / part / source.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            install_file(target, source)
+            written.append(target)
+    return written
 
 
 def _entries(text: str, filename: str) -> tuple[str, list[Entry]]:

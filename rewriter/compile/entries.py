@@ -35,6 +35,8 @@ class Entry:
     results: tuple[TensorSpec, ...]
     # JAX's name of each input (``%arg0: tensor<...> loc("x")``), None where it has none.
     input_names: tuple[str | None, ...] = ()
+    # JAX's name of each result (``{jax.result_info = "result"}``), None where it has none.
+    result_names: tuple[str | None, ...] = ()
 
 
 def prepare(text: str) -> tuple[str, list[Entry]]:
@@ -69,6 +71,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
                     tuple(_spec(ir, t) for t in function_type.inputs),
                     tuple(_spec(ir, t) for t in function_type.results),
                     argument_names(ir, op),
+                    result_names(ir, op, len(function_type.results)),
                 )
             )
     return module.operation.get_asm(enable_debug_info=True), entries
@@ -116,6 +119,19 @@ def argument_names(ir, function) -> tuple[str | None, ...]:
     )
 
 
+def result_names(ir, function, count: int) -> tuple[str | None, ...]:
+    """JAX's names of the results of ``function``: each ``jax.result_info`` string, None
+    where there is none."""
+    names: list[str | None] = [None] * count
+    if "res_attrs" not in function.attributes:
+        return tuple(names)
+    for index, attributes in enumerate(ir.ArrayAttr(function.attributes["res_attrs"])):
+        dictionary = ir.DictAttr(attributes)
+        if index < count and "jax.result_info" in dictionary:
+            names[index] = ir.StringAttr(dictionary["jax.result_info"]).value
+    return tuple(names)
+
+
 def _spec(ir, type_) -> TensorSpec:
     try:
         tensor = ir.RankedTensorType(type_)
@@ -142,6 +158,7 @@ def entries_from_json(data: str) -> list[Entry]:
             tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["inputs"]),
             tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["results"]),
             tuple(item.get("input_names", ())),
+            tuple(item.get("result_names", ())),
         )
         for item in json.loads(data)
     ]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..abi import bridge_dir
 from ..inputs.streams import run_tool
 from .link_items import link_arguments
 
@@ -33,7 +34,14 @@ INSTALL_HINTS = {
     f"mlir-opt-{LLVM_VERSION}": f"apt-get install mlir-{LLVM_VERSION}-tools",
     f"mlir-translate-{LLVM_VERSION}": f"apt-get install mlir-{LLVM_VERSION}-tools",
     f"clang-{LLVM_VERSION}": f"apt-get install clang-{LLVM_VERSION}",
+    # a static library (-o NAME.a) only
+    f"llvm-objcopy-{LLVM_VERSION}": f"apt-get install llvm-{LLVM_VERSION}",
+    f"llvm-ar-{LLVM_VERSION}": f"apt-get install llvm-{LLVM_VERSION}",
 }
+# What every compile needs; a static library needs STATIC_TOOLS too.
+PIPELINE_TOOLS: tuple[str, ...] = ("iree-opt", f"mlir-opt-{LLVM_VERSION}")
+PIPELINE_TOOLS += (f"mlir-translate-{LLVM_VERSION}", f"clang-{LLVM_VERSION}")
+STATIC_TOOLS = (f"llvm-objcopy-{LLVM_VERSION}", f"llvm-ar-{LLVM_VERSION}")
 
 BUFFERIZE = (
     "builtin.module("
@@ -212,10 +220,10 @@ def find_tool(name: str) -> str:
     )
 
 
-def check_tools() -> None:
-    """Fail early, naming every missing tool at once."""
+def check_tools(names: tuple[str, ...] = PIPELINE_TOOLS) -> None:
+    """Fail early, naming every missing tool of ``names`` at once."""
     missing = []
-    for name in INSTALL_HINTS:
+    for name in names:
         try:
             find_tool(name)
         except ToolchainError as error:
@@ -244,8 +252,10 @@ def link_shared_object(
     optimize: str = "-O2",
     flags: list[str] | None = None,
     exports: tuple[str, ...] = (),
+    arguments: list[str] | None = None,
 ) -> None:
-    """clang: LLVM IR and C sources into one shared object, linked against ``link``.
+    """clang: LLVM IR and C sources into one shared object, linked against ``link`` and
+    the linker ``arguments`` (the BLAS's, ``-Bsymbolic``).
 
     Only the entry points, the metadata and ``exports`` are exported: helpers such as MLIR's
     ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's. The
@@ -264,10 +274,7 @@ def link_shared_object(
     ]
     for library in link:
         command += link_arguments(library)  # a path or a -l name: link_items.py
-    runtime = mlir_runtime_library()
-    if runtime:
-        # memref.copy between strided views lowers to a call of MLIR's `memrefCopy`.
-        command += ["-Wl,--as-needed", str(runtime), f"-Wl,-rpath,{runtime.parent}"]
+    command += arguments or []
     command.append("-lm")
     descriptor, script = tempfile.mkstemp(prefix="rewriter-", suffix=".exports")
     os.close(descriptor)
@@ -284,11 +291,77 @@ def link_shared_object(
         version_script.unlink(missing_ok=True)
 
 
-def mlir_runtime_library() -> Path | None:
-    """MLIR's C runner utilities (``memrefCopy``) beside the mlir-opt in use, if present."""
-    folder = Path(find_tool(f"mlir-opt-{LLVM_VERSION}")).resolve().parent.parent / "lib"
-    found = sorted(folder.glob("libmlir_c_runner_utils.so*"))
-    return found[0] if found else None
+def relocatable_object(inputs: list[Path], output: Path, optimize: str, flags: list[str]) -> None:
+    """clang -r: LLVM IR, C sources and objects into one relocatable object ``output``."""
+    command = [
+        find_tool(f"clang-{LLVM_VERSION}"),
+        optimize,
+        "-fPIC",
+        "-Wno-override-module",
+        *flags,
+        "-r",
+        "-nostdlib",
+        *map(str, inputs),
+        "-o",
+        str(output),
+    ]
+    _run("link", command)
+
+
+# The C library's allocation functions, and what a model with the C API calls instead
+# (abi/rewriter_workspace.c: a caller's workspace, else malloc).
+ALLOCATORS = ("malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "strdup")
+
+
+def use_workspace_allocators(object_file: Path) -> None:
+    """Make every call of an allocation function in ``object_file`` one of the workspace's
+    (``rw_ws_malloc`` for ``malloc``, ...), with llvm-objcopy."""
+    renames = object_file.parent / f"{object_file.name}.allocators"
+    renames.write_text("".join(f"{name} rw_ws_{name}\n" for name in ALLOCATORS))
+    _run(
+        "workspace",
+        [
+            find_tool(f"llvm-objcopy-{LLVM_VERSION}"),
+            f"--redefine-syms={renames}",
+            str(object_file),
+        ],
+    )
+
+
+def archive_static_library(
+    inputs: list[Path],
+    output: Path,
+    optimize: str,
+    flags: list[str],
+    exports: list[str],
+    member: str,
+) -> None:
+    """clang, llvm-objcopy and llvm-ar: LLVM IR, C sources and objects into one relocatable
+    object ``member`` (``clang -r``) whose globals but ``exports`` are made local, archived
+    as ``output``. Two such libraries link into one program: nothing but their exports can
+    clash."""
+    combined = output.parent / member
+    relocatable_object(inputs, combined, optimize, flags)
+    kept = output.parent / f"{member}.exports"
+    kept.write_text("".join(f"{name}\n" for name in exports))
+    _run(
+        "localize",
+        [find_tool(f"llvm-objcopy-{LLVM_VERSION}"), f"--keep-global-symbols={kept}", str(combined)],
+    )
+    output.unlink(missing_ok=True)
+    _run("archive", [find_tool(f"llvm-ar-{LLVM_VERSION}"), "rcsD", str(output), str(combined)])
+
+
+def workspace_source() -> Path:
+    """``abi/rewriter_workspace.c``: the allocation functions of a model with the C API."""
+    return Path(bridge_dir()) / "rewriter_workspace.c"
+
+
+def memref_copy_source() -> Path:
+    """``abi/memref_copy.c``: MLIR's ``memrefCopy`` (what ``memref.copy`` between views that
+    no loop took lowers to), compiled into the module that calls it, so that the module
+    needs no ``libmlir_c_runner_utils`` where it runs."""
+    return Path(bridge_dir()) / "memref_copy.c"
 
 
 def _run(stage: str, command: list[str]) -> None:

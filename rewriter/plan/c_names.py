@@ -54,7 +54,7 @@ _MACROS = frozenset(
     TIME_UTC SIGABRT SIGFPE SIGILL SIGINT SIGSEGV SIGTERM SIG_DFL SIG_ERR SIG_IGN LC_ALL
     LC_COLLATE LC_CTYPE LC_MONETARY LC_NUMERIC LC_TIME complex imaginary I noreturn
     assert offsetof va_arg va_start va_end va_copy setjmp ONCE_FLAG_INIT
-    __bool_true_false_are_defined linux unix i386 _GNU_SOURCE
+    __bool_true_false_are_defined linux unix i386 _GNU_SOURCE main
     """.split()
 )
 _SIZED_MACRO = re.compile(
@@ -68,21 +68,36 @@ _NOT_IN_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
 _UNDERSCORES = re.compile(r"__+")
 
 
+def name_problem(name: str) -> str | None:
+    """Why ``name`` may not be written into C as it is (see the module docstring), or None."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return "is no C identifier (letters, digits and _, not starting with a digit)"
+    if name in _C_KEYWORDS or name in _CXX_KEYWORDS:
+        return "is a C or C++ keyword"
+    if name in _MACROS or _SIZED_MACRO.fullmatch(name):
+        return "is a macro or name of the C standard library"
+    if "__" in name or re.match(r"_[A-Z]", name):
+        return "is reserved to the implementation (__, or _ and a capital letter)"
+    return None
+
+
 def is_safe_c_name(name: str) -> bool:
     """Whether ``name`` may be written into C as it is (see the module docstring)."""
-    return (
-        re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*|_[a-z0-9][A-Za-z0-9_]*", name) is not None
-        and "__" not in name
-        and name not in RESERVED
-        and _SIZED_MACRO.fullmatch(name) is None
-    )
+    return name_problem(name) is None
+
+
+def c_name_part(text: str, fallback: str = "f") -> str:
+    """``text`` as the part of a name that follows a prefix and may be followed by
+    ``_word`` (``model_`` + ``main`` + ``_alloc``): other characters become one ``_``, runs
+    of ``_`` one, none at either end; ``fallback`` when nothing is left."""
+    return _UNDERSCORES.sub("_", _NOT_IN_IDENTIFIER.sub("_", text)).strip("_") or fallback
 
 
 def safe_c_name(text: str, fallback: str = "x") -> str:
     """``text`` made a name that ``is_safe_c_name`` accepts: other characters become one
     ``_``, runs of ``_`` one, ``_`` at either end goes, a leading digit gets ``fallback``
     before it, and a reserved word gets ``_`` after it (``new_``, ``INT32_MAX_``)."""
-    name = _UNDERSCORES.sub("_", _NOT_IN_IDENTIFIER.sub("_", text)).strip("_")
+    name = c_name_part(text, "")
     if not name:
         return fallback
     if name[0].isdigit():
