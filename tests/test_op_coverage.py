@@ -212,8 +212,9 @@ def sorts(x):
     )
 
 
-def ascending_sorts(x):
-    return jnp.sort(x), jnp.argsort(x)
+def flips(x):
+    """Reversals, which IREE's pipeline cannot lower on unsigned elements by itself."""
+    return jnp.flip(x), x[:, ::-1], jnp.flip(x, 0)
 
 
 def sorts_along(x):
@@ -316,7 +317,9 @@ PROGRAMS = {
     "sort_float32_special_values": Program(sorts, lambda r: [special_floats(r, 128, np.float32)]),
     "sort_float64_ties": Program(sorts, lambda r: [ties(r, 200, np.float64)], x64=True),
     "sort_float16_ties": Program(sorts, lambda r: [ties(r, 64, np.float16)]),
-    "sort_uint32_ties": Program(ascending_sorts, lambda r: [ties(r, 100, np.uint32)]),
+    "sort_uint32_ties": Program(sorts, lambda r: [ties(r, 100, np.uint32)]),
+    "flip_uint8": Program(flips, lambda r: [unsigned(r, (5, 6), np.uint8)]),
+    "flip_uint32": Program(flips, lambda r: [unsigned(r, (5, 6), np.uint32)]),
     "sort_bool": Program(sorts, lambda r: [r.random(50) < 0.5]),
     "sort_complex64_ties": Program(
         sorts, lambda r: [(ties(r, 64, np.float32) + 1j * ties(r, 64, np.float32))]

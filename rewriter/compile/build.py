@@ -48,6 +48,7 @@ from .toolchain import (
     use_workspace_allocators,
     workspace_source,
 )
+from .unsigned_reverse import signless_reverses
 
 PORTABLE = targets.PORTABLE
 
@@ -166,7 +167,7 @@ def compile_module(
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     try:
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
-        prepared, marked_sorts = prepare_sorts(prepared)
+        prepared, marked_sorts = prepare_sorts(signless_reverses(prepared))
         where = filename or origin or "<mlir text>"
         api = (
             make_api(entries, chosen_prefix, bridge=ffi_bridge, link_note="", origin=where)

@@ -49,6 +49,7 @@ from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
 from ..compile.sorts import make_sorts_stable
 from ..compile.toolchain import first_tool_found
+from ..compile.unsigned_reverse import reverse_signless
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..syntax.diagnostics import Diagnostic, RewriteError
@@ -222,6 +223,7 @@ def _write_with_metadata(
                 "IREE path: rewrite with another --iree-module"
             )
         libm_needed = make_math_exact(module, atan2_in_f64)
+        reverse_signless(module)  # IREE's pipeline cannot reverse unsigned elements
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
