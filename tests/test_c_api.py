@@ -23,6 +23,23 @@ BRIDGE_SAMPLES = REPO / "samples" / "ffi_bridge"
 pytestmark = [pytest.mark.toolchain, pytest.mark.toolchain("gcc", "g++", "nm")]
 
 
+def run_under_valgrind(source: str, library: Path, program: Path):
+    """``source`` (C99, with the header beside ``library``) built into ``program`` against
+    the static ``library``, then run under valgrind, leaks counted as errors."""
+    (program.parent / f"{program.name}.c").write_text(source)
+    subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Werror", f"-I{program.parent}",
+         str(program.parent / f"{program.name}.c"), str(library), "-lm", "-o", str(program)],
+        check=True,
+    )  # fmt: skip
+    return subprocess.run(
+        ["valgrind", "--error-exitcode=3", "--leak-check=full", "--errors-for-leak-kinds=all",
+         str(program)],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+
+
 def compile_cli(module: Path, output: Path, *options: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "rewriter.compile", str(module), "-o", str(output), *options],
@@ -273,19 +290,7 @@ def test_the_entry_checks_its_arguments_and_reads_no_byte_past_them(tmp_path: Pa
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "module @" not in CHECKED  # no module name: the prefix comes from -o libmodel.a
-    (tmp_path / "checks.c").write_text(CHECKS)
-    program = tmp_path / "checks"
-    subprocess.run(
-        ["gcc", "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "checks.c")]
-        + [str(tmp_path / "libmodel.a"), "-lm", "-o", str(program)],
-        check=True,
-    )
-    run = subprocess.run(
-        ["valgrind", "--error-exitcode=3", "--leak-check=full", "--errors-for-leak-kinds=all"]
-        + [str(program)],
-        capture_output=True,
-        text=True,
-    )
+    run = run_under_valgrind(CHECKS, tmp_path / "libmodel.a", tmp_path / "checks")
     assert run.returncode == 0, run.stderr[-3000:]
     assert "ERROR SUMMARY: 0 errors" in run.stderr
     assert run.stdout.splitlines() == [
@@ -535,19 +540,7 @@ def test_every_kind_of_view_and_a_dynamic_result(tmp_path: Path):
         f"{tmp_path / 'libkinds.a'}: my_model_main (main)",
         f"{tmp_path / 'libkinds.a'}: my_model_second_fn (second.fn)",
     ]
-    (tmp_path / "kinds.c").write_text(KINDS_PROGRAM)
-    program = tmp_path / "kinds"
-    subprocess.run(
-        ["gcc", "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "kinds.c")]
-        + [str(tmp_path / "libkinds.a"), "-lm", "-o", str(program)],
-        check=True,
-    )
-    run = subprocess.run(
-        ["valgrind", "--error-exitcode=3", "--leak-check=full", "--errors-for-leak-kinds=all"]
-        + [str(program)],
-        capture_output=True,
-        text=True,
-    )
+    run = run_under_valgrind(KINDS_PROGRAM, tmp_path / "libkinds.a", tmp_path / "kinds")
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.splitlines() == [
         "0 0101 2 4 6 -8 2.25",
@@ -603,16 +596,7 @@ def test_dynamic_sizes_of_one_dimension_variable_must_agree(tmp_path: Path):
     assert run.returncode == 0, run.stderr
     header = (tmp_path / "poly.h").read_text()
     assert ' *   arg0 dimension 0, arg1 dimension 0: JAX\'s "b", checked to agree' in header
-    (tmp_path / "agree.c").write_text(AGREEING)
-    program = tmp_path / "agree"
-    subprocess.run(
-        ["gcc", "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "agree.c")]
-        + [str(tmp_path / "libpoly.a"), "-lm", "-o", str(program)],
-        check=True,
-    )
-    run = subprocess.run(
-        ["valgrind", "--error-exitcode=3", str(program)], capture_output=True, text=True
-    )
+    run = run_under_valgrind(AGREEING, tmp_path / "libpoly.a", tmp_path / "agree")
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.splitlines() == [
         "1 main: argument 1 dimension 0 is 3, argument 0 dimension 0 is 4: both are JAX's "
