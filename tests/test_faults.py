@@ -151,7 +151,13 @@ DRIVER = textwrap.dedent(
     from rewriter import cli
     from rewriter.inputs import files
 
-    for number in filter(None, os.environ["IGNORED"].split(",")):  # as nohup leaves SIGHUP
+    # The signals as a shell's foreground job has them, whatever this test run inherited (a
+    # run started in the background has SIGINT ignored, which the tool then keeps ignored),
+    # then those the case ignores, as nohup leaves SIGHUP.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for name in ("SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    for number in filter(None, os.environ["IGNORED"].split(",")):
         signal.signal(int(number), signal.SIG_IGN)
     ready, hold = int(os.environ["READY_FD"]), int(os.environ["HOLD_FD"])
     write_encoded = files.write_encoded
