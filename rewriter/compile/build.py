@@ -43,6 +43,7 @@ from .toolchain import (
     link_shared_object,
     memref_copy_source,
     relocatable_object,
+    rename_symbols,
     run_stage,
     stages,
     use_workspace_allocators,
@@ -74,7 +75,8 @@ def compile_module(
     A static library, ``header`` and ``prefix`` give the library a C API (``c_api.py``):
     every name it exports starts with ``prefix`` (by default the module's name and ``_``);
     ``header`` is where its declarations are written (C99 and C++). In a static library
-    nothing else is global; a shared object also keeps what ``load`` reads. ``include_dir``
+    nothing else is global; a shared object also exports what ``load`` reads, under the
+    prefix too (``Api.loader_symbols``), each bound within the library. ``include_dir``
     gets the include files a C or C++ build of the program and its handlers needs, so
     that the build machine needs no Python (``write_include_files``).
 
@@ -231,10 +233,23 @@ def compile_module(
             api_exports = api.exports() if api is not None else []
             member = f"{Path(output).stem}.o"
             archive_static_library(inputs, built, "-O3", flags, api_exports, member)
+        elif api is not None:
+            # Everything the library exports is under the prefix, what load() reads too.
+            combined = work / "model.o"
+            relocatable_object(inputs, combined, "-O3", flags)
+            rename_symbols(combined, api.loader_symbols(), "prefix")
+            exports = (*api.exports(), *api.loader_symbols().values())
+            link_shared_object(
+                [combined],
+                built,
+                libraries,
+                optimize="-O3",
+                flags=flags,
+                exports=exports,
+                arguments=[*arguments, "-Wl,-Bsymbolic"],
+                only_exports=True,
+            )
         else:
-            if api is not None:
-                exports = (*exports, *api.exports())
-                arguments.append("-Wl,-Bsymbolic")
             link_shared_object(
                 inputs,
                 built,

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from ..plan.c_names import c_name_part, name_problem, safe_c_name
 from ..syntax.element_types import BY_MLIR
-from .entries import Entry, TensorSpec
+from .bridge import BRIDGE_EXPORTS
+from .entries import METADATA_SYMBOL, Entry, TensorSpec, under_prefix
 from .toolchain import ToolchainError
 
 
@@ -75,6 +76,15 @@ class Api:
             names += [function + s for s in ("_num_arguments", "_num_results")]
             names += [function + "_argument", function + "_result", function + "_workspace_size"]
         return names
+
+    def loader_symbols(self) -> dict[str, str]:
+        """What ``rewriter.compile.load`` reads in a shared object, each name with the
+        prefix in front of it (``under_prefix``), so that a shared object with the C API
+        exports nothing but names under its prefix."""
+        names = [METADATA_SYMBOL, *(entry.c_symbol for entry in self.entries)]
+        if self.bridge:
+            names += BRIDGE_EXPORTS
+        return {name: under_prefix(self.prefix, name) for name in names}
 
 
 def default_prefix(text: str, output: str | Path) -> str:
@@ -143,7 +153,8 @@ def make_api(
     }
     if unsupported:
         raise ApiError(f"the C API has no type for {', '.join(sorted(unsupported))}")
-    names = [*api.exports(), api.macro + "STATUS_OK", api.macro + "H", api.prefix + "tensor_info"]
+    names = [*api.exports(), *api.loader_symbols().values()]
+    names += [api.macro + "STATUS_OK", api.macro + "H", api.prefix + "tensor_info"]
     names += {api.view_type(spec) for e in entries for spec in (*e.inputs, *e.results)}
     seen: set[str] = set()
     for name in names:

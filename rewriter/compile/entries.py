@@ -7,7 +7,8 @@ characters become ``_``), and where the name is taken by a symbol of the module 
 named ``rw_entry_main``) or by another entry, it gets a suffix (``rw_entry_main_1``). Its
 arguments, the caller's arrays, are marked read-only for bufferization. The signatures
 travel with the shared object as JSON in the symbol ``rw_model_metadata``, so ``load``
-needs nothing else.
+needs nothing else. A library with the C API exports these names under its prefix
+(``under_prefix``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from ..plan.naming import NamePool, c_identifier
 
 ENTRY_PREFIX = "rw_entry_"
 METADATA_SYMBOL = "rw_model_metadata"
+
+
+def under_prefix(prefix: str, symbol: str) -> str:
+    """``symbol`` as a library with the C API exports it, under its prefix P:
+    ``Prw_model_metadata``, ``Pmlir_ciface_rw_entry_main`` (a leading ``_`` dropped, so
+    that no name holds ``__``); ``symbol`` itself for the empty prefix."""
+    return prefix + symbol.lstrip("_") if prefix else symbol
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ import numpy as np
 from ..syntax.element_types import BY_MLIR
 from .arguments import check_count, convert, parameters
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
-from .entries import METADATA_SYMBOL, Entry, entries_from_json
+from .elf_symbols import exported_names
+from .entries import METADATA_SYMBOL, Entry, entries_from_json, under_prefix
 from .extras import needs
 from .handlers import HandlerError
 from .load_errors import LoadError
@@ -84,22 +85,57 @@ def load(
     path = file_path(path)
     ffi = cffi.FFI()
     libraries = [_load_kernel(ffi, file_path(k)) for k in kernels]
-    ffi.cdef(f"extern const char {METADATA_SYMBOL}[]; void free(void *);")
-    ffi.cdef(BRIDGE_CDEF)
     opened = _path_to_open(path)
     try:
-        ffi.cdef(_declarations(_probe_entries(opened, ffi_handlers, shown=path)))
+        prefix, probed = _probe_entries(opened, ffi_handlers, shown=path)
+        ffi.cdef(_prefixed(f"extern const char {METADATA_SYMBOL}[];", prefix))
+        ffi.cdef("void free(void *);")
+        ffi.cdef(_prefixed(BRIDGE_CDEF, prefix))
+        ffi.cdef(_prefixed(_declarations(probed), prefix))
         # The library is already bound by the probe; this handle shares it.
-        library = ffi.dlopen(opened, ffi.RTLD_NOW)
+        opened_library = ffi.dlopen(opened, ffi.RTLD_NOW)
     finally:
         if opened != path:
             os.unlink(opened)  # the mapping stays; the name is no longer needed
+    library = PrefixedNames(opened_library, prefix) if prefix else opened_library
     libc = ffi.dlopen(None)
-    keep_alive: list[object] = [ffi, library, libc, *libraries]
+    keep_alive: list[object] = [ffi, opened_library, libc, *libraries]
     bridge = register_handlers(ffi, library, path, ffi_handlers, keep_alive)
     entries = entries_from_json(ffi.string(getattr(library, METADATA_SYMBOL)).decode())
     functions = {e.name: _callable(ffi, library, libc, e, bridge) for e in entries}
     return CompiledModule(functions, keep_alive)
+
+
+class PrefixedNames:
+    """A loaded library with the C API, whose symbols are read by their names without
+    the prefix (``library.rw_model_metadata`` is its ``Prw_model_metadata``)."""
+
+    def __init__(self, library, prefix: str):
+        self._library = library
+        self._prefix = prefix
+
+    def __getattr__(self, name: str):
+        return getattr(self._library, under_prefix(self._prefix, name))
+
+
+_DECLARED_NAME = re.compile(r"\b(?:_mlir_ciface_rw_entry_\w+|rw_ffi_\w+|rw_model_metadata)\b")
+
+
+def _prefixed(declarations: str, prefix: str) -> str:
+    """cffi ``declarations`` of what ``load`` reads, each name under ``prefix``."""
+    if not prefix:
+        return declarations
+    return _DECLARED_NAME.sub(lambda found: under_prefix(prefix, found.group()), declarations)
+
+
+def library_prefix(path: str) -> str | None:
+    """The prefix of a library with the C API (its exported ``Prw_model_metadata``), ""
+    for a library without one (``rw_model_metadata``), None for neither."""
+    names = exported_names(path)
+    if METADATA_SYMBOL in names:
+        return ""
+    found = [n[: -len(METADATA_SYMBOL)] for n in names if n.endswith(METADATA_SYMBOL)]
+    return found[0] if len(found) == 1 and found[0] else None
 
 
 _opened: set[str] = set()
@@ -140,9 +176,10 @@ def file_path(path: str | Path) -> str:
     return os.path.abspath(os.fspath(path))
 
 
-def _probe_entries(opened: str, ffi_handlers: object, shown: str) -> list[Entry]:
-    """Read the metadata with a throwaway FFI (the declarations depend on it). ``opened``
-    is the file to open, ``shown`` the name messages give it (``_path_to_open``).
+def _probe_entries(opened: str, ffi_handlers: object, shown: str) -> tuple[str, list[Entry]]:
+    """The library's prefix (``library_prefix``) and entries, read with a throwaway FFI
+    (the declarations depend on them). ``opened`` is the file to open, ``shown`` the name
+    messages give it (``_path_to_open``).
 
     The library is bound now (RTLD_NOW): a kernel symbol that no loaded library defines
     is an error here, not a crash of the process at the first call.
@@ -150,24 +187,27 @@ def _probe_entries(opened: str, ffi_handlers: object, shown: str) -> list[Entry]
     import cffi
 
     path = shown
+    prefix = library_prefix(opened)
+    metadata_symbol = under_prefix(prefix or "", METADATA_SYMBOL)
     ffi = cffi.FFI()
-    ffi.cdef(f"extern const char {METADATA_SYMBOL}[];")
+    ffi.cdef(f"extern const char {metadata_symbol}[];")
     try:
         library = ffi.dlopen(opened, ffi.RTLD_NOW)
     except OSError as error:
         missing = re.search(r"undefined symbol: ([A-Za-z0-9_$.]*[A-Za-z0-9_$])", str(error))
         if missing:
-            raise LoadError(_undefined_symbol(path, missing.group(1), bool(ffi_handlers))) from None
+            undefined = _undefined_symbol(path, missing.group(1), bool(ffi_handlers), prefix or "")
+            raise LoadError(undefined) from None
         raise LoadError(_not_loadable(path, error)) from None
     try:
-        metadata = getattr(library, METADATA_SYMBOL)
+        metadata = getattr(library, metadata_symbol)
     except (AttributeError, KeyError):
         raise LoadError(
             f"{path} is a shared object but no module compiled by rewriter.compile (it has "
             f"no {METADATA_SYMBOL}): make one with python -m rewriter.compile "
             "MODEL.rewritten.mlir -o LIBRARY.so (rewriter.compile.compile_module)"
         ) from None
-    return entries_from_json(ffi.string(metadata).decode())
+    return prefix or "", entries_from_json(ffi.string(metadata).decode())
 
 
 def _not_loadable(path: str, error: OSError) -> str:
@@ -189,7 +229,7 @@ def dlerror(error: OSError) -> str:
     return re.sub(r"^cannot load library '[^']*': ", "", text)
 
 
-def _undefined_symbol(path: str, symbol: str, handlers_given: bool) -> str:
+def _undefined_symbol(path: str, symbol: str, handlers_given: bool, prefix: str) -> str:
     """A kernel symbol no loaded library defines: what to give, or how to compile instead.
 
     An extern is served by a kernel library (``kernels=``), or, compiled with
@@ -200,7 +240,7 @@ def _undefined_symbol(path: str, symbol: str, handlers_given: bool) -> str:
     first = f"{path} calls {symbol}, which none of the kernel libraries given to load() defines"
     if not symbol.startswith("_mlir_ciface_"):
         return first
-    if _has_bridge(path):
+    if _has_bridge(path, prefix):
         return (
             f"{first}; its extern has no rewriter.xla_ffi description (a legacy custom "
             f"call?), so no XLA FFI handler can serve it: load(..., kernels=[a library that "
@@ -219,7 +259,7 @@ def _undefined_symbol(path: str, symbol: str, handlers_given: bool) -> str:
     )
 
 
-def _has_bridge(path: str) -> bool:
+def _has_bridge(path: str, prefix: str) -> bool:
     """Whether the shared object defines the bridge's host API (``--ffi-bridge``), read
     with lazy binding, which leaves undefined functions unbound."""
     import _ctypes
@@ -230,7 +270,7 @@ def _has_bridge(path: str) -> bool:
     except OSError:
         return False
     try:
-        return hasattr(library, "rw_ffi_required_target")
+        return hasattr(library, under_prefix(prefix, "rw_ffi_required_target"))
     finally:
         _ctypes.dlclose(library._handle)
 

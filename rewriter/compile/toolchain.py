@@ -253,13 +253,15 @@ def link_shared_object(
     flags: list[str] | None = None,
     exports: tuple[str, ...] = (),
     arguments: list[str] | None = None,
+    only_exports: bool = False,
 ) -> None:
     """clang: LLVM IR and C sources into one shared object, linked against ``link`` and
     the linker ``arguments`` (the BLAS's, ``-Bsymbolic``).
 
-    Only the entry points, the metadata and ``exports`` are exported: helpers such as MLIR's
-    ``dealloc_helper`` stay local, so two loaded modules cannot bind to each other's. The
-    version script that says so is a temporary file, never one beside ``output``.
+    Only the entry points, the metadata and ``exports`` are exported (only ``exports`` with
+    ``only_exports``): helpers such as MLIR's ``dealloc_helper`` stay local, so two loaded
+    modules cannot bind to each other's. The version script that says so is a temporary
+    file, never one beside ``output``.
     """
     command = [
         find_tool(f"clang-{LLVM_VERSION}"),
@@ -279,13 +281,11 @@ def link_shared_object(
     descriptor, script = tempfile.mkstemp(prefix="rewriter-", suffix=".exports")
     os.close(descriptor)
     version_script = Path(script)
-    extra = "".join(f" {name};" for name in exports)
+    loader = () if only_exports else ("_mlir_ciface_rw_entry_*", "rw_entry_*", "rw_model_metadata")
+    exported = "".join(f" {name};" for name in (*loader, *exports))
     command.append(f"-Wl,--version-script={version_script}")
     try:
-        version_script.write_text(
-            f"{{ global: _mlir_ciface_rw_entry_*; rw_entry_*; rw_model_metadata;{extra} "
-            "local: *; };\n"
-        )
+        version_script.write_text(f"{{ global:{exported} local: *; }};\n")
         _run("link", command)
     finally:
         version_script.unlink(missing_ok=True)
@@ -316,13 +316,19 @@ ALLOCATORS = ("malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_
 def use_workspace_allocators(object_file: Path) -> None:
     """Make every call of an allocation function in ``object_file`` one of the workspace's
     (``rw_ws_malloc`` for ``malloc``, ...), with llvm-objcopy."""
-    renames = object_file.parent / f"{object_file.name}.allocators"
-    renames.write_text("".join(f"{name} rw_ws_{name}\n" for name in ALLOCATORS))
+    rename_symbols(object_file, {name: f"rw_ws_{name}" for name in ALLOCATORS}, "workspace")
+
+
+def rename_symbols(object_file: Path, renames: dict[str, str], stage: str) -> None:
+    """Rename symbols of the relocatable ``object_file`` (definitions and references
+    alike: ``llvm-objcopy --redefine-syms``); ``stage`` names the step in errors."""
+    listing = object_file.parent / f"{object_file.name}.{stage}"
+    listing.write_text("".join(f"{old} {new}\n" for old, new in renames.items()))
     _run(
-        "workspace",
+        stage,
         [
             find_tool(f"llvm-objcopy-{LLVM_VERSION}"),
-            f"--redefine-syms={renames}",
+            f"--redefine-syms={listing}",
             str(object_file),
         ],
     )
