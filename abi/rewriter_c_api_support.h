@@ -10,6 +10,7 @@
 #define REWRITER_C_API_SUPPORT_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,15 @@ size_t rw_ws_end(void);
 long long rw_ws_misses(void);
 int rw_ws_owns(const void *pointer);
 void rw_ws_free(void *pointer);
+
+/* Makes *largest at least `value`, whatever other threads store meanwhile: the
+ * workspace size a function reports is the largest any of its calls needed. */
+static inline void rw_largest(_Atomic int64_t *largest, int64_t value)
+{
+    int64_t seen = atomic_load(largest);
+    while (value > seen && !atomic_compare_exchange_weak(largest, &seen, value)) {
+    }
+}
 
 /* MLIR's memref descriptor of rank N (rank 0: rw_desc_0). */
 typedef struct { void *allocated; void *aligned; int64_t offset; } rw_desc_0;

@@ -654,3 +654,72 @@ def test_a_header_that_is_the_module_or_the_output_is_a_usage_error(tmp_path: Pa
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert f"--header {header} is the" in run.stderr
     assert module.read_text() == CHECKED and not output.exists()
+
+
+GROWING = """\
+func.func public @main(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %0 = stablehlo.add %x, %x : tensor<?x64xf32>
+  %1 = stablehlo.multiply %0, %x : tensor<?x64xf32>
+  return %1 : tensor<?x64xf32>
+}
+"""
+
+# A call of 256 rows on another thread, then one of 2 rows here: the size is the larger
+# call's, seen from this thread too, and it serves both shapes with no miss.
+WORKSPACE_QUERY = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "grow.h"
+
+static float x[256 * 64], y[256 * 64];
+static long long on_the_other_thread;
+
+static void *large_call(void *unused) {
+    grow_f32_2d in = {x, {256, 64}}, out = {y, {256, 64}};
+    (void)unused;
+    if (grow_main(&in, &out) != 0) return NULL;
+    on_the_other_thread = (long long)grow_main_workspace_size();
+    return NULL;
+}
+
+int main(void) {
+    pthread_t thread;
+    grow_f32_2d small_in = {x, {2, 64}}, small_out = {y, {2, 64}};
+    grow_f32_2d in = {x, {256, 64}}, out = {y, {256, 64}};
+    long long before = (long long)grow_main_workspace_size(), size;
+    void *workspace;
+    if (pthread_create(&thread, NULL, large_call, NULL) != 0) return 1;
+    pthread_join(thread, NULL);
+    if (grow_main(&small_in, &small_out) != 0) return 1;
+    size = (long long)grow_main_workspace_size();
+    printf("%lld %d %d\n", before, on_the_other_thread > 0, size == on_the_other_thread);
+    workspace = malloc((size_t)size);
+    if (grow_set_workspace(workspace, size) != 0) return 1;
+    if (grow_main(&in, &out) != 0 || grow_main(&small_in, &small_out) != 0) return 1;
+    printf("misses %lld\n", (long long)grow_workspace_misses());
+    grow_set_workspace(NULL, 0);
+    free(workspace);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+def test_the_workspace_size_is_the_largest_call_on_any_thread(tmp_path: Path):
+    module = tmp_path / "grow.mlir"
+    module.write_text(GROWING)
+    library = tmp_path / "libgrow.a"
+    run = compile_cli(module, library, "--header", str(tmp_path / "grow.h"), "--prefix", "grow_")
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "query.c").write_text(WORKSPACE_QUERY)
+    program = tmp_path / "query"
+    subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Werror", "-pthread", f"-I{tmp_path}"]
+        + [str(tmp_path / "query.c"), str(library), "-lm", "-o", str(program)],
+        check=True,
+    )
+    run = subprocess.run([str(program)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines() == ["0 1 1", "misses 0"]

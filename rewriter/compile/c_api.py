@@ -294,7 +294,7 @@ def c_api_header(api: Api) -> str:
         "/* Gives this thread's calls a workspace: from then on, every buffer a call needs",
         " * (temporaries, results before they are copied into the caller's, the FFI",
         " * bridge's) is cut from it, and a call allocates nothing (NULL: malloc again).",
-        " * Its size: the _workspace_size() of the functions after one call on this thread.",
+        " * Its size: the _workspace_size() of the functions after a call at set-up.",
         " * The memory must stay valid, and serve no other thread, until it is replaced. */",
         f"int {p}set_workspace(void *buffer, int64_t size);",
         "",
@@ -339,7 +339,8 @@ def c_api_header(api: Api) -> str:
             f"int {function}_num_results(void);",
             f"const {p}tensor_info *{function}_argument(int index); /* NULL: no such */",
             f"const {p}tensor_info *{function}_result(int index);",
-            f"/* The workspace the last call of {function} on this thread needed (0 before). */",
+            f"/* The largest workspace a call of {function} has needed so far, on any",
+            " * thread (0 before the first call). */",
             f"int64_t {function}_workspace_size(void);",
             "",
         ]
@@ -452,8 +453,9 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             out += ["    (void)index;", "    return NULL;"]
         out += ["}", ""]
     out += [
-        f"static _Thread_local int64_t rw_{number}_workspace;",
-        f"int64_t {function}_workspace_size(void) {{ return rw_{number}_workspace; }}",
+        f"static _Atomic int64_t rw_{number}_workspace;",
+        f"int64_t {function}_workspace_size(void)",
+        f"{{ return atomic_load(&rw_{number}_workspace); }}",
         "",
     ]
     results = len(entry.results)
@@ -607,7 +609,7 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             out.append(f"        result{i}->data = NULL;")
         out.append("    }")
     out += [
-        f"    rw_{number}_workspace = (int64_t)rw_ws_end();",
+        f"    rw_largest(&rw_{number}_workspace, (int64_t)rw_ws_end());",
         "    return status;",
         "}",
         "",
