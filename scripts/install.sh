@@ -50,5 +50,27 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 
+# The aarch64 OpenBLAS (Debian's arm64 architecture beside this one), for the test that
+# cross-compiles a model with matrix products: the compile links the target's OpenBLAS by
+# its soname, and the program runs with it under qemu-aarch64.
+ARM64_PACKAGES=(libopenblas0-pthread:arm64)
+if [ "$(dpkg --print-architecture 2>/dev/null)" = "amd64" ] \
+    && ! dpkg-query -W -f='${Status}' "${ARM64_PACKAGES[@]}" 2>/dev/null | grep -q "ok installed"; then
+    missing=("${ARM64_PACKAGES[@]}")
+    sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
+        not_installed "not root and sudo not found"
+    else
+        export DEBIAN_FRONTEND=noninteractive
+        if ! { "${sudo[@]}" dpkg --add-architecture arm64 \
+            && "${sudo[@]}" apt-get update -qq \
+            && "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+                "${ARM64_PACKAGES[@]}" >/dev/null; }; then
+            not_installed "apt-get failed"
+        fi
+    fi
+fi
+
 python="${PYTHON:-$(command -v python || command -v python3)}"
 "$python" -m pip install --quiet --disable-pip-version-check '.[test]'

@@ -37,6 +37,8 @@ NATIVE_PACKAGES = {
     "cmake": "cmake",  # samples/deploy
     # not a tool: the system's OpenBLAS, the compiled path's default BLAS (rewriter.compile.blas)
     "libopenblas.so.0": "libopenblas-dev",
+    # the same for aarch64 (Debian's arm64 architecture), for the cross-compiled BLAS
+    "aarch64:libopenblas.so.0": "libopenblas0-pthread:arm64",
     **{name: hint.split()[-1] for name, hint in INSTALL_HINTS.items() if name != "iree-opt"},
 }
 
@@ -63,7 +65,10 @@ def _system_library(name: str) -> str:
     """The system library ``name`` as the compiled path finds it (``system_blas``)."""
     from rewriter.compile.blas import SYSTEM_OPENBLAS, system_blas
 
-    found = system_blas() if name == SYSTEM_OPENBLAS else None
+    triple, _, library = name.rpartition(":")
+    clang = find_tool("clang-22") if triple else None
+    target = [f"--target={triple}-linux-gnu"] if triple else None
+    found = system_blas(clang, target) if library == SYSTEM_OPENBLAS else None
     if found is None:
         raise ToolchainError(name)
     return str(found.library)

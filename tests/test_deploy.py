@@ -169,6 +169,39 @@ def test_the_program_runs_with_python_and_numpy_out_of_sight(shipped: Path):
     assert_product_output(run.stdout)
 
 
+@pytest.mark.toolchain("aarch64-linux-gnu-gcc", "qemu-aarch64", "aarch64:libopenblas.so.0")
+def test_a_cross_compiled_model_links_the_targets_openblas_by_soname(tmp_path: Path):
+    """--target-triple aarch64-linux-gnu with the default BLAS: the OpenBLAS of that triple
+    (Debian's arm64 libopenblas0), found by clang for the triple, read without loading it
+    and linked by its soname; the program runs under qemu-aarch64 with it."""
+    module = tmp_path / "product.mlir"
+    module.write_text(PRODUCT)
+    library = tmp_path / "libproduct.so"
+    compile_cli(module, library, "--target-triple", "aarch64-linux-gnu")
+    section = dynamic_section(library)
+    assert "Shared library: [libopenblas.so.0]" in section
+    assert "RUNPATH" not in section and "RPATH" not in section
+    (tmp_path / "host.c").write_text(PRODUCT_HOST)
+    host = tmp_path / "host"
+    subprocess.run(
+        ["aarch64-linux-gnu-gcc", "-std=c99", "-Wall", "-Werror", f"-I{include_dir()}"]
+        + [str(tmp_path / "host.c"), f"-L{tmp_path}", "-lproduct", "-Wl,-rpath,$ORIGIN"]
+        + ["-Wl,-rpath-link,/usr/lib/aarch64-linux-gnu", "-o", str(host)],
+        check=True,
+    )
+    # OpenBLAS's thread pool never starts under qemu-user: a plain C program calling
+    # cblas_sgemm of the same libopenblas0-pthread:arm64 spins there forever, with no
+    # model in it. One thread is the emulator's limit, not the library's.
+    run = subprocess.run(
+        ["qemu-aarch64", "-L", AARCH64_ROOT, "-E", "OPENBLAS_NUM_THREADS=1", str(host)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert_product_output(run.stdout)
+
+
 def test_memref_copy_copies_between_strided_views(tmp_path: Path):
     """abi/memref_copy.c, compiled into a module whose LLVM IR calls MLIR's ``memrefCopy``
     (so that it needs no libmlir_c_runner_utils where it runs), copies as MLIR's does: from
