@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks.report import figures, header, row  # noqa: E402
 from rewriter import cli  # noqa: E402
 
 MODES = {
@@ -145,6 +146,7 @@ def main() -> None:
     options.add_argument(
         "--mode", choices=MODES, help="with --one: time the CLI in this mode instead"
     )
+    options.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     arguments = options.parse_args()
     if arguments.mode and not arguments.one:
         options.error("--mode goes with --one")
@@ -154,13 +156,15 @@ def main() -> None:
         else:
             time_one_rewrite(Path(arguments.one))
         return
+    with figures("call_dense", arguments.markdown):
+        measure(arguments)
+
+
+def measure(arguments: argparse.Namespace) -> None:
     files = sorted(Path(arguments.corpus).glob("*.mlir"), key=order)
     rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
-    print(
-        f"{'file':24} {'calls':>6} {'MB':>5} {'rewrite s':>9} {'jaxlib s':>8} {'ratio':>6} "
-        f"{'peak MB':>7} {'limit':>5} {'html s':>6}"
-        + "".join(f" {mode:>8}" for mode in MODES if arguments.modes)
-    )
+    names = ["file", "calls", "MB", "rewrite s", "jaxlib s", "ratio", "peak MB", "limit MB"]
+    print(header(*names, "html s", *(MODES if arguments.modes else ())))
     with tempfile.TemporaryDirectory() as scratch:
         for path in files:
             text = path.read_text()
@@ -183,10 +187,9 @@ def main() -> None:
             result = rewriter.rewrite(text)
             html = least_seconds(result._repr_html_, repeats)
             del result
-            row = (
-                f"{path.stem:24} {calls:6} {megabytes:5.1f} {ours:9.3f} {theirs:8.3f} "
-                f"{theirs / ours:6.2f} {peak:7.0f} {3 * megabytes + 100:5.0f} {html:6.3f}"
-            )
+            cells = [path.stem, calls, f"{megabytes:.1f}", f"{ours:.3f}", f"{theirs:.3f}"]
+            cells += [f"{theirs / ours:.2f}", f"{peak:.0f}", f"{3 * megabytes + 100:.0f}"]
+            cells.append(f"{html:.3f}")
             if arguments.modes:
                 out = str(Path(scratch) / path.stem)
                 commands = {"plain": [str(path), "-o", out + ".plain.mlir"]}
@@ -199,8 +202,8 @@ def main() -> None:
                     arguments.repeats,
                     spread,
                 )
-                row += "".join(f" {modes[mode] / modes['plain']:7.2f}x" for mode in MODES)
-            print(row, flush=True)
+                cells += [f"{modes[mode] / modes['plain']:.2f}x" for mode in MODES]
+            print(row(*cells), flush=True)
     print_growth(files, arguments.repeats, arguments.spread, arguments.modes)
 
 
@@ -218,10 +221,11 @@ def print_growth(files: list[Path], rounds: int, spread: float, modes: bool) -> 
         if count:
             by_shape.setdefault(shape, {})[count] = path
     print(
-        "growth for 4x the calls (linear: at most 4.4x; a shape's files run in turns), "
-        "in this process / each rewrite in a new process (jaxlib's parse+print, in this "
-        "process):"
+        "Growth for 4x the calls (linear: at most 4.4x; a shape's files run in turns): in "
+        "this process, with each rewrite in a new process, and jaxlib's parse+print in "
+        "this process."
     )
+    print(header("shape", "calls", "rewrite", "new processes", "jaxlib"))
     for shape, paths in sorted(by_shape.items()):
         counts = sorted(paths)
         texts = {count: paths[count].read_text() for count in counts}
@@ -244,11 +248,8 @@ def print_growth(files: list[Path], rounds: int, spread: float, modes: bool) -> 
                     times[f"{who} {4 * count}"] / times[f"{who} {count}"]
                     for who, times in (("ours", least), ("ours", fresh), ("jaxlib", least))
                 )
-                print(
-                    f"  {shape} {count} -> {4 * count}: {ours:.2f}x / {anew:.2f}x"
-                    f" (jaxlib {jaxlib:.2f}x)",
-                    flush=True,
-                )
+                steps = f"{count} -> {4 * count}"
+                print(row(shape, steps, f"{ours:.2f}x", f"{anew:.2f}x", f"{jaxlib:.2f}x"))
         if modes:
             print_modes_growth(shape, paths, rounds, spread)
 
@@ -281,7 +282,7 @@ def print_modes_growth(shape: str, paths: dict[int, Path], rounds: int, spread: 
                 for count in counts
                 if 4 * count in paths
             ]
-            print(f"    {mode}: " + "; ".join(steps), flush=True)
+            print(f"{shape}, {mode} (this process / new processes): " + "; ".join(steps))
 
 
 def least_reported(actions: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:

@@ -11,7 +11,6 @@ average first: the figures are only as quiet as the machine.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks.report import figures  # noqa: E402
 from rewriter.compile import compile_module, load  # noqa: E402
 
 
@@ -57,8 +57,13 @@ def least_mean(functions: dict[str, object], arguments: list, calls: int) -> dic
 def main(argv: list[str] | None = None) -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--calls", type=int, default=20000, help="calls a round (20000)")
+    options.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     arguments = options.parse_args(argv)
-    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
+    with figures("call_overhead", arguments.markdown):
+        measure(arguments.calls)
+
+
+def measure(calls: int) -> None:
     print("| program | jax.jit us | rewriter.compile us | x jit | rewriter.iree us | x jit |")
     print("| --- | --- | --- | --- | --- | --- |")
     from rewriter.iree import load as iree_load
@@ -79,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
                 {"jit": lambda *a, f=jitted: f(*a).block_until_ready(), "compile": compiled.main,
                  "iree": iree.main},
                 inputs,
-                arguments.calls,
+                calls,
             )  # fmt: skip
         jit, compile_time, iree_time = (times[k] * 1e6 for k in ("jit", "compile", "iree"))
         print(

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks.report import figures, header, row  # noqa: E402
 from rewriter.compile import compile_module, load  # noqa: E402
 from rewriter.compile.blas import system_blas  # noqa: E402
 
@@ -91,11 +92,12 @@ def openblas_threads(count: int | None) -> None:
 
 
 def main(names: list[str]) -> None:
-    print(f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores")
     print(
-        f"{'program':10} {'jax.jit ms':>10} {'blas ms':>9} {'ratio':>6} {'blas 1t ms':>10}"
-        f" {'ratio':>6} {'loops ms':>9} {'ratio':>6} {'compile s':>9}"
-    )
+        header(
+            "program", "jax.jit ms", "blas ms", "ratio", "blas 1 thread ms", "ratio",
+            "loops ms", "ratio", "compile s",
+        )
+    )  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="compile-speed-"))
     for name in names:
         function, arguments = PROGRAMS[name]
@@ -114,11 +116,13 @@ def main(names: list[str]) -> None:
         openblas_threads(None)
         loops_ms = median_ms(loops.main, arguments, calls=5)
         print(
-            f"{name:10} {jit_ms:10.2f} {blas_ms:9.2f} {blas_ms / jit_ms:6.2f}"
-            f" {one_thread_ms:10.2f} {one_thread_ms / jit_ms:6.2f}"
-            f" {loops_ms:9.2f} {loops_ms / jit_ms:6.2f} {compile_seconds:9.1f}",
+            row(
+                name, f"{jit_ms:.2f}", f"{blas_ms:.2f}", f"{blas_ms / jit_ms:.2f}",
+                f"{one_thread_ms:.2f}", f"{one_thread_ms / jit_ms:.2f}", f"{loops_ms:.2f}",
+                f"{loops_ms / jit_ms:.2f}", f"{compile_seconds:.1f}",
+            ),
             flush=True,
-        )
+        )  # fmt: skip
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -132,6 +136,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="PROGRAM",
         help=f"programs to time, among {', '.join(PROGRAMS)} (default: all)",
     )
+    parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     arguments = parser.parse_args(argv)
     unknown = [name for name in arguments.programs if name not in PROGRAMS]
     if unknown:
@@ -140,4 +145,6 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    main(parse_arguments().programs or list(PROGRAMS))
+    chosen = parse_arguments()
+    with figures("compile_speed", chosen.markdown):
+        main(chosen.programs or list(PROGRAMS))

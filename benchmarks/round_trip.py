@@ -9,6 +9,7 @@ compile time, the largest relative difference from JAX and the time of one call 
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import functools
 import statistics
@@ -32,6 +33,7 @@ from kernel_library import (  # noqa: E402
     sample,
 )
 
+from benchmarks.report import figures, header, row  # noqa: E402
 from rewriter.compile import compile_module, load  # noqa: E402
 
 # The tests' round-trip programs, and those whose tests check more than the numbers.
@@ -71,16 +73,13 @@ def main() -> None:
     register_with_jax(kernels)
     library_handle = ctypes.CDLL(str(kernels))
     handlers = {t: jax.ffi.pycapsule(getattr(library_handle, s)) for t, s in HANDLERS.items()}
-    print(
-        f"{'program':20} {'compile s':>10} {'max rel err':>12} {'call us':>9}"
-        f" {'bridge err':>11} {'bridge us':>10}"
-    )
+    print(header("program", "compile s", "max rel err", "call us", "bridge err", "bridge us"))
     worst = 0.0
     for name, (function_name, shapes) in PROGRAMS.items():
         module = sample(name)
         function = getattr(module, function_name, None)
         if function is None:
-            print(f"{name:20} (no function {function_name} in export.py)")
+            print(row(name, f"no function {function_name} in export.py", "", "", "", ""))
             continue
         started = time.perf_counter()
         library = work / f"lib{name}.so"
@@ -105,11 +104,17 @@ def main() -> None:
         )
         worst = max(worst, error, bridge_error)
         print(
-            f"{name:20} {seconds:10.2f} {error:12.2e} {call_microseconds(program, inputs):9.1f}"
-            f" {bridge_error:11.2e} {call_microseconds(bridged, inputs):10.1f}"
-        )
+            row(
+                name, f"{seconds:.2f}", f"{error:.2e}", f"{call_microseconds(program, inputs):.1f}",
+                f"{bridge_error:.2e}", f"{call_microseconds(bridged, inputs):.1f}",
+            ),
+            flush=True,
+        )  # fmt: skip
     print(f"{len(PROGRAMS)} programs; largest relative difference {worst:.2e}")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
+    with figures("round_trip", parser.parse_args().markdown):
+        main()

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks.report import figures, header, row  # noqa: E402
 
 REPEATS = 5
 
@@ -63,13 +64,20 @@ def peak_memory(action) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", nargs="?", type=Path, default=ROOT / "benchmarks" / "corpus")
-    corpus = parser.parse_args().corpus
+    parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
+    options = parser.parse_args()
+    with figures("run", options.markdown):
+        measure(options.corpus)
+
+
+def measure(corpus: Path) -> None:
     files = sorted(corpus.glob("layers_*.mlir"), key=lambda p: int(p.stem.split("_")[1]))
     files += [corpus / "weights.mlir"]
     rewriter.rewrite(files[0].read_text())  # build (or load) the grammar once
     print(
-        f"{'file':16} {'MB':>6} {'rewrite s':>10} {'MB/s':>7} {'jaxlib s':>9} {'MB/s':>7} "
-        f"{'ratio':>6} {'peak MB':>8} {'limit MB':>8}"
+        header(
+            "file", "MB", "rewrite s", "MB/s", "jaxlib s", "MB/s", "ratio", "peak MB", "limit MB"
+        )
     )
     times, jaxlib_times = {}, {}
     for path in files:
@@ -80,9 +88,18 @@ def main() -> None:
         peak = peak_memory(lambda text=text: rewriter.rewrite(text).text) / 1e6
         times[path.stem], jaxlib_times[path.stem] = ours, theirs
         print(
-            f"{path.name:16} {megabytes:6.1f} {ours:10.3f} {megabytes / ours:7.1f} "
-            f"{theirs:9.3f} {megabytes / theirs:7.1f} {theirs / ours:6.2f} {peak:8.0f} "
-            f"{3 * megabytes + 100:8.0f}"
+            row(
+                path.stem,
+                f"{megabytes:.1f}",
+                f"{ours:.3f}",
+                f"{megabytes / ours:.1f}",
+                f"{theirs:.3f}",
+                f"{megabytes / theirs:.1f}",
+                f"{theirs / ours:.2f}",
+                f"{peak:.0f}",
+                f"{3 * megabytes + 100:.0f}",
+            ),
+            flush=True,
         )
     if "layers_6" in times and "layers_48" in times:
         print(f"growth: 48 layers / 6 layers = {times['layers_48'] / times['layers_6']:.1f}x time")

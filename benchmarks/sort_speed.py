@@ -10,7 +10,6 @@ average first.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks.report import figures, header, row  # noqa: E402
 from rewriter.compile import LoadError, ToolchainError, compile_module, load  # noqa: E402
 from rewriter.iree import BuildError  # noqa: E402
 from rewriter.iree import load as load_iree  # noqa: E402
@@ -67,12 +67,11 @@ def _timed(run, arguments, jit_ms: float) -> str:
         reason = errors[0].split("error: ", 1)[1] if errors else type(error).__name__
         return f"fails: {reason[:70]}"
     ms = median_ms(function, arguments)
-    return f"{ms:10.2f} ({ms / jit_ms:.2f}x)"
+    return f"{ms:.2f} ({ms / jit_ms:.2f}x)"
 
 
 def main(names: list[str], sizes: list[int]) -> None:
-    print(f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores")
-    print(f"{'program':8} {'entries':>9} {'jax.jit ms':>10}  {'compile ms':>19}  iree ms")
+    print(header("program", "entries", "jax.jit ms", "compile ms (x jit)", "iree ms (x jit)"))
     work = Path(tempfile.mkdtemp(prefix="sort-speed-"))
     for name in names:
         function, make = PROGRAMS[name]
@@ -92,10 +91,7 @@ def main(names: list[str], sizes: list[int]) -> None:
 
             compile_column = _timed(compiled, arguments, jit_ms)
             iree_column = _timed(on_iree, arguments, jit_ms)
-            print(
-                f"{name:8} {size:9} {jit_ms:10.2f}  {compile_column:>19}  {iree_column}",
-                flush=True,
-            )
+            print(row(name, size, f"{jit_ms:.2f}", compile_column, iree_column), flush=True)
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -114,6 +110,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
         default=",".join(map(str, SIZES)),
         help="comma-separated entry counts (default: %(default)s)",
     )
+    parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     arguments = parser.parse_args(argv)
     unknown = [name for name in arguments.programs if name not in PROGRAMS]
     if unknown:
@@ -127,4 +124,5 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 if __name__ == "__main__":
     chosen = parse_arguments()
-    main(chosen.programs or list(PROGRAMS), chosen.sizes)
+    with figures("sort_speed", chosen.markdown):
+        main(chosen.programs or list(PROGRAMS), chosen.sizes)

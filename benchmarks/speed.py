@@ -31,9 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import datetime
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -58,6 +56,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks.report import figures  # noqa: E402
 
 
 @dataclass
@@ -341,35 +340,6 @@ def measure(case: Case, paths: Sequence[str], calls: int, options: Options, work
 # ---------------------------------------------------------------- reporting
 
 
-def machine() -> str:
-    model = platform.processor() or "?"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
-    import iree.compiler
-
-    iree_version = getattr(iree.compiler, "__version__", None) or _iree_version()
-    return (
-        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; nproc {os.cpu_count()}; "
-        f"{model}; load average {load}; Python {platform.python_version()}, "
-        f"jax {jax.__version__}, iree {iree_version}; "
-        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
-    )
-
-
-def _iree_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("iree-base-compiler")
-    except PackageNotFoundError:
-        return "?"
-
-
 def table_rows(program: str, case: Case, outcomes: dict[str, Outcome]) -> list[str]:
     base = outcomes.get("jax")
     base_time = statistics.median(base.times) if base and base.times else None
@@ -405,6 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FLAG",
         help="an extra iree-compile flag for the iree path (repeatable)",
     )
+    parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     args = parser.parse_args(argv)
     programs = [p for p in args.programs.split(",") if p]
     paths = [p for p in args.paths.split(",") if p]
@@ -414,8 +385,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unknown: {', '.join(unknown)} (programs: {', '.join(PROGRAMS)}; "
             f"paths: {', '.join(PATHS)})"
         )
-    print(machine())
     options = Options(tuple(args.iree_flag))
+    with figures("speed", args.markdown):
+        run(programs, paths, args.calls, options)
+    return 0
+
+
+def run(programs: list[str], paths: list[str], calls: int, options: Options) -> None:
+    print(f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
     print(f"iree: extra flags: {' '.join(options.iree_flags) or 'none'}")
     print()
     print("| program | path | ms per call | vs jax.jit | CPU ms | compile s | max diff |")
@@ -429,11 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as error:
             print(f"| {program} | - | {_error_text(error)} | | | | |", flush=True)
             continue
-        outcomes = measure(case, paths, args.calls, options, folder)
+        outcomes = measure(case, paths, calls, options, folder)
         print("\n".join(table_rows(program, case, outcomes)), flush=True)
-    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
-    print(f"\nload average at the end: {load}")
-    return 0
 
 
 if __name__ == "__main__":

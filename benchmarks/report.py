@@ -1,0 +1,120 @@
+"""What the benchmark scripts share: the machine they ran on, markdown rows, and
+``--markdown``, which writes a script's printed figures into its own section of
+benchmarks/README.md.
+
+A script prints as it measures (tables as markdown rows, notes as lines). With
+``--markdown`` the same text goes into the README between ``<!-- NAME: written by ... -->``
+and ``<!-- end NAME -->``, after a line naming the command and the machine: the README's
+table is always what the script last printed, never typed by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import importlib.metadata
+import io
+import os
+import platform
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+README = Path(__file__).resolve().with_name("README.md")
+
+
+def row(*cells: object) -> str:
+    """A markdown table row."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def header(*names: str) -> str:
+    """A markdown table's header and its rule."""
+    return row(*names) + "\n" + row(*("---" for _ in names))
+
+
+def machine() -> str:
+    """The date, the CPU, the cores and memory, Python and jax, and the load average now."""
+    cpu = "unknown CPU"
+    memory = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        total = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+        memory = f", {int(total) / 2**20:.0f} GB"
+    versions = []
+    for package in ("jax", "jaxlib", "iree-base-compiler"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions.append(f"{package} {importlib.metadata.version(package)}")
+    return (
+        f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} cores{memory}, "
+        f"Python {platform.python_version()}, {', '.join(versions)}; "
+        f"load average {os.getloadavg()[0]:.1f} at the start"
+    )
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+@contextlib.contextmanager
+def figures(name: str, markdown: bool) -> Iterator[None]:
+    """Print the machine, then what the block prints; with ``markdown``, once the block
+    has finished, write all of it into README's section ``name``."""
+    printed = io.StringIO()
+    started = machine()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
+        print(started)
+        print()
+        yield
+        print()
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    if markdown:
+        given = [argument for argument in sys.argv[1:] if argument != "--markdown"]
+        command = " ".join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *given])
+        write_section(name, command, printed.getvalue())
+
+
+def write_section(name: str, command: str, printed: str) -> None:
+    """Replace README's section ``name`` by ``printed`` as markdown, under ``command``
+    (how it was run)."""
+    begin = f"<!-- {name}: written by benchmarks/{name}.py --markdown -->"
+    end = f"<!-- end {name} -->"
+    text = README.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        raise SystemExit(f"{README} has no section {begin} ... {end}")
+    before, rest = text.split(begin, 1)
+    _, after = rest.split(end, 1)
+    body = f"`{command}` printed:\n\n{as_markdown(printed)}"
+    new = f"{before}{begin}\n{body}\n{end}{after}"
+    temporary = README.with_suffix(".md.tmp")
+    temporary.write_text(new, encoding="utf-8")
+    temporary.replace(README)
+
+
+def as_markdown(printed: str) -> str:
+    """Table rows as they are; every other line a paragraph of its own."""
+    blocks: list[list[str]] = []
+    for line in printed.splitlines():
+        line = line.rstrip()
+        if not line:
+            continue
+        table = line.startswith("|")
+        if blocks and table and blocks[-1][0].startswith("|"):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return "\n\n".join("\n".join(block) for block in blocks) + "\n"
