@@ -1,12 +1,13 @@
 """``LineLexer`` lexes as lark's contextual lexer does (``rewriter/syntax/line_lexer.py``).
 
-The argument rests on ``first_characters`` never leaving out a character a terminal can
-start with: that is checked on constructs one by one, and for every terminal of the
-grammar at every place of the samples where it matches. The lexers are then compared
-line by line: every line a validation lexes, of the samples, of jax's back-compat
-corpus, of the call-dense exports, of their rewrites and of mutations of them, from the
-stack the validation met it at, gives the same tokens in the same order to the parser,
-and the same outcome (the stack after it, or the error and where) by either lexer.
+The argument rests on ``can_start_with`` never leaving out a character a terminal can
+start with: that is checked on constructs one by one, for every terminal of the grammar at
+every place of the samples where it matches, and on the one thing the engine's partial
+match cannot see, look-behinds (the grammar's look behind at a newline only). The lexers
+are then compared line by line: every line a validation lexes, of the samples, of jax's
+back-compat corpus, of the call-dense exports, of their rewrites and of mutations of them,
+from the stack the validation met it at, gives the same tokens in the same order to the
+parser, and the same outcome (the stack after it, or the error and where) by either lexer.
 """
 
 from __future__ import annotations
@@ -20,39 +21,50 @@ import pytest
 import rewriter
 from fuzz.rewrite import mutate, seeds
 from rewriter.syntax import validation
-from rewriter.syntax.line_lexer import NoTerminal, first_characters
+from rewriter.syntax.line_lexer import NoTerminal, can_start_with
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The characters each construct is asked about: ASCII, and two beyond it.
+PROBES = [chr(code) for code in range(128)] + ["\u00e9", "\u4e2d"]
+WORD = {c for c in PROBES if re.fullmatch(r"\w", c)}
+
 
 @pytest.mark.parametrize(
-    ("regexp", "expected"),
+    ("regexp", "flags", "expected"),
     [
-        ("abc", "a"),
-        ("[a-c_]x", "abc_"),
-        ("(?:x|yz)", "xy"),
-        ("[-+]?[0-9]+", "-+0123456789"),
-        ("(?:^|(?<=\n))[ \t]*%", " \t%"),
-        ("a*b", "ab"),
-        ("(?:a|)b", "ab"),
-        ("x(?=<)", "x"),
-        ("(?!y)[xy]z", "xy"),
-        (r"\{\-\#", "{"),
-        ("(?P<n>q)r", "q"),
-        (r"\w+", None),  # a category: any
-        ("[^a]", None),  # a negated class: any
-        ("(?i:a)", None),  # case-insensitive: any
-        (".", None),
-        ("a*", None),  # can match nothing: lark refuses such terminals, so any
-        ("[\u0000-\uffff]", None),  # too wide to list
+        ("abc", 0, set("a")),
+        ("[a-c_]x", 0, set("abc_")),
+        ("(?:x|yz)", 0, set("xy")),
+        ("[-+]?[0-9]+", 0, set("-+0123456789")),
+        ("(?:^|(?<=\n))[ \t]*%", 0, set(" \t%")),
+        ("a*b", 0, set("ab")),
+        ("(?:a|)b", 0, set("ab")),
+        ("x(?=<)", 0, set("x")),
+        ("(?!y)[xy]z", 0, set("x")),
+        (r"\{\-\#", 0, set("{")),
+        ("(?P<n>q)r", 0, set("q")),
+        (r"\w+", 0, WORD),  # Unicode letters too, as re's \w
+        ("[^a]", 0, set(PROBES) - {"a"}),
+        ("(?i:a)", 0, set("aA")),
+        ("a", re.IGNORECASE, set("aA")),
+        (".", 0, set(PROBES) - {"\n"}),
+        ("a*", 0, set(PROBES)),  # can match nothing: lark refuses such terminals; any
+        ("(?<=\n)x", 0, set("x")),  # a look-behind at a line's start
     ],
 )
-def test_first_characters_of_each_construct(regexp: str, expected: str | None) -> None:
-    assert first_characters(regexp) == (None if expected is None else frozenset(expected))
+def test_the_characters_a_construct_can_start_with(regexp: str, flags: int, expected) -> None:
+    assert {c for c in PROBES if can_start_with(regexp, flags, c)} == expected
 
 
-def test_first_characters_with_flags_are_any() -> None:
-    assert first_characters("a", re.IGNORECASE) is None
+def test_the_grammars_terminals_look_behind_at_a_newline_only() -> None:
+    """The one context ``can_start_with`` tries besides none is a newline before the
+    character: a look-behind at anything else would need another."""
+    terminals = validation._tables().lexer.root_lexer.terminals
+    behind = re.compile(r"\(\?<[=!](?:[^()\\]|\\.)*\)")
+    found = [(t.name, b) for t in terminals for b in behind.findall(t.pattern.to_regexp())]
+    assert found, "the grammar has look-behinds; this test would prove nothing otherwise"
+    assert {b for _, b in found} == {"(?<=\n)"}, found
 
 
 def _texts() -> list[str]:
@@ -62,21 +74,19 @@ def _texts() -> list[str]:
     return [path.read_text() for path in paths]
 
 
-def test_no_terminal_of_the_grammar_matches_where_its_first_characters_say_it_cannot() -> None:
-    """Every place of the samples where a terminal matches starts with one of its first
-    characters (a look-ahead finds every place, overlapping or not)."""
+def test_no_terminal_of_the_grammar_matches_where_it_is_said_it_cannot_start() -> None:
+    """Every place of the samples where a terminal matches starts with a character
+    ``can_start_with`` takes (a look-ahead finds every place, overlapping or not)."""
     terminals = validation._tables().lexer.root_lexer.terminals
     texts = _texts()
     checked = 0
     for terminal in terminals:
         regexp = terminal.pattern.to_regexp()
-        first = first_characters(regexp)
-        if first is None:
-            continue
         anywhere = re.compile(f"(?=(?:{regexp}))")
         for text in texts:
             for found in anywhere.finditer(text):
-                assert text[found.start()] in first, (terminal.name, text[found.start() : 40])
+                char = text[found.start()]
+                assert can_start_with(regexp, 0, char), (terminal.name, text[found.start() : 40])
                 checked += 1
     assert checked > 100_000
 

@@ -11,10 +11,14 @@ A terminal matches at least one character (lark refuses zero-width terminals), s
 that cannot start with the character at the position does not match there. Leaving such
 terminals out of the alternation leaves the first that matches where it was, so the
 alternation of the terminals that can start with the character, in the same order and
-under the same group names, gives the same token as lark's. ``first_characters`` tells
-what a terminal's regular expression can start with, from ``re``'s own parse of it; where
-it cannot tell (a class such as ``\\w``, a case-insensitive part, any other construct), the
-terminal is kept for every character, which keeps the argument sound.
+under the same group names, gives the same token as lark's. Whether a terminal can start
+with a character is asked of the regular expression engine itself: the ``regex`` module's
+partial match (``partial=True``) of the character alone tells whether some text that
+starts with it is, or begins, a match. A terminal's look-behind sees the text before the
+position, which that one character does not show; the grammar's terminals look behind at
+a newline only (at a line's start: ``(?<=\n)``, which ``tests/test_line_lexer.py`` checks),
+so the character is also tried after a newline, and a terminal is kept when either try
+matches.
 
 What lark does around the match is done as it does it (``BasicLexer.next_token``): an
 ignored terminal is skipped, and a terminal's callback (``UnlessCallback``: a keyword that
@@ -27,98 +31,28 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
-from importlib import import_module
+from collections.abc import Callable
 from typing import Any
 
+import regex
 from lark import Token
 
 
-def _re_internals() -> tuple[Any, Any]:
-    """``re``'s parser of patterns and its opcodes (``sre_parse`` before Python 3.11)."""
-    try:
-        return import_module("re._parser"), import_module("re._constants")
-    except ImportError:
-        return import_module("sre_parse"), import_module("sre_constants")
+@functools.cache
+def _pattern(regexp: str, flags: int) -> Any:
+    return regex.compile(regexp, flags)
 
 
-_parser, _sre = _re_internals()
-
-_WIDEST_RANGE = 256  # a range wider than this is taken as "any character"
-
-Chars = frozenset[str] | None  # None: any character
+def can_start_with(regexp: str, flags: int, char: str) -> bool:
+    """Whether a match of ``regexp`` can start with ``char``, at a line's start or not."""
+    pattern = _pattern(regexp, flags)
+    if pattern.match(char, partial=True) is not None:
+        return True
+    return pattern.match("\n" + char, 1, partial=True) is not None
 
 
 class NoTerminal(Exception):
     """No terminal of the state takes the text at the position."""
-
-
-def first_characters(regexp: str, flags: int = 0) -> Chars:
-    """The characters a match of ``regexp`` can start with, or None when that is not told
-    (then any). Lookarounds and anchors take none and are passed over."""
-    if flags:
-        return None
-    try:
-        parsed = _parser.parse(regexp, flags)
-    except Exception:  # noqa: BLE001 - what re cannot parse here, take as any
-        return None
-    chars, nullable = _of_sequence(parsed)
-    return None if chars is None or nullable else frozenset(chars)
-
-
-def _of_sequence(items: Iterable[tuple[Any, Any]]) -> tuple[set[str] | None, bool]:
-    """The first characters of a sequence of items, and whether it can match nothing."""
-    chars: set[str] = set()
-    for op, argument in items:
-        first, nullable = _of_item(op, argument)
-        if first is None:
-            return None, False
-        chars |= first
-        if not nullable:
-            return chars, False
-    return chars, True
-
-
-def _of_item(op: Any, argument: Any) -> tuple[set[str] | None, bool]:
-    if op is _sre.LITERAL:
-        return {chr(argument)}, False
-    if op is _sre.IN:
-        return _of_class(argument), False
-    if op is _sre.SUBPATTERN:
-        _, added, removed, pattern = argument
-        return (None, False) if added or removed else _of_sequence(pattern)
-    if op is _sre.BRANCH:
-        chars: set[str] = set()
-        any_nullable = False
-        for branch in argument[1]:
-            first, nullable = _of_sequence(branch)
-            if first is None:
-                return None, False
-            chars |= first
-            any_nullable = any_nullable or nullable
-        return chars, any_nullable
-    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) or op is getattr(_sre, "POSSESSIVE_REPEAT", 0):
-        least, _, pattern = argument
-        first, nullable = _of_sequence(pattern)
-        return first, nullable or least == 0
-    if op is getattr(_sre, "ATOMIC_GROUP", 0):
-        return _of_sequence(argument)
-    if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
-        return set(), True  # takes no character
-    return None, False  # any character, a back reference, ...: not told
-
-
-def _of_class(members: Iterable[tuple[Any, Any]]) -> set[str] | None:
-    """The characters of a class ``[...]`` of literals and ranges; None for any other."""
-    chars: set[str] = set()
-    for kind, value in members:
-        if kind is _sre.LITERAL:
-            chars.add(chr(value))
-        elif kind is _sre.RANGE and value[1] - value[0] <= _WIDEST_RANGE:
-            chars.update(map(chr, range(value[0], value[1] + 1)))
-        else:  # a negated class, a category such as \w, a wide range
-            return None
-    return chars
 
 
 Matcher = Callable[[str, int, int], "re.Match[str] | None"]
@@ -139,15 +73,14 @@ class _StateLexer:
         self.skipped = self.ignored - set(self.callbacks)  # never made a token
         flags = lexer.g_regex_flags
         self.flags = flags
-        regexps = [(t.name, t.pattern.to_regexp()) for t in scanner.terminals]
-        self.terminals = [(n, r, first_characters(r, flags)) for n, r in regexps]
+        self.terminals = [(t.name, t.pattern.to_regexp()) for t in scanner.terminals]
         self.by_first: dict[str, Matcher] = {}
 
     def matcher(self, char: str) -> Matcher:
         """The alternation of the terminals that can start with ``char``, in order."""
         found = self.by_first.get(char)
         if found is None:
-            taken = [(n, r) for n, r, first in self.terminals if first is None or char in first]
+            taken = [(n, r) for n, r in self.terminals if can_start_with(r, self.flags, char)]
             found = self.by_first[char] = _alternation(tuple(taken), self.flags)
         return found
 
