@@ -269,6 +269,21 @@ def test_what_is_not_chosen_stays_byte_for_byte():
 
 
 @pytest.mark.jax
+def test_a_module_in_the_generic_form_is_an_error_not_every_platform_rewritten():
+    """The index is then in ``arg_attrs``, beside no signature the rewrite reads."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    with mlir.make_ir_context():
+        module = ir.Module.parse(BEFORE)
+        generic = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+    with pytest.raises(rewriter.RewriteError) as error:
+        rewriter.rewrite(generic, platforms=["cuda", "cpu"])
+    assert "print the module in the pretty form" in error.value.message
+    assert "arg_attrs = [{jax.global_constant" in error.value.diagnostics[0].source_line
+
+
+@pytest.mark.jax
 def test_a_serialized_export_names_its_platforms_on_the_command_line(tmp_path):
     path = tmp_path / "exported.bin"
     path.write_bytes(export(rms_norm, ["cuda", "cpu"]).serialize())

@@ -217,6 +217,7 @@ def choose_platform(
     functions = _functions_with_index(masked, index_marks)
     public = [f for f in functions if f.public and any(a.index for a in f.arguments)]
     if not public:
+        _check_all_read(source, squeezed, index_marks, functions)
         return None
     chosen = 0 if platforms is None or platform is None else platforms.index(platform)
     pruned: list[tuple[_Value, int]] = []
@@ -254,6 +255,27 @@ def choose_platform(
         if function.public:
             _bind_index(source, squeezed, function, chosen, newline, choice)
     return choice
+
+
+def _check_all_read(
+    source: Source, squeezed: Compact, index_marks: list[int], functions: list[_Function]
+) -> None:
+    """Raise when a platform index is declared where no signature was read (a function
+    in MLIR's generic form, ``arg_attrs = [{jax.global_constant = "_platform_index"}]``):
+    its cases would be left whole, every platform's calls rewritten."""
+    masked = squeezed.text
+    for mark in index_marks:
+        if not _GLOBAL_CONSTANT.search(masked, masked.rfind("\n", 0, mark) + 1, mark):
+            continue
+        if any(a.start < mark < a.end for f in functions for a in f.arguments):
+            continue
+        message = (
+            'a platform index (jax.global_constant = "_platform_index") outside any function '
+            "signature the rewrite reads (a module printed in MLIR's generic form?): print the "
+            "module in the pretty form, as Exported.mlir_module() does, to keep one platform's "
+            "code"
+        )
+        raise RewriteError([Diagnostic.at(source, squeezed.original(mark), message)])
 
 
 def _function_name(masked: str, function: _Function) -> str:
