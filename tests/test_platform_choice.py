@@ -246,6 +246,24 @@ def test_an_export_keeps_the_cpu_code_and_the_signature_of_jax_jit(name, order):
 
 
 @pytest.mark.jax
+def test_an_x64_export_converts_its_index_and_the_chain_is_followed():
+    """With x64 the index is ``tensor<i64>`` and jax converts it to i32 before a case."""
+    import jax
+
+    with jax.enable_x64(True):
+        exported = export(nested_jit, ["cuda", "cpu"])
+    text = exported.mlir_module()
+    assert 'tensor<i64> {jax.global_constant = "_platform_index"}' in text
+    assert "stablehlo.convert %arg0 : (tensor<i64>) -> tensor<i32>" in text
+    for platform, kept in (("cpu", TARGET), ("cuda", CUDA_TARGET)):
+        result = rewriter.rewrite(exported, platform=platform)
+        assert {c.target for c in result.calls} == {kept}
+        assert "%arg0 = stablehlo.constant dense" in result.text
+        assert ": tensor<i64> loc(unknown)\n" in result.text
+        assert main_type(result.text) == "(tensor<4x8xf32>) -> tensor<4x8xf32>"
+
+
+@pytest.mark.jax
 def test_what_is_not_chosen_stays_byte_for_byte():
     """Every line of the output is a line of the export, in order, but main's signature
     (the index argument taken out) and the one line that binds the index."""
