@@ -7,8 +7,8 @@ the CPU by default), rewrites only its custom calls, and gives ``main`` the sign
 ``jax.jit`` has (``rewriter/plan/platform_choice.py``). The text does not say which branch
 is which platform's: an ``Exported`` does, and for text the caller says (``platforms=``,
 ``--platforms``). The programs are the JAX FFI tutorial's cross-platform ``rms_norm``
-(``lax.platform_dependent`` between a CPU and a CUDA target), in jit-ed inner functions and
-``lax.cond`` too, and ``jnp.linalg.cholesky`` (jaxlib's LAPACK and cuSOLVER kernels).
+(``lax.platform_dependent`` between a CPU and a CUDA target), in jit-ed inner functions,
+``lax.cond`` and loops too, and ``jnp.linalg.cholesky`` (jaxlib's LAPACK and cuSOLVER kernels).
 """
 
 from __future__ import annotations
@@ -198,7 +198,19 @@ def twice(x):
     return rms_norm(rms_norm(x) + 1)
 
 
-PROGRAMS = {"rms_norm": rms_norm, "nested_jit": nested_jit, "in_cond": in_cond, "twice": twice}
+def in_loop(x):
+    import jax
+
+    return jax.lax.fori_loop(0, 3, lambda i, y: rms_norm(y) + 1.0, x)
+
+
+PROGRAMS = {
+    "rms_norm": rms_norm,
+    "nested_jit": nested_jit,
+    "in_cond": in_cond,
+    "twice": twice,
+    "in_loop": in_loop,
+}
 X = np.linspace(-1, 1, SHAPE[0] * SHAPE[1], dtype=np.float32).reshape(SHAPE)
 
 
@@ -391,7 +403,7 @@ def tutorial(tmp_path_factory):
 @pytest.mark.iree
 @pytest.mark.jax
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["rms_norm", "in_cond"])
+@pytest.mark.parametrize("name", ["rms_norm", "in_cond", "in_loop"])
 def test_both_paths_run_the_cpu_code_with_the_cpu_handler_alone(tmp_path, tutorial, name):
     """Compiled with the bridge and in IREE, with a handler for the CPU target only:
     ``main`` takes jax.jit's one argument and gives jax.jit's numbers, bit for bit."""
