@@ -96,7 +96,6 @@ class Choice:
     """The edits that keep one platform, and the spans (of the original text) they take
     out: the custom calls inside those are not rewritten."""
 
-    platform: str
     edits: list[Edit] = field(default_factory=list)
     dropped: list[tuple[int, int]] = field(default_factory=list)  # in order, apart
 
@@ -240,15 +239,15 @@ def choose_platform(
         )
         raise RewriteError([Diagnostic.at(source, squeezed.original(first.start), message)])
     if widest is not None and widest[0] != len(platforms):
-        count_, case_at = widest
+        branches, case_at = widest
         message = (
-            f"the platform index chooses among {count_} platforms here (a stablehlo.case of "
-            f"{count_} branches on it), but {platform_list(words, platforms)} names "
+            f"the platform index chooses among {branches} platforms here (a stablehlo.case of "
+            f"{branches} branches on it), but {platform_list(words, platforms)} names "
             f"{len(platforms)}: pass the platforms the module was exported for, in order"
         )
         raise RewriteError([Diagnostic.at(source, squeezed.original(case_at), message)])
     assert platform is not None and platform in platforms  # check_platforms's
-    choice = Choice(platform)
+    choice = Choice()
     _drop_branches(squeezed, pruned, choice)
     newline = _newline_of(text)
     for function in functions:
