@@ -107,6 +107,7 @@ def test_the_command_line_keeps_the_platform_asked_for(tmp_path):
             "cuda,cpu",
             "--platform",
             "cuda",
+            "--validate",
         ],
         capture_output=True,
         text=True,
