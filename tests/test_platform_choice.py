@@ -333,6 +333,18 @@ def test_a_serialized_export_names_its_platforms_on_the_command_line(tmp_path):
 
 
 @pytest.mark.jax
+def test_the_api_checks_a_list_given_beside_an_exported():
+    exported = export(rms_norm, ["cuda", "cpu"])
+    assert rewriter.rewrite(exported, platforms="CUDA,cpu").text == rewriter.rewrite(exported).text
+    with pytest.raises(ValueError, match=r"exported for \['cuda', 'cpu'\]; leave platforms out"):
+        rewriter.rewrite(exported, platforms=["cpu", "cuda"])
+    with pytest.raises(TypeError, match="platforms: expected platform names"):
+        rewriter.rewrite(BEFORE, platforms=["cpu", 1])
+    with pytest.raises(ValueError, match="names a platform twice"):
+        rewriter.rewrite(BEFORE, platforms="cpu,cpu")
+
+
+@pytest.mark.jax
 def test_an_export_without_the_cpu_is_an_error_at_once_naming_its_platforms(tmp_path):
     import jax
     import jax.numpy as jnp
