@@ -14,7 +14,8 @@ from .inputs import jax_inputs
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.edits import Edit, apply_edits
 from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
-from .plan.platforms import platforms_message
+from .plan.platform_choice import check_platforms, choose_platform, normalized, platform_value
+from .plan.platforms import chosen_platform_message, platforms_message
 from .plan.selection import API_WORDS, OptionWords, exact_pattern, patterns
 from .plan.status import Status
 from .syntax.diagnostics import Diagnostic, RewriteError, Severity
@@ -163,17 +164,31 @@ def read_source(
     import jax (``rewriter.inputs.jax_inputs``). Raises ``RewriteError``: an ``InputError`` when a
     binary input cannot be converted. ``filename`` names the input (``input_name``).
     """
+    return _read(text, filename)[0]
+
+
+def _read(
+    text: str | bytes | bytearray | memoryview | Exported, filename: str | None = None
+) -> tuple[Source, tuple[str, ...] | None]:
+    """``read_source``'s Source, and the platforms the input says it was exported for: an
+    ``Exported``'s and a serialized one's (``Exported.platforms``); None for MLIR text and
+    bytecode, which do not say (``rewriter/plan/platforms.py``)."""
     filename = input_name(text, filename)
     if isinstance(text, str):
-        return Source(text, filename)
+        return Source(text, filename), None
     if isinstance(text, (bytes, bytearray, memoryview)):
         data = bytes(text)
         kind = jax_inputs.input_kind(data)
         if kind == "text":
-            return decode(data, filename)
-        return Source(jax_inputs.binary_text(data, kind, filename), filename)
+            return decode(data, filename), None
+        if kind == "exported":
+            exported = jax_inputs.deserialize_exported(data, filename)
+            text_of = jax_inputs.exported_text(exported, filename)
+            return Source(text_of, filename), tuple(exported.platforms)
+        return Source(jax_inputs.binary_text(data, kind, filename), filename), None
     if jax_inputs.is_exported(text):
-        return Source(jax_inputs.exported_text(text, filename), filename)
+        source = Source(jax_inputs.exported_text(text, filename), filename)
+        return source, tuple(getattr(text, "platforms", ()))
     raise TypeError(
         "expected MLIR text (str or bytes), MLIR bytecode, Exported.serialize() bytes or a "
         f"jax.export.Exported, not {type(text).__name__}"
@@ -189,6 +204,8 @@ def rewrite(
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
     plain: bool | None = None,
+    platform: str | None = None,
+    platforms: Sequence[str] | str | None = None,
 ) -> Result:
     """Rewrite every selected custom call of ``text`` into a ``func.call`` to an extern.
 
@@ -200,6 +217,10 @@ def rewrite(
     ``RewriteError`` (with line, column and message) when the input cannot be rewritten,
     ``ValueError`` for an unknown ``abi`` or a module name that is not an identifier.
     ``plain=True`` (or ``REWRITER_PLAIN=1``) runs the reference path (``plain_path``).
+    A module exported for several platforms keeps ``platform``'s code alone (default:
+    ``"cpu"``), and its ``main`` loses the platform index argument; ``platforms`` is the
+    list it was exported for (``Exported.platforms``; an ``Exported`` says it itself),
+    which its text does not say (``rewriter/plan/platform_choice.py``).
     """
     result = analyze(
         text,
@@ -209,6 +230,8 @@ def rewrite(
         abi=abi,
         iree_module=iree_module,
         plain=plain,
+        platform=platform,
+        platforms=platforms,
     )
     if result.errors:
         raise RewriteError(result.errors + skip_notes(result, lambda glob: f"skip=[{glob!r}]"))
@@ -246,6 +269,8 @@ def analyze(
     validated: Validated | None = None,
     words: OptionWords = API_WORDS,
     plain: bool | None = None,
+    platform: str | None = None,
+    platforms: Sequence[str] | str | None = None,
 ) -> Result:
     """The rewrite that reports instead of raising: the same arguments, work and ``Result``
     as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
@@ -261,16 +286,31 @@ def analyze(
     ``words`` spell ``targets`` and ``skip`` where a call's reason names them
     (``targets=``, ``skip=``; the command line passes ``--target``, ``--skip``).
     ``plain=True`` (or ``REWRITER_PLAIN=1``) runs the reference path (``plain_path``).
+    ``platform`` and ``platforms``: as for ``rewrite``; an export whose platforms leave
+    out the CPU, with no ``platform`` chosen, raises ``RewriteError``.
     """
     plain = plain_path(plain)
     conventions = Abi(abi, iree_module)  # checked before any work is done
     targets, skip = patterns(targets, "targets"), patterns(skip, "skip")
-    source = read_source(text, filename)
+    given = normalized(platforms)
+    if platform is not None and not isinstance(platform, str):
+        raise TypeError(f"platform: expected a platform name, not {type(platform).__name__}")
+    source, own = _read(text, filename)
+    if own is not None and given is not None and normalized(own) != given:
+        raise ValueError(
+            f"platforms={list(given)!r}: the jax.export.Exported was exported for "
+            f"{list(own)!r}; leave platforms out"
+        )
+    known = normalized(own) if own is not None else given
+    chosen = check_platforms(source.filename, known, platform, words)
     # The scan, the plan and the edits make a few objects per call (rewriter/collector.py).
     with collector_paused():
         found = scan(source)
         if found.diagnostics:
             raise RewriteError(_bracket_error_placed(source, found.diagnostics))
+        choice = choose_platform(source, known, chosen, words)
+        if choice is not None and choice.dropped:  # their calls are gone: not rewritten
+            found.calls = [call for call in found.calls if choice.keeps(call.keyword)]
         # the statement shapes a validation of this very text found
         taken = None
         if validated is not None and validated.text == source.text and not plain:
@@ -287,16 +327,23 @@ def analyze(
             words=words,
         )
     warnings = plan.warnings
-    if jax_inputs.is_exported(text):  # the text of an Exported does not say its platforms
-        warnings = _platform_warnings(getattr(text, "platforms", ()), source.filename) + warnings
+    if known is not None and chosen is not None:  # the CPU's code, or a warning
+        warnings = _platform_warnings(known, chosen, words, source.filename) + warnings
+    edits = plan.edits if choice is None else plan.edits + choice.edits
     # The text is joined when first read (``Result.text``), once what only planning
     # needed is gone: it is as large as the edits and the rest of the original together.
-    return Result(None, source.text, plan.reports, warnings, plan.edits, plan.errors, plan.written)
+    return Result(None, source.text, plan.reports, warnings, edits, plan.errors, plan.written)
 
 
-def _platform_warnings(platforms: Sequence[str], filename: str) -> list[Diagnostic]:
-    """A warning when a jax.export.Exported was made for platforms that leave out the CPU."""
+def _platform_warnings(
+    platforms: Sequence[str], chosen: str, words: OptionWords, filename: str
+) -> list[Diagnostic]:
+    """A warning when the code kept is not the CPU's: a module exported for platforms that
+    leave out the CPU (its platform chosen all the same), or another platform's code
+    chosen in a module exported for several."""
     message = platforms_message(platforms)
+    if message is None and len(platforms) > 1:
+        message = chosen_platform_message(chosen, platform_value(words, chosen))
     return [] if message is None else [Diagnostic(filename, 1, 1, message, None, Severity.WARNING)]
 
 
@@ -411,12 +458,21 @@ def prototypes(
     filename: str | None = None,
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
+    platform: str | None = None,
+    platforms: Sequence[str] | str | None = None,
 ) -> list[Prototype]:
     """One C prototype per extern, from a rewrite of ``text`` and from its existing externs
     (``rewriter.emit.header.prototypes_of``)."""
     filename = input_name(text, filename)
     result = analyze(
-        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+        text,
+        targets=targets,
+        skip=skip,
+        filename=filename,
+        abi=abi,
+        iree_module=iree_module,
+        platform=platform,
+        platforms=platforms,
     )
     return prototypes_of(result, filename=filename, abi=abi, iree_module=iree_module)
 
@@ -429,11 +485,20 @@ def emit_header(
     filename: str | None = None,
     abi: str = "c",
     iree_module: str = DEFAULT_IREE_MODULE,
+    platform: str | None = None,
+    platforms: Sequence[str] | str | None = None,
 ) -> str:
     """The C header for every extern of the rewrite of ``text`` (original or rewritten)."""
     filename = input_name(text, filename)
     result = analyze(
-        text, targets=targets, skip=skip, filename=filename, abi=abi, iree_module=iree_module
+        text,
+        targets=targets,
+        skip=skip,
+        filename=filename,
+        abi=abi,
+        iree_module=iree_module,
+        platform=platform,
+        platforms=platforms,
     )
     return header_of(result, filename=filename, abi=abi, iree_module=iree_module)
 
@@ -444,11 +509,20 @@ def emit_ffi_adapters(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
     filename: str | None = None,
+    platform: str | None = None,
+    platforms: Sequence[str] | str | None = None,
 ) -> str:
     """The C adapters for every extern of the rewrite of ``text`` (original or rewritten):
     each ``_mlir_ciface_S`` calls the XLA FFI handler registered for its target."""
     filename = input_name(text, filename)
-    result = rewrite(text, targets=targets, skip=skip, filename=filename)
+    result = rewrite(
+        text,
+        targets=targets,
+        skip=skip,
+        filename=filename,
+        platform=platform,
+        platforms=platforms,
+    )
     return adapters_source(externs_of_rewrite(result.calls, result.original, filename), filename)
 
 
@@ -458,6 +532,7 @@ def export(
     targets: Sequence[str] | None = None,
     skip: Sequence[str] | None = None,
     platforms: Sequence[str] | None = None,
+    platform: str | None = None,
     **jit_kwargs: Any,
 ) -> Result:
     """Export ``fn`` at ``args`` with ``jax.export`` and rewrite the module in one step.
@@ -466,14 +541,20 @@ def export(
     function that is already jitted is used as it is when there are none); ``platforms`` to
     ``jax.export.export`` (None: jax's default backend). The custom call safety check is
     disabled for the FFI targets the export meets. ``targets`` and ``skip`` select calls as
-    in ``rewrite``. Returns the ``Result`` of ``rewrite``, with the ``jax.export.Exported``
-    as ``result.exported``; raises ``RewriteError`` like ``rewrite``.
+    in ``rewrite``. Exported for several platforms, the module keeps ``platform``'s code
+    (default: ``"cpu"``), as ``rewrite`` does. Returns the ``Result`` of ``rewrite``, with
+    the ``jax.export.Exported`` as ``result.exported``; raises ``RewriteError`` like
+    ``rewrite``.
     """
     exported = jax_inputs.export_exported(fn, *args, platforms=platforms, **jit_kwargs)
     filename = f"<jax.export of {exported.fun_name}>"
     result = rewrite(
-        jax_inputs.exported_text(exported, filename), targets=targets, skip=skip, filename=filename
+        jax_inputs.exported_text(exported, filename),
+        targets=targets,
+        skip=skip,
+        filename=filename,
+        platform=platform,
+        platforms=exported.platforms,
     )
-    result.warnings[:0] = _platform_warnings(exported.platforms, filename)
     result.exported = exported
     return result

@@ -31,6 +31,7 @@ examples:
   {prog} --emit-header kernels.h model.mlir   # the C prototypes to implement
   {prog} --emit-ffi-adapters adapters.c model.mlir  # call FFI handlers instead
   {prog} --abi iree model.mlir -o model.iree.mlir  # imports of IREE module ffi
+  {prog} --platforms cpu,cuda model.mlir  # exported for two platforms: keep cpu's code
 
 exit status: 0 ok, 1 error in the input or (with --check) a file would change, 2 usage error
 """
@@ -104,6 +105,18 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         metavar="NAME",
         help="with --abi iree: the runtime module that provides the imports (default: ffi)",
     )
+    parser.add_argument(
+        "--platform",
+        metavar="NAME",
+        help="for a module exported for several platforms: keep NAME's code and drop the "
+        "others' (default: cpu when the export has it)",
+    )
+    parser.add_argument(
+        "--platforms",
+        metavar="LIST",
+        help="the platforms the module was exported for, in order, as Exported.platforms "
+        "lists them (cpu,cuda): MLIR text does not say them; a serialized Exported does",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -155,6 +168,13 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
         parser.error(f"{clash}; nothing was written")
     if args.iree_module is not None and args.abi != "iree":
         parser.error("--iree-module goes with --abi iree")
+    if args.platforms is not None:
+        from .plan.platform_choice import normalized
+
+        try:
+            args.platforms = normalized(args.platforms)
+        except ValueError as error:
+            parser.error(f"--{error}")
     args.iree_module = args.iree_module or DEFAULT_IREE_MODULE
     try:
         Abi(args.abi, args.iree_module)
@@ -225,14 +245,16 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
             print(f"{printable(name)}: error: {message}", file=sys.stderr)
             tally.refuse(name, [Diagnostic(name, 1, 1, message)])
             continue
-        text = _text_input(args, data, name, tally)
+        read = _text_input(args, data, name, tally)
         del data  # a binary input's bytes are not kept while its text is rewritten
-        if text is None:
+        if read is None:
             continue
+        text, platforms = read
+        del read
         try:
             if isinstance(text, bytes):
                 text = decode(text, name).text  # rebinding frees the bytes: memory stays ~3x
-            result = _analyze(args, text, name)
+            result = _analyze(args, text, name, platforms)
         except RewriteError as error:
             for diagnostic in error.diagnostics:
                 print(diagnostic.format(color), file=sys.stderr)
@@ -272,15 +294,23 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
 
 def _text_input(
     args: argparse.Namespace, data: bytes, name: str, tally: _Tally
-) -> bytes | str | None:
-    """The input as the rewrite takes it: MLIR bytecode and serialized jax.export.Exported
-    files become text through jax; text files are passed on as they are (and never import
+) -> tuple[bytes | str, Sequence[str] | None] | None:
+    """The input as the rewrite takes it, and the platforms it says it was exported for:
+    MLIR bytecode and serialized jax.export.Exported files become text through jax (an
+    Exported names its platforms); text files are passed on as they are (and never import
     jax). None when the file cannot be used (said on stderr)."""
-    from .inputs.jax_inputs import KIND_NAMES, InputError, binary_text, input_kind
+    from .inputs.jax_inputs import (
+        KIND_NAMES,
+        InputError,
+        binary_text,
+        deserialize_exported,
+        exported_text,
+        input_kind,
+    )
 
     kind = input_kind(data)
     if kind == "text":
-        return data
+        return data, None
     if args.in_place:
         print(
             f"{printable(name)}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
@@ -290,20 +320,33 @@ def _text_input(
         tally.status = 1
         return None
     try:
-        return binary_text(data, kind, name)
+        if kind == "exported":
+            exported = deserialize_exported(data, name)
+            return exported_text(exported, name), tuple(exported.platforms)
+        return binary_text(data, kind, name), None
     except InputError as error:
         print(str(error), file=sys.stderr)
         tally.refuse(name, error.diagnostics)
         return None
 
 
-def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
+def _analyze(
+    args: argparse.Namespace, text: str, name: str, platforms: Sequence[str] | None = None
+) -> Result:
     """The rewrite of one file as the options ask; raises RewriteError. Without --list or
-    --check, errors stop the file (with a note per target: how to rewrite the others)."""
+    --check, errors stop the file (with a note per target: how to rewrite the others).
+    ``platforms``: those a serialized Exported names (None: --platforms, if given)."""
     from .api import analyze, skip_notes, validate_input, validate_rewrite
     from .plan.selection import CLI_WORDS
-    from .syntax.diagnostics import RewriteError
+    from .syntax.diagnostics import Diagnostic, RewriteError
 
+    if platforms is not None and args.platforms is not None:
+        if tuple(platforms) != tuple(args.platforms):
+            message = (
+                f"--platforms {','.join(args.platforms)}: the serialized jax.export.Exported "
+                f"was exported for {','.join(platforms)}; leave --platforms out"
+            )
+            raise RewriteError([Diagnostic(name, 1, 1, message)])
     options = {
         "targets": args.target,
         "skip": args.skip,
@@ -311,6 +354,8 @@ def _analyze(args: argparse.Namespace, text: str, name: str) -> Result:
         "abi": args.abi,
         "iree_module": args.iree_module,
         "words": CLI_WORDS,  # a call --skip leaves alone is "matched by --skip"
+        "platform": args.platform,
+        "platforms": args.platforms if platforms is None else platforms,
     }
     if args.list or args.check:
         return analyze(text, **options)

@@ -1,6 +1,7 @@
 """Modules exported for a GPU are rewritten with a warning: the GPU library kernels they
-call (``cusolver_*``, ``cu_*``, ``hipsolver_*``, ...) need CPU functions no library has,
-and an ``Exported`` made for GPU platforms only says so (``rewriter/plan/platforms.py``)."""
+call (``cusolver_*``, ``cu_*``, ``hipsolver_*``, ...) need CPU functions no library has.
+An ``Exported`` made for GPU platforms only is an error unless its platform is chosen,
+and then a warning (``rewriter/plan/platforms.py``)."""
 
 from __future__ import annotations
 
@@ -73,17 +74,41 @@ def test_the_command_line_prints_the_warning():
 
 
 @pytest.mark.jax
-@pytest.mark.parametrize(
-    ("platforms", "warned"), [(["cuda"], True), (["rocm"], True), (["cpu"], False)]
-)
-def test_an_export_for_gpu_platforms_only_says_so(platforms, warned):
-    """jax writes no platform into the text; the Exported knows it."""
+@pytest.mark.parametrize("platforms", [["cuda"], ["rocm"]])
+def test_an_export_for_gpu_platforms_only_is_an_error_naming_them(platforms):
+    """jax writes no platform into the text; the Exported knows it, and a module without
+    the CPU's code is refused at once, not when a handler is missing at load time."""
     import jax
     import jax.numpy as jnp
 
     x = jax.ShapeDtypeStruct((4, 4), jnp.float32)
-    exported = rewriter.export(jnp.linalg.cholesky, x, platforms=platforms)
-    for result in (exported, rewriter.rewrite(exported.exported)):
+    exported = rewriter.export(jnp.linalg.cholesky, x, platforms=platforms, platform=platforms[0])
+    for call in (
+        lambda: rewriter.export(jnp.linalg.cholesky, x, platforms=platforms),
+        lambda: rewriter.rewrite(exported.exported),
+        lambda: rewriter.rewrite(exported.exported.serialize()),
+        lambda: rewriter.rewrite(exported.original, platforms=platforms),
+    ):
+        with pytest.raises(rewriter.RewriteError) as error:
+            call()
+        assert error.value.message.startswith(
+            f"the module was exported for {platforms[0]}, not for the CPU"
+        )
+        assert f"platform='{platforms[0]}'" in error.value.message
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    ("platforms", "warned"), [(["cuda"], True), (["rocm"], True), (["cpu"], False)]
+)
+def test_an_export_for_gpu_platforms_only_rewritten_all_the_same_says_so(platforms, warned):
+    """Chosen with ``platform=``, a GPU platform's module is rewritten with the warnings."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jax.ShapeDtypeStruct((4, 4), jnp.float32)
+    exported = rewriter.export(jnp.linalg.cholesky, x, platforms=platforms, platform=platforms[0])
+    for result in (exported, rewriter.rewrite(exported.exported, platform=platforms[0])):
         first = result.warnings[0] if result.warnings else None
         says = first is not None and first.message.startswith(
             f"the module was exported for {platforms[0]}, not for the CPU"

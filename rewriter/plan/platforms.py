@@ -6,8 +6,10 @@ the text's module attributes are ``mhlo.num_partitions``, ``mhlo.num_replicas`` 
 kernels: a module exported for CUDA calls jaxlib's CUDA kernels (``cusolver_potrf_ffi``,
 ``cu_threefry2x32_ffi``, ...), one for ROCm its ROCm kernels (``hipsolver_potrf_ffi``,
 ``hip_lu_pivots_to_permutation``). A rewritten call of such a target needs a CPU function
-of that name, which no library provides: each target is a warning, once, and so is an
-``Exported`` whose platforms leave out the CPU.
+of that name, which no library provides: each target is a warning, once. A module exported
+for platforms that leave out the CPU is an error unless a platform is chosen
+(``platform_choice.check_platforms``), and then a warning, as is the choice of another
+platform's code in a module exported for several.
 
 The names are the prefixes of the GPU libraries jaxlib calls, not every name that starts
 with ``cu`` or ``hip``: a user's ``cumsum_ffi`` or ``hippo_kernel`` is no GPU kernel.
@@ -56,4 +58,15 @@ def platforms_message(platforms: Sequence[str]) -> str | None:
     return (
         f"the module was exported for {named}, not for the CPU: its kernels and lowerings are "
         f"{named}'s; export with platforms=['cpu'] to compile it for the CPU"
+    )
+
+
+def chosen_platform_message(platform: str, option: str) -> str | None:
+    """The warning for a module whose code for ``platform`` is kept (``option`` names the
+    choice as the caller wrote it), when that is not the CPU's."""
+    if platform.lower() == "cpu":
+        return None
+    return (
+        f"the rewrite keeps {platform}'s code ({option}): its kernels and lowerings are "
+        f"{platform}'s; keep cpu's to compile it for the CPU"
     )

@@ -95,15 +95,17 @@ def compiler_meaning(target: str) -> str | None:
 
 @dataclass(frozen=True)
 class OptionWords:
-    """How the caller spells the two selection options, for the reasons that name them:
+    """How the caller spells the options, for the reasons and messages that name them:
     the API's keywords, or the command line's options."""
 
     targets: str
     skip: str
+    platform: str = "platform="
+    platforms: str = "platforms="
 
 
 API_WORDS = OptionWords("targets=", "skip=")
-CLI_WORDS = OptionWords("--target", "--skip")
+CLI_WORDS = OptionWords("--target", "--skip", "--platform", "--platforms")
 
 
 def skip_reason(
