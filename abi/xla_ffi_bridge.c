@@ -364,34 +364,54 @@ static int64_t read_integer(const descriptor *d, int64_t rank, XLA_FFI_DataType 
 
 /* ---- One call ---------------------------------------------------------------------- */
 
+/* What one call builds (the frame's arrays, dims, attribute entries) comes from the
+ * arena: first from its own space, which lives on the caller's stack for the call, one
+ * block after another; what does not fit is calloc'd and freed with the arena. A call of
+ * a few operands and attributes then allocates nothing here. */
+enum { ARENA_INLINE = 2048, ARENA_ALIGN = 16 };
+
 typedef struct {
-  void **blocks;
+  _Alignas(ARENA_ALIGN) unsigned char space[ARENA_INLINE];
+  size_t used;
+  void **blocks; /* calloc'd or adopted blocks, freed by arena_free */
   size_t count, capacity;
 } arena;
 
-static void *arena_alloc(arena *a, size_t size) {
+/* Keeps `block` (from malloc) to be freed with the arena; false if the list cannot grow. */
+static bool arena_track(arena *a, void *block) {
   if (a->count == a->capacity) {
     size_t capacity = a->capacity ? 2 * a->capacity : 16;
     void **grown = realloc(a->blocks, capacity * sizeof *grown);
-    if (!grown) return NULL;
+    if (!grown) return false;
     a->blocks = grown;
     a->capacity = capacity;
   }
-  void *block = calloc(1, size ? size : 1);
-  if (block) a->blocks[a->count++] = block;
+  a->blocks[a->count++] = block;
+  return true;
+}
+
+/* `size` zeroed bytes, aligned for any of the FFI's structs. */
+static void *arena_alloc(arena *a, size_t size) {
+  size_t rounded = size ? (size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN : ARENA_ALIGN;
+  if (rounded <= ARENA_INLINE - a->used) {
+    void *block = a->space + a->used;
+    a->used += rounded;
+    memset(block, 0, rounded);
+    return block;
+  }
+  void *block = calloc(1, rounded);
+  if (block && !arena_track(a, block)) {
+    free(block);
+    return NULL;
+  }
   return block;
 }
 
 /* Hands `block` (from malloc) to the arena; frees it at once if the arena cannot grow. */
 static bool arena_adopt(arena *a, void *block) {
-  void *slot = arena_alloc(a, 0);
-  if (!slot) {
-    free(block);
-    return false;
-  }
-  free(slot);
-  a->blocks[a->count - 1] = block;
-  return true;
+  if (arena_track(a, block)) return true;
+  free(block);
+  return false;
 }
 
 static void arena_free(arena *a) {
@@ -578,7 +598,10 @@ static void run_handler(const registration *handler, XLA_FFI_CallFrame *frame,
 
 void rw_ffi_call(const rw_ffi_call_spec *spec, void *results, void *const *operands,
                  void *const *attribute_values) {
-  arena a = {0};
+  arena a;
+  a.used = 0;
+  a.blocks = NULL;
+  a.count = a.capacity = 0;
   int64_t result_dims = 0, operand_dims = 0;
   for (int64_t r = 0; r < spec->num_results; ++r) result_dims += spec->results[r].rank;
   for (int64_t i = 0; i < spec->num_operands; ++i) operand_dims += spec->operands[i].rank;

@@ -600,3 +600,40 @@ def test_targets_named_like_generated_symbols_compile_and_run(tmp_path, handler_
     module = load(library, ffi_handlers={target: jax.ffi.pycapsule(tutorial.RmsNorm)})
     expected = np.asarray(jax.jit(tutorial_rms_norm)(x))
     assert module.main(x).tobytes() == expected.tobytes()
+
+
+# Counts calloc and realloc, the bridge's allocation functions for what a call builds
+# (the compiled code allocates with malloc), over a whole run: LD_PRELOAD'ed before libc.
+ALLOCATION_COUNTER = r"""
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+static long callocs, reallocs;
+void *calloc(size_t n, size_t m) { ++callocs; return __libc_calloc(n, m); }
+void *realloc(void *p, size_t n) { ++reallocs; return __libc_realloc(p, n); }
+__attribute__((destructor)) static void report(void) {
+    fprintf(stderr, "calloc %ld realloc %ld\n", callocs, reallocs);
+}
+"""
+
+
+@pytest.mark.toolchain("gcc")
+def test_a_bridged_call_builds_its_frame_without_allocating(c_host, tmp_path):
+    """The call frame, its arrays and the attribute entries of a call with a few operands
+    and attributes come from the arena's own space on the stack: 100 more calls make no
+    more calloc or realloc calls (the results are the caller's, from posix_memalign)."""
+    source = tmp_path / "count.c"
+    source.write_text(ALLOCATION_COUNTER)
+    counter = tmp_path / "libcount.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", str(source), "-o", str(counter)], check=True)
+    command, _ = c_host
+    counts = []
+    for calls in ("1", "101"):
+        run = subprocess.run(
+            [*command, calls], capture_output=True, text=True, env={"LD_PRELOAD": str(counter)}
+        )
+        assert run.returncode == 0, run.stderr
+        counts.append(run.stderr.splitlines()[-1])
+    assert counts[0] == counts[1], counts
