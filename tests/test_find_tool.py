@@ -79,3 +79,18 @@ def test_iree_looks_on_path_then_next_to_python(tmp_path: Path, monkeypatch):
     assert str(missing.value) == (
         "iree-dump-module not found: pip install iree-base-runtime==3.13.0"
     )
+
+
+def test_compile_runs_the_iree_opt_of_the_bindings_it_imports(tmp_path: Path, monkeypatch):
+    """``iree-opt`` is the binary of the imported iree-base-compiler wheel, before a
+    console script on $PATH (which would start Python to run that binary, 0.2 s a stage);
+    $REWRITER_TOOL_PATH still wins."""
+    folder = toolchain.wheel_tools()
+    if folder is None:
+        pytest.skip("needs iree-base-compiler: pip install iree-base-compiler")
+    monkeypatch.delenv("REWRITER_TOOL_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    _executable(tmp_path, "iree-opt")
+    assert toolchain.find_tool("iree-opt") == str(Path(folder) / "iree-opt")
+    monkeypatch.setenv("REWRITER_TOOL_PATH", str(tmp_path))
+    assert toolchain.find_tool("iree-opt") == str(tmp_path / "iree-opt")
