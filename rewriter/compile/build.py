@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 import warnings
@@ -9,14 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..abi import bridge_dir, include_dir
-from ..emit.ffi_adapters import externs_in
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
 from . import blas as blas_libraries
+from . import cache as compile_cache
 from . import targets
 from .blas import blas_calls_source, resolve_blas, sort_calls_source
-from .bridge import BRIDGE_EXPORTS, bridge_sources, xla_ffi_include_dir
 from .c_api import (
     c_api_header,
     c_api_source,
@@ -25,10 +25,10 @@ from .c_api import (
     make_api,
     prefix_problem,
 )
-from .entries import Entry, metadata_source, prepare
+from .entries import Entry, entries_from_json, entries_json, metadata_source, prepare
 from .extras import MissingDependency, needs
 from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
-from .link_items import link_problem
+from .link_items import library_file, link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
 from .sorts import prepare_sorts
@@ -67,6 +67,7 @@ def compile_module(
     prefix: str | None = None,
     include_dir: str | Path | None = None,
     filename: str | None = None,
+    cache: bool = True,
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``,
     or, when ``output`` ends in ``.a``, to a static library.
@@ -106,16 +107,23 @@ def compile_module(
     (``rewriter.inputs.files.install_file``): a failed or killed compile leaves the old file
     or the new one; an output whose folder is missing fails before any stage runs
     (``OSError``). Nothing else is written beside it.
+
+    A module compiled before with the same options and tools is installed from the compile
+    cache (``cache.py``), with the warnings its compile gave; ``cache=False`` compiles and
+    stores nothing, and so does ``keep_temps``, whose stages must run.
     """
-    try:
-        with needs("compile"):
-            import iree.compiler  # noqa: F401 (prepare, library_calls, loop_order use it)
-    except MissingDependency as error:
-        raise ToolchainError(str(error)) from None
+    iree_version = compile_cache.iree_compiler_identity()
+    if iree_version is None:
+        _import_iree()  # raises, naming the extra to install
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     origin = str(source) if isinstance(source, Path) else ""
     # Read before the tools are looked for: a description that cannot be read fails at once.
-    externs = externs_in(text, filename or origin or "<mlir text>") if ffi_bridge else []
+    # (The bridge's modules load only when it is asked for: a cached compile needs none.)
+    externs = []
+    if ffi_bridge:
+        from ..emit.ffi_adapters import externs_in
+
+        externs = externs_in(text, filename or origin or "<mlir text>")
     problem = output_problem(output)
     if problem:
         raise OutputRefused(problem)
@@ -129,11 +137,45 @@ def compile_module(
     if with_api and prefix_problem(chosen_prefix):
         raise ToolchainError(str(prefix_problem(chosen_prefix)))
     if include_dir is not None:
+        from .bridge import xla_ffi_include_dir
+
         xla_ffi_include_dir()  # jaxlib's headers must be there before any stage runs
     clang = find_tool(f"clang-{LLVM_VERSION}")
     target, triple = targets.resolve_target(clang, target_triple, target_cpu)
     target_flags = target.clang_flags(triple)
     library = resolve_blas(blas, clang, target_flags[:1] if target_triple else [])
+    key = None
+    if cache and not keep_temps and iree_version is not None:
+        key = _cache_key(
+            text,
+            output,
+            {
+                "ffi_bridge": ffi_bridge,
+                "blas": None if blas is None else str(blas),
+                "target_cpu": target_cpu,
+                "target_triple": target_triple,
+                "header": header is not None,
+                "prefix": chosen_prefix if with_api else None,
+                "include_dir": include_dir is not None,
+                "filename": filename or origin,
+                "static": static,
+            },
+            list(link or []),
+            library,
+            target,
+            triple,
+            clang,
+            PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()),
+            iree_version,
+        )
+        hit = compile_cache.lookup(key)
+        if hit is not None:
+            try:
+                return _install_hit(hit, output, header, include_dir)
+            finally:
+                shutil.rmtree(hit.folder, ignore_errors=True)
+    _import_iree()
+    notes: list[str] = []
     called: set[str] = set()
     helper_flags: list[str] = []
     sort_flags: list[str] = []
@@ -147,12 +189,11 @@ def compile_module(
             module = sorted_in_c.text
         if library is None:
             if blas == "auto" and route_products_to_blas(module).called:
-                warnings.warn(
+                notes.append(
                     f"no system OpenBLAS ({blas_libraries.SYSTEM_OPENBLAS}) was found, so the "
                     "matrix products run as compiled loops, many times slower: install one "
                     "(apt-get install libopenblas-dev) or name a CBLAS library with --blas "
-                    "PATH (blas=PATH); --blas none (blas=None) says that loops are meant",
-                    stacklevel=4,
+                    "PATH (blas=PATH); --blas none (blas=None) says that loops are meant"
                 )
             return module
         routed = route_products_to_blas(module)
@@ -196,6 +237,8 @@ def compile_module(
         libraries = list(link or [])
         arguments: list[str] = []
         if ffi_bridge:
+            from .bridge import BRIDGE_EXPORTS, bridge_sources
+
             sources, bridge_flags = bridge_sources(externs, work, origin)
             inputs += sources
             flags += bridge_flags
@@ -249,10 +292,84 @@ def compile_module(
             install_file(header, header_file)
         if include_dir is not None:
             write_include_files(Path(include_dir))
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        if key is not None:
+            files = {"library": built, **({"header": header_file} if header is not None else {})}
+            stored = [("UserWarning", note) for note in notes]
+            compile_cache.store(key, files, entries_json(entries), stored)
         return entries
     finally:
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _import_iree() -> None:
+    """Import IREE's compiler bindings, which the stages in this process use; a
+    ToolchainError naming the extra to install when they are missing."""
+    try:
+        with needs("compile"):
+            import iree.compiler  # noqa: F401 (prepare, library_calls, loop_order use it)
+    except MissingDependency as error:
+        raise ToolchainError(str(error)) from None
+
+
+def _cache_key(
+    text: str,
+    output: str | Path,
+    options: dict[str, object],
+    link: list[str],
+    found_blas: blas_libraries.Blas | None,
+    target: targets.Target,
+    triple: str,
+    clang: str,
+    tools: tuple[str, ...],
+    iree_version: str,
+) -> str:
+    """The key of a compile in the cache (``cache.py``): the module, the options and what
+    they resolve to (the target, this CPU for ``native``, the BLAS found), the name of the
+    output (a static library's member and the header's link note say it, and the default
+    prefix comes from it), the files the ``link`` items name, the tools, the rewriter's own
+    code and C sources, and the packages that run."""
+    identity = compile_cache.file_identity
+    parts: dict[str, object] = {
+        "module": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "output": Path(output).name,
+        "options": options,
+        "link": [[item, identity(library_file(item, clang))] for item in link],
+        "target": [target.triple, target.cpu, triple],
+        "host_cpu": compile_cache.host_cpu() if target.cpu == targets.NATIVE else None,
+        "blas": None if found_blas is None else [repr(found_blas), identity(found_blas.library)],
+        "tools": {name: identity(find_tool(name)) for name in tools},
+        "linker": identity(shutil.which("ld")),
+        "environment": compile_cache.tool_environment(),
+        "rewriter": compile_cache.package_identity(),
+        "iree-base-compiler": iree_version,
+    }
+    if options["ffi_bridge"] or options["include_dir"]:
+        from .bridge import xla_ffi_include_dir
+
+        folder = Path(xla_ffi_include_dir()) / "xla" / "ffi" / "api"
+        parts["xla_ffi_headers"] = [identity(path) for path in sorted(folder.glob("*.h"))]
+    return compile_cache.key_of(parts)
+
+
+def _install_hit(
+    hit: compile_cache.Hit,
+    output: str | Path,
+    header: str | Path | None,
+    include_dir: str | Path | None,
+) -> list[Entry]:
+    """Install a cached compile's outputs as a compile does, give its warnings again and
+    return its entry points."""
+    install_file(output, hit.files["library"])
+    if header is not None:
+        install_file(header, hit.files["header"])
+    if include_dir is not None:
+        write_include_files(Path(include_dir))
+    for _, message in hit.warnings:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    return entries_from_json(hit.entries)
 
 
 def write_include_files(folder: Path) -> list[Path]:
@@ -260,6 +377,8 @@ def write_include_files(folder: Path) -> list[Path]:
     XLA's FFI API (``xla/ffi/api/*.h``, from jaxlib, for the handlers) and
     ``rewriter/memref.h`` (for kernels with ``_mlir_ciface_`` entries). Each is written
     as every output is (``install_file``); the list of the files written."""
+    from .bridge import xla_ffi_include_dir
+
     sources = [(Path(xla_ffi_include_dir()), "xla/ffi/api"), (Path(include_dir()), "rewriter")]
     written = []
     for root, part in sources:

@@ -143,11 +143,16 @@ def _spec(ir, type_) -> TensorSpec:
 
 def metadata_source(entries: list[Entry]) -> str:
     """C source defining the JSON description of ``entries`` as ``rw_model_metadata``."""
-    data = json.dumps([asdict(entry) for entry in entries], sort_keys=True)
+    data = entries_json(entries)
     escaped = "".join(
         char if char.isalnum() or char in " :,[]{}_-<>." else f"\\{ord(char):03o}" for char in data
     )
     return f'const char {METADATA_SYMBOL}[] = "{escaped}";\n'
+
+
+def entries_json(entries: list[Entry]) -> str:
+    """``entries`` as JSON, as ``entries_from_json`` reads them."""
+    return json.dumps([asdict(entry) for entry in entries], sort_keys=True)
 
 
 def entries_from_json(data: str) -> list[Entry]:
