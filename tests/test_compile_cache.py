@@ -410,3 +410,31 @@ def test_clear_removes_every_entry(tmp_path):
     compile_cache.store("k", {"library": _entry_file(tmp_path, "x")}, "[]", [])
     compile_cache.clear()
     assert compile_cache.lookup("k") is None
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
+def test_the_packages_c_files_are_compiled_once_for_all_modules(tmp_path, monkeypatch):
+    """abi/blas_calls.c, compiled alike for every module with products, is compiled by the
+    first compile only; without the cache, every time."""
+    compiled: list[str] = []
+    together = toolchain._run_together
+
+    def recorded(stage: str, commands: list[list[str]]) -> None:
+        compiled.extend(Path(command[command.index("-c") + 1]).name for command in commands)
+        together(stage, commands)
+
+    monkeypatch.setattr(toolchain, "_run_together", recorded)
+    compile_module(MODULE, _library(tmp_path, "a"))
+    assert "blas_calls.c" in compiled and "6-translate.ll" in compiled
+    compiled.clear()
+    other = MODULE.replace("stablehlo.add", "stablehlo.subtract")
+    output = _library(tmp_path, "b")
+    compile_module(other, output)
+    assert compiled == ["6-translate.ll", "metadata.c"]
+    x, y = INPUTS
+    np.testing.assert_array_equal(load(output).main(x, y), x @ y - x)
+    compiled.clear()
+    compile_module(other, _library(tmp_path, "c"), cache=False)
+    assert "blas_calls.c" in compiled

@@ -39,6 +39,7 @@ from .toolchain import (
     ToolchainError,
     archive_static_library,
     check_tools,
+    compile_objects,
     find_tool,
     link_shared_object,
     memref_copy_source,
@@ -252,6 +253,10 @@ def compile_module(
             arguments += library.link_arguments()
         if "@memrefCopy(" in current.read_text(encoding="utf-8"):
             inputs.append(memref_copy_source())
+        # Each source is compiled on its own, all at once; the package's own C files
+        # (abi/) once for all modules, kept by the cache.
+        reuse = compile_cache.ObjectCache(clang) if key is not None else None
+        shared = Path(bridge_dir())
         header_file = work / "rw_model_api.h"
         if api is not None:
             needed = [Path(output).name, *(link or [])]
@@ -265,10 +270,13 @@ def compile_module(
             # The module's own allocations (the compiled code's, the bridge's, the BLAS
             # helpers') go to the workspace's functions; the API's own do not.
             module_object = work / "module.o"
-            relocatable_object(inputs, module_object, "-O3", flags)
+            module_inputs = compile_objects(inputs, work / "objects", "-O3", flags, reuse, shared)
+            relocatable_object(module_inputs, module_object, "-O3", flags)
             use_workspace_allocators(module_object)
             inputs = [module_object, api_source, workspace_source()]
             flags.append(f"-I{bridge_dir()}")  # rewriter_c_api_support.h
+        folder = work / ("api-objects" if api is not None else "objects")
+        inputs = compile_objects(inputs, folder, "-O3", flags, reuse, shared)
         built = work / ("library.a" if static else "library.so")
         if static:
             api_exports = api.exports() if api is not None else []

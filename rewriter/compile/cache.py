@@ -56,8 +56,9 @@ def cache_dir() -> Path:
 
 
 def clear() -> None:
-    """Remove every entry of the compile cache."""
+    """Remove every entry and object of the compile cache."""
     shutil.rmtree(cache_dir() / "compile", ignore_errors=True)
+    shutil.rmtree(cache_dir() / "objects", ignore_errors=True)
 
 
 def file_identity(path: str | os.PathLike[str] | None) -> list[object] | None:
@@ -161,18 +162,17 @@ def lookup(key: str) -> Hit | None:
     entry = _entries_folder() / key
     try:
         index = json.loads((entry / _INDEX).read_text(encoding="utf-8"))
-        private = Path(tempfile.mkdtemp(prefix=".hit-", dir=_entries_folder()))
     except (OSError, ValueError):
         return None
     try:
+        private = Path(tempfile.mkdtemp(prefix=".hit-", dir=_entries_folder()))
+    except OSError:  # a cache that can be read only: copies in the temporary folder
+        private = Path(tempfile.mkdtemp(prefix="rewriter-hit-"))
+    try:
         files = {}
         for name in index["files"]:
-            source, target = entry / name, private / name
-            try:
-                os.link(source, target)
-            except OSError:
-                shutil.copy2(source, target)
-            files[name] = target
+            _private_copy(entry / name, private / name)
+            files[name] = private / name
         os.utime(entry)  # recently used: pruned last
         return Hit(private, files, index["entries"], [tuple(w) for w in index["warnings"]])
     except (OSError, KeyError, TypeError, ValueError):
@@ -206,29 +206,104 @@ def store(
 
 
 def prune(limit: int) -> None:
-    """Remove the least recently used entries until the rest take at most ``limit`` bytes,
-    and temporary folders a killed compile left behind an hour ago or more."""
-    folder = _entries_folder()
+    """Remove the least recently used entries and objects until the rest take at most
+    ``limit`` bytes, and temporary files a killed compile left an hour ago or more."""
     kept: list[tuple[float, int, Path]] = []
-    try:
-        children = list(folder.iterdir())
-    except OSError:
-        return
     now = time.time()
-    for child in children:
+    for folder in (_entries_folder(), _objects_folder()):
         try:
-            used = child.stat().st_mtime
-            if child.name.startswith("."):
-                if now - used > 3600:
-                    shutil.rmtree(child, ignore_errors=True)
-                continue
-            size = sum(f.stat().st_size for f in child.iterdir())
+            children = list(folder.iterdir())
         except OSError:
             continue
-        kept.append((used, size, child))
+        for child in children:
+            try:
+                used = child.stat().st_mtime
+                if child.name.startswith("."):
+                    if now - used > 3600:
+                        _remove(child)
+                    continue
+                files = list(child.iterdir()) if child.is_dir() else [child]
+                size = sum(f.stat().st_size for f in files)
+            except OSError:
+                continue
+            kept.append((used, size, child))
     total = sum(size for _, size, _ in kept)
     for _, size, child in sorted(kept, key=lambda item: item[0]):
         if total <= limit:
             break
-        shutil.rmtree(child, ignore_errors=True)
+        _remove(child)
         total -= size
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _objects_folder() -> Path:
+    return cache_dir() / "objects"
+
+
+def _private_copy(source: Path, target: Path) -> None:
+    """``source`` at ``target``: a hard link where it can be, else a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+class ObjectCache:
+    """The objects of the package's own C sources (``abi/``: the BLAS calls, the sorts, the
+    XLA FFI bridge, ...), which many modules compile alike: one per source, compile
+    arguments and compiler. The key covers the source and the package (its headers are
+    in ``abi/`` too), the arguments, the compiler's identity, the files of every include
+    folder the arguments name and the environment the compiler reads."""
+
+    def __init__(self, clang: str):
+        self.clang = clang
+
+    def key(self, source: Path, arguments: list[str]) -> str:
+        folders = [a[2:] for a in arguments if a.startswith("-I")]
+        included = {
+            folder: [file_identity(f) for f in sorted(Path(folder).rglob("*")) if f.is_file()]
+            for folder in folders
+        }
+        return key_of(
+            {
+                "source": str(source),
+                "content": hashlib.sha256(source.read_bytes()).hexdigest(),
+                "arguments": arguments,
+                "compiler": file_identity(self.clang),
+                "included": included,
+                "rewriter": package_identity(),
+                "environment": tool_environment(),
+            }
+        )
+
+    def lookup(self, source: Path, arguments: list[str], target: Path) -> bool:
+        """Put the object of ``source`` at ``target`` (a private link); whether there was one."""
+        try:
+            cached = _objects_folder() / f"{self.key(source, arguments)}.o"
+            _private_copy(cached, target)
+            os.utime(cached)
+            return True
+        except OSError:
+            return False
+
+    def store(self, source: Path, arguments: list[str], built: Path) -> None:
+        """Keep the object ``built`` of ``source``: a temporary file renamed into place.
+        Nothing is raised."""
+        folder = _objects_folder()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            descriptor, partial = tempfile.mkstemp(prefix=".new-", suffix=".o", dir=folder)
+            os.close(descriptor)
+        except OSError:
+            return
+        try:
+            shutil.copy2(built, partial)
+            os.replace(partial, folder / f"{self.key(source, arguments)}.o")
+        except OSError:
+            Path(partial).unlink(missing_ok=True)

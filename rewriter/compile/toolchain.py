@@ -19,11 +19,13 @@ import importlib.util
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from ..abi import bridge_dir
 from ..inputs.streams import run_tool
@@ -320,6 +322,53 @@ def link_shared_object(
         version_script.unlink(missing_ok=True)
 
 
+class ObjectReuse(Protocol):
+    """Where objects of sources that many compiles share are kept (``cache.ObjectCache``)."""
+
+    def lookup(self, source: Path, arguments: list[str], target: Path) -> bool: ...
+
+    def store(self, source: Path, arguments: list[str], built: Path) -> None: ...
+
+
+def compile_objects(
+    inputs: list[Path],
+    folder: Path,
+    optimize: str,
+    flags: list[str],
+    reuse: ObjectReuse | None = None,
+    shared: Path | None = None,
+) -> list[Path]:
+    """``inputs`` with every LLVM IR file and C source compiled into an object in
+    ``folder``, each by a ``clang -c`` of its own with the arguments the one command of
+    ``link_shared_object`` or ``relocatable_object`` gives it, all at once (a machine's
+    cores take them in parallel); objects and libraries pass through. The object of a
+    source under ``shared`` (the package's C files, compiled alike by many modules) is
+    taken from ``reuse`` when it has one, and given to it when it had none."""
+    clang = find_tool(f"clang-{LLVM_VERSION}")
+    folder.mkdir(parents=True, exist_ok=True)
+    arguments = [optimize, "-fPIC", "-Wno-override-module", *flags]
+    objects: list[Path] = []
+    commands: list[list[str]] = []
+    kept: list[tuple[Path, Path]] = []
+    for index, source in enumerate(inputs):
+        if source.suffix not in (".c", ".ll"):
+            objects.append(source)
+            continue
+        built = folder / f"{index}-{source.stem}.o"
+        objects.append(built)
+        reusable = reuse is not None and shared is not None and source.parent == shared
+        if reusable and reuse is not None and reuse.lookup(source, arguments, built):
+            continue
+        commands.append([clang, *arguments, "-c", str(source), "-o", str(built)])
+        if reusable:
+            kept.append((source, built))
+    _run_together("link", commands)
+    for source, built in kept:
+        if reuse is not None:
+            reuse.store(source, arguments, built)
+    return objects
+
+
 def relocatable_object(inputs: list[Path], output: Path, optimize: str, flags: list[str]) -> None:
     """clang -r: LLVM IR, C sources and objects into one relocatable object ``output``."""
     command = [
@@ -391,6 +440,38 @@ def memref_copy_source() -> Path:
     no loop took lowers to), compiled into the module that calls it, so that the module
     needs no ``libmlir_c_runner_utils`` where it runs."""
     return Path(bridge_dir()) / "memref_copy.c"
+
+
+def _run_together(stage: str, commands: list[list[str]]) -> None:
+    """Run ``commands`` at once, each as ``_run`` runs one: the first that fails raises with
+    its diagnostics, once all have ended; whatever ends this process meanwhile ends them
+    (SIGTERM, then SIGKILL 5 s later)."""
+    if len(commands) <= 1:
+        for command in commands:
+            _run(stage, command)
+        return
+    processes: list[subprocess.Popen[str]] = []
+    try:
+        for command in commands:
+            processes.append(
+                subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            )
+        ended = [(process, *process.communicate()) for process in processes]
+    except BaseException:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=5)
+            except BaseException:
+                process.kill()
+        raise
+    for command, (process, _, stderr) in zip(commands, ended, strict=True):
+        if process.returncode != 0:
+            raise ToolchainError(
+                f"stage '{stage}' failed ({Path(command[0]).name} exited with "
+                f"{process.returncode}):\n{stderr.strip()}"
+            )
 
 
 def _run(stage: str, command: list[str]) -> None:
