@@ -8,6 +8,7 @@ import tempfile
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..abi import bridge_dir, include_dir
 from ..inputs.files import OutputRefused, install_file, output_problem
@@ -50,6 +51,9 @@ from .toolchain import (
     workspace_source,
 )
 from .unsigned_reverse import signless_reverses
+
+if TYPE_CHECKING:
+    from ..emit.ffi_adapters import Extern
 
 PORTABLE = targets.PORTABLE
 
@@ -118,13 +122,14 @@ def compile_module(
         _import_iree()  # raises, naming the extra to install
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     origin = str(source) if isinstance(source, Path) else ""
-    # Read before the tools are looked for: a description that cannot be read fails at once.
-    # (The bridge's modules load only when it is asked for: a cached compile needs none.)
+    use_cache = cache and not keep_temps and iree_version is not None
     externs = []
-    if ffi_bridge:
-        from ..emit.ffi_adapters import externs_in
-
-        externs = externs_in(text, filename or origin or "<mlir text>")
+    if ffi_bridge and not use_cache:
+        # Read before the tools are looked for: a description that cannot be read fails at
+        # once. With the cache they are read when the module is not in it (before any
+        # stage): a cached compile read them when it was made, and reading them loads the
+        # grammar (0.2 s).
+        externs = _externs(text, filename or origin)
     problem = output_problem(output)
     if problem:
         raise OutputRefused(problem)
@@ -146,7 +151,7 @@ def compile_module(
     target_flags = target.clang_flags(triple)
     library = resolve_blas(blas, clang, target_flags[:1] if target_triple else [])
     key = None
-    if cache and not keep_temps and iree_version is not None:
+    if use_cache and iree_version is not None:
         key = _cache_key(
             text,
             output,
@@ -175,6 +180,8 @@ def compile_module(
                 return _install_hit(hit, output, header, include_dir)
             finally:
                 shutil.rmtree(hit.folder, ignore_errors=True)
+    if ffi_bridge and use_cache:
+        externs = _externs(text, filename or origin)
     _import_iree()
     notes: list[str] = []
     called: set[str] = set()
@@ -310,6 +317,14 @@ def compile_module(
     finally:
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _externs(text: str, filename: str) -> list[Extern]:
+    """The externs with an XLA FFI description, which ``--ffi-bridge`` serves; a
+    RewriteError at the first description that cannot be read."""
+    from ..emit.ffi_adapters import externs_in
+
+    return externs_in(text, filename or "<mlir text>")
 
 
 def _import_iree() -> None:
