@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import tempfile
@@ -16,7 +17,7 @@ from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
 from . import blas as blas_libraries
 from . import cache as compile_cache
-from . import targets
+from . import contexts, targets
 from .blas import blas_calls_source, resolve_blas, sort_calls_source
 from .c_api import (
     c_api_header,
@@ -214,6 +215,8 @@ def compile_module(
         work.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
+    scope = contextlib.ExitStack()
+    scope.enter_context(contexts.shared())  # one MLIR context for the steps in this process
     try:
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
         prepared, marked_sorts = prepare_sorts(signless_reverses(prepared))
@@ -315,6 +318,7 @@ def compile_module(
             compile_cache.store(key, files, entries_json(entries), stored)
         return entries
     finally:
+        scope.close()
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
 

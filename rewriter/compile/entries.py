@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ..plan.naming import NamePool, c_identifier
+from . import contexts
 
 ENTRY_PREFIX = "rw_entry_"
 METADATA_SYMBOL = "rw_model_metadata"
@@ -43,7 +44,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
     """Rename and mark the public functions of ``text``; return the new text and entries."""
     from iree.compiler import ir
 
-    context = ir.Context()
+    context = contexts.context()
     module = ir.Module.parse(text, context)
     entries: list[Entry] = []
     pool = NamePool(_taken_names(ir, module))
