@@ -438,3 +438,46 @@ def test_the_packages_c_files_are_compiled_once_for_all_modules(tmp_path, monkey
     compiled.clear()
     compile_module(other, _library(tmp_path, "c"), cache=False)
     assert "blas_calls.c" in compiled
+
+
+@pytest.mark.slow
+@pytest.mark.iree
+def test_rewriter_iree_compiles_are_cached_too(tmp_path, monkeypatch):
+    from rewriter.iree import build as iree_build
+    from rewriter.iree import load as iree_load
+
+    runs: list[str] = []
+    run = iree_build._run
+
+    def counted(command: list[str]):
+        runs.append(Path(command[0]).name)
+        return run(command)
+
+    monkeypatch.setattr(iree_build, "_run", counted)
+    module = tmp_path / "model.mlir"
+    module.write_text(MODULE, encoding="utf-8")
+    data, signatures = iree_build.compile_module(module, tmp_path / "a.vmfb")
+    assert runs == ["iree-compile"]
+    runs.clear()
+    assert iree_build.compile_module(module, tmp_path / "b.vmfb") == (data, signatures)
+    assert runs == []
+    assert (tmp_path / "b.vmfb").read_bytes() == data
+    got = iree_load(tmp_path / "b.vmfb", imports={}).main(*INPUTS)
+    np.testing.assert_array_equal(got, expected(*INPUTS))
+    changes = [
+        {"cpu": "generic"},
+        {"extra_args": ("--iree-llvmcpu-target-cpu=generic",)},
+        {"cache": False},
+    ]
+    for change in changes:
+        runs.clear()
+        iree_build.compile_module(module, **change)  # type: ignore[arg-type]
+        assert runs == ["iree-compile"], change
+    runs.clear()
+    monkeypatch.setattr(compile_cache, "host_cpu", lambda: "another CPU")
+    iree_build.compile_module(module)
+    assert runs == ["iree-compile"]
+    runs.clear()
+    module.write_text(MODULE.replace("stablehlo.add", "stablehlo.subtract"), encoding="utf-8")
+    iree_build.compile_module(module)
+    assert runs == ["iree-compile"]

@@ -396,7 +396,7 @@ def _install_hit(
         write_include_files(Path(include_dir))
     for _, message in hit.warnings:
         warnings.warn(message, UserWarning, stacklevel=3)
-    return entries_from_json(hit.entries)
+    return entries_from_json(hit.returned)
 
 
 def write_include_files(folder: Path) -> list[Path]:

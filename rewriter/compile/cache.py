@@ -37,7 +37,7 @@ CACHE_VARIABLE = "REWRITER_CACHE_DIR"
 # What the entries may take together before the least recently used go.
 MAX_BYTES = 1 << 30
 # The layout of an entry and of its key; a new one starts a new set of entries.
-FORMAT = 1
+FORMAT = 2
 _INDEX = "entry.json"
 # Environment variables the C compiler and linker read, which change what they make.
 _TOOL_ENVIRONMENT = ("LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS")
@@ -147,7 +147,7 @@ class Hit:
 
     folder: Path
     files: dict[str, Path]
-    entries: str  # the entry points, as JSON (``entries.entries_from_json``)
+    returned: str  # what the compile returned, as JSON (the entry points, the imports)
     warnings: list[tuple[str, str]]  # (category name, message)
 
 
@@ -174,19 +174,19 @@ def lookup(key: str) -> Hit | None:
             _private_copy(entry / name, private / name)
             files[name] = private / name
         os.utime(entry)  # recently used: pruned last
-        return Hit(private, files, index["entries"], [tuple(w) for w in index["warnings"]])
+        return Hit(private, files, index["returned"], [tuple(w) for w in index["warnings"]])
     except (OSError, KeyError, TypeError, ValueError):
         shutil.rmtree(private, ignore_errors=True)
         return None
 
 
 def store(
-    key: str, files: Mapping[str, Path], entries: str, warnings: Iterable[tuple[str, str]]
+    key: str, files: Mapping[str, Path], returned: str, warnings: Iterable[tuple[str, str]]
 ) -> None:
-    """Add the entry of ``key``: ``files`` (name -> the file to copy), the entry points as
-    JSON and the warnings. Written in a temporary folder and renamed into place; an entry
-    another compile wrote first is kept. Nothing is raised: a cache that cannot be written
-    is passed by."""
+    """Add the entry of ``key``: ``files`` (name -> the file to copy), what the compile
+    returned as JSON and the warnings. Written in a temporary folder and renamed into
+    place; an entry another compile wrote first is kept. Nothing is raised: a cache that
+    cannot be written is passed by."""
     folder = _entries_folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -196,7 +196,7 @@ def store(
     try:
         for name, source in files.items():
             shutil.copy2(source, partial / name)
-        index = {"files": sorted(files), "entries": entries, "warnings": list(warnings)}
+        index = {"files": sorted(files), "returned": returned, "warnings": list(warnings)}
         (partial / _INDEX).write_text(json.dumps(index), encoding="utf-8")
         os.rename(partial, folder / key)
     except OSError:  # no room, no permission, or another compile stored it first

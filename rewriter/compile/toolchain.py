@@ -236,9 +236,10 @@ def wheel_tools() -> str | None:
     (``iree/compiler/_mlir_libs``), found without importing it; None without one.
 
     Its ``iree-opt`` is the IREE of the bindings that run the library-calls stage, which
-    read what ``iree-opt`` printed, so the two are one version; and it starts in 0.01 s,
-    where pip's ``iree-opt`` on $PATH is a Python script that starts Python, imports
-    ``iree.compiler`` and then runs this binary (0.2 s a stage, three stages a compile).
+    read what ``iree-opt`` printed, so the two are one version (``rewriter.iree`` takes its
+    ``iree-compile`` for the same reason); and it starts in 0.01 s, where pip's
+    ``iree-opt`` on $PATH is a Python script that starts Python, imports ``iree.compiler``
+    and then runs this binary (0.2 s a stage, three stages a compile).
     """
     try:
         spec = importlib.util.find_spec("iree.compiler")
