@@ -228,6 +228,24 @@ def test_a_change_of_a_key_input_compiles_again(change, tmp_path, tool_runs, mon
 @pytest.mark.slow
 @pytest.mark.toolchain
 @pytest.mark.iree
+def test_the_module_file_name_counts_only_for_the_header_that_names_it(tmp_path, tool_runs):
+    output = _library(tmp_path, "out")
+    compile_module(MODULE, output, filename="one.mlir")
+    tool_runs.clear()
+    compile_module(MODULE, output, filename="two.mlir")
+    assert tool_runs == []
+    header = tmp_path / "out" / "model.h"
+    compile_module(MODULE, output, filename="one.mlir", header=header)
+    assert "one.mlir" in header.read_text()
+    tool_runs.clear()
+    compile_module(MODULE, output, filename="two.mlir", header=header)
+    assert "link" in tool_runs
+    assert "two.mlir" in header.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
 def test_keep_temps_runs_every_stage(tmp_path, tool_runs):
     output = _library(tmp_path, "out")
     compile_module(MODULE, output)

@@ -164,7 +164,8 @@ def compile_module(
                 "header": header is not None,
                 "prefix": chosen_prefix if with_api else None,
                 "include_dir": include_dir is not None,
-                "filename": filename or origin,
+                # named in the header's first comment, nowhere in the library
+                "filename": (filename or origin) if header is not None else None,
                 "static": static,
             },
             list(link or []),

@@ -159,10 +159,10 @@ def lookup(key: str) -> Hit | None:
     """The entry of ``key``, its files linked into a private folder (so that an entry
     removed meanwhile by another process cannot take them away half copied); None when
     there is none or it cannot be read."""
-    entry = _entries_folder() / key
     try:
+        entry = _entries_folder() / key
         index = json.loads((entry / _INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: no home folder
         return None
     try:
         private = Path(tempfile.mkdtemp(prefix=".hit-", dir=_entries_folder()))
@@ -187,11 +187,11 @@ def store(
     returned as JSON and the warnings. Written in a temporary folder and renamed into
     place; an entry another compile wrote first is kept. Nothing is raised: a cache that
     cannot be written is passed by."""
-    folder = _entries_folder()
     try:
+        folder = _entries_folder()
         folder.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(prefix=".new-", dir=folder))
-    except OSError:
+    except (OSError, RuntimeError):
         return
     try:
         for name, source in files.items():
@@ -289,18 +289,18 @@ class ObjectCache:
             _private_copy(cached, target)
             os.utime(cached)
             return True
-        except OSError:
+        except (OSError, RuntimeError):
             return False
 
     def store(self, source: Path, arguments: list[str], built: Path) -> None:
         """Keep the object ``built`` of ``source``: a temporary file renamed into place.
         Nothing is raised."""
-        folder = _objects_folder()
         try:
+            folder = _objects_folder()
             folder.mkdir(parents=True, exist_ok=True)
             descriptor, partial = tempfile.mkstemp(prefix=".new-", suffix=".o", dir=folder)
             os.close(descriptor)
-        except OSError:
+        except (OSError, RuntimeError):
             return
         try:
             shutil.copy2(built, partial)
