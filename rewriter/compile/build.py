@@ -217,8 +217,8 @@ def compile_module(
     except OSError as error:
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     scope = contextlib.ExitStack()
-    scope.enter_context(contexts.shared())  # one MLIR context for the steps in this process
     try:
+        scope.enter_context(contexts.shared())  # one MLIR context for the steps in Python
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
         prepared, marked_sorts = prepare_sorts(signless_reverses(prepared))
         where = filename or origin or "<mlir text>"
