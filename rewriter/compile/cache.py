@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -135,8 +136,11 @@ def tool_environment() -> dict[str, str | None]:
 
 
 def key_of(parts: Mapping[str, object]) -> str:
-    """The key of an entry: the SHA-256 of ``parts`` (JSON, keys sorted) and ``FORMAT``."""
-    data = json.dumps({"format": FORMAT, **parts}, sort_keys=True, default=str)
+    """The key of an entry: the SHA-256 of ``parts`` (JSON, keys sorted), ``FORMAT`` and
+    the version of the Python that runs the pipeline's own steps."""
+    data = json.dumps(
+        {"format": FORMAT, "python": sys.version, **parts}, sort_keys=True, default=str
+    )
     return hashlib.sha256(data.encode()).hexdigest()
 
 
