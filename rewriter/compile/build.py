@@ -148,9 +148,7 @@ def compile_module(
 
         xla_ffi_include_dir()  # jaxlib's headers must be there before any stage runs
     clang = find_tool(f"clang-{LLVM_VERSION}")
-    target, triple = targets.resolve_target(clang, target_triple, target_cpu)
-    target_flags = target.clang_flags(triple)
-    library = resolve_blas(blas, clang, target_flags[:1] if target_triple else [])
+    library = resolve_blas(blas, clang, [f"--target={target_triple}"] if target_triple else [])
     key = None
     if use_cache and iree_version is not None:
         key = _cache_key(
@@ -170,8 +168,6 @@ def compile_module(
             },
             list(link or []),
             library,
-            target,
-            triple,
             clang,
             PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()),
             iree_version,
@@ -184,6 +180,10 @@ def compile_module(
                 shutil.rmtree(hit.folder, ignore_errors=True)
     if ffi_bridge and use_cache:
         externs = _externs(text, filename or origin)
+    # Checked here, not before the cache: what clang says of a triple and a CPU depends on
+    # nothing but them and clang, which the key holds.
+    target, triple = targets.resolve_target(clang, target_triple, target_cpu)
+    target_flags = target.clang_flags(triple)
     _import_iree()
     notes: list[str] = []
     called: set[str] = set()
@@ -348,25 +348,25 @@ def _cache_key(
     options: dict[str, object],
     link: list[str],
     found_blas: blas_libraries.Blas | None,
-    target: targets.Target,
-    triple: str,
     clang: str,
     tools: tuple[str, ...],
     iree_version: str,
 ) -> str:
-    """The key of a compile in the cache (``cache.py``): the module, the options and what
-    they resolve to (the target, this CPU for ``native``, the BLAS found), the name of the
+    """The key of a compile in the cache (``cache.py``): the module, the options (the
+    target triple and CPU among them; clang, whose identity is there, says what they stand
+    for) and what they resolve to (this CPU for ``native``, the BLAS found), the name of the
     output (a static library's member and the header's link note say it, and the default
     prefix comes from it), the files the ``link`` items name, the tools, the rewriter's own
     code and C sources, and the packages that run."""
     identity = compile_cache.file_identity
+    triple, cpu = options["target_triple"], options["target_cpu"]
+    native = (cpu or (targets.PORTABLE if triple else targets.NATIVE)) == targets.NATIVE
     parts: dict[str, object] = {
         "module": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "output": Path(output).name,
         "options": options,
         "link": [[item, identity(library_file(item, clang))] for item in link],
-        "target": [target.triple, target.cpu, triple],
-        "host_cpu": compile_cache.host_cpu() if target.cpu == targets.NATIVE else None,
+        "host_cpu": compile_cache.host_cpu() if native else None,
         "blas": None if found_blas is None else [repr(found_blas), identity(found_blas.library)],
         "tools": {name: identity(find_tool(name)) for name in tools},
         "linker": identity(shutil.which("ld")),
