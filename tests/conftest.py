@@ -25,6 +25,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.fixture(scope="session")
+def _cache_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("rewriter-cache")
+
+
+@pytest.fixture(autouse=True)
+def _own_compile_cache(request: pytest.FixtureRequest, _cache_root: Path, monkeypatch) -> None:
+    """Every test has a compile cache of its own ($REWRITER_CACHE_DIR, made when first
+    written): the user's is never touched, and a compile in one test is never served by
+    another test's (one that changed the pipeline's Python code, which the key does not
+    cover)."""
+    import hashlib
+
+    name = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    monkeypatch.setenv("REWRITER_CACHE_DIR", str(_cache_root / name))
+
+
+@pytest.fixture(scope="session")
 def kernel_library(tmp_path_factory) -> Path:
     """samples/kernels built once per session with cffi, its handlers registered with JAX."""
     from kernel_library import build_kernel_library, register_with_jax

@@ -27,7 +27,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 SCRIPTS = [
     "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
-    "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py",
+    "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py", "compile_time.py",
 ]  # fmt: skip
 
 
@@ -44,6 +44,11 @@ def test_help_prints_usage(name):
     [
         ("compile_speed.py", "nope", "unknown program 'nope' (choose from block, attention, conv)"),
         ("instructions.py", "no/such.mlir", "no such file: no/such.mlir"),
+        (
+            "compile_time.py",
+            "nope",
+            "unknown program 'nope' (choose from rms_norm, block, attention, conv)",
+        ),
     ],
 )
 def test_a_wrong_argument_is_named(name, argument, error):

@@ -59,6 +59,7 @@ def test_compile_writes_library_with_collision_free_entry(tmp_path: Path):
         "6-translate.ll",
         "library.so",  # the link's output, copied to -o in one rename
         "metadata.c",
+        "objects",  # each input's object, compiled at once, linked into library.so
     ]
     assert "llvm.emit_c_interface" in (temps / "0-entries.mlir").read_text()
 

@@ -2,7 +2,9 @@
 tools up with ``toolchain.first_tool_found``; they differ in where they look and in their
 error: the compiled path searches $REWRITER_TOOL_PATH (literally) or $PATH, this Python's
 folder and /usr/lib/llvm-22/bin, where Debian's unversioned ``mlir-opt`` stands for
-``mlir-opt-22``; the IREE path searches $PATH, then this Python's folder (pip's IREE tools)."""
+``mlir-opt-22``; the IREE path searches $PATH, then this Python's folder (pip's IREE
+tools). Both take ``iree-opt`` and ``iree-compile`` from the IREE whose bindings they
+import first (without $REWRITER_TOOL_PATH)."""
 
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ def test_compile_reads_debians_unversioned_tool_as_the_versioned_one(tmp_path: P
 
 
 def test_iree_looks_on_path_then_next_to_python(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(build, "wheel_tools", lambda: None)  # no iree-base-compiler imported
     on_path, python_folder = tmp_path / "path", tmp_path / "python"
     on_path.mkdir()
     python_folder.mkdir()
@@ -79,3 +82,29 @@ def test_iree_looks_on_path_then_next_to_python(tmp_path: Path, monkeypatch):
     assert str(missing.value) == (
         "iree-dump-module not found: pip install iree-base-runtime==3.13.0"
     )
+
+
+def test_compile_runs_the_iree_opt_of_the_bindings_it_imports(tmp_path: Path, monkeypatch):
+    """``iree-opt`` is the binary of the imported iree-base-compiler wheel, before a
+    console script on $PATH (which would start Python to run that binary, 0.2 s a stage);
+    $REWRITER_TOOL_PATH still wins."""
+    folder = toolchain.wheel_tools()
+    if folder is None:
+        pytest.skip("needs iree-base-compiler: pip install iree-base-compiler")
+    monkeypatch.delenv("REWRITER_TOOL_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    _executable(tmp_path, "iree-opt")
+    assert toolchain.find_tool("iree-opt") == str(Path(folder) / "iree-opt")
+    monkeypatch.setenv("REWRITER_TOOL_PATH", str(tmp_path))
+    assert toolchain.find_tool("iree-opt") == str(tmp_path / "iree-opt")
+
+
+def test_iree_runs_the_iree_compile_of_the_bindings_it_imports(tmp_path: Path, monkeypatch):
+    """The bindings write the bytecode iree-compile reads: the wheel's binary comes before
+    an ``iree-compile`` on $PATH (pip's script, which would start Python to run it)."""
+    folder = toolchain.wheel_tools()
+    if folder is None or not (Path(folder) / "iree-compile").is_file():
+        pytest.skip("needs iree-base-compiler: pip install iree-base-compiler")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    _executable(tmp_path, "iree-compile")
+    assert build.find_tool("iree-compile") == str(Path(folder) / "iree-compile")

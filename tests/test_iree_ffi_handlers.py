@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -142,3 +143,25 @@ def test_handler_for_an_import_without_a_description_is_refused(tmp_path):
     rewritten.write_text(rewriter.rewrite(text, abi="iree").text)
     with pytest.raises(LoadError, match="has no rewriter.xla_ffi description"):
         load(rewritten, imports={"legacy": jax.ffi.pycapsule(ctypes.CDLL(None).abort)})
+
+
+def test_the_bridges_c_file_is_compiled_once_for_all_loads(vmfb, capsules, monkeypatch):
+    """``abi/xla_ffi_bridge.c`` compiles alike for every load: the first one compiles it,
+    and its object comes from the compile cache after; the adapters are compiled each time."""
+    from rewriter.compile import toolchain
+
+    compiled: list[str] = []
+    together = toolchain._run_together
+
+    def recorded(stage: str, commands: list[list[str]]) -> None:
+        compiled.extend(Path(command[command.index("-c") + 1]).name for command in commands)
+        together(stage, commands)
+
+    monkeypatch.setattr(toolchain, "_run_together", recorded)
+    path = vmfb("rms_norm")
+    served_by_handlers(path, capsules)
+    assert sorted(compiled) == ["ffi_adapters.c", "xla_ffi_bridge.c"]
+    compiled.clear()
+    module = served_by_handlers(path, capsules)
+    assert compiled == ["ffi_adapters.c"]
+    assert module is not None

@@ -2,7 +2,7 @@
 
 ``python -m rewriter.compile REWRITTEN.mlir -o libmodel.so|libmodel.a [--header model.h]
 [--prefix P] [--include-dir DIR] [--link LIB ...] [--ffi-bridge] [--keep-temps DIR]
-[--blas auto|none|PATH] [--target-cpu CPU] [--target-triple TRIPLE]``
+[--blas auto|none|PATH] [--target-cpu CPU] [--target-triple TRIPLE] [--no-cache]``
 
 The names below load on first use (module ``__getattr__``): ``python -m rewriter.compile``
 and ``rewriter.iree`` import what they need, and a name whose module needs a package that

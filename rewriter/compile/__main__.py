@@ -70,7 +70,17 @@ def _main(argv: list[str]) -> int:
         "-lNAME) or the path of a library file (repeatable)",
     )
     parser.add_argument(
-        "--keep-temps", type=Path, metavar="DIR", help="keep every stage's files in DIR"
+        "--keep-temps",
+        type=Path,
+        metavar="DIR",
+        help="keep every stage's files in DIR (every stage runs: the compile cache is not used)",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile even when the compile cache holds this module compiled with the same "
+        "options and tools, and store nothing in it (the cache: $REWRITER_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/rewriter, else ~/.cache/rewriter)",
     )
     parser.add_argument(
         "--ffi-bridge",
@@ -125,6 +135,7 @@ def _main(argv: list[str]) -> int:
                 prefix=args.prefix,
                 include_dir=args.include_dir,
                 filename=str(args.module),
+                cache=not args.no_cache,
             )
         for warning in warned:
             say(f"{args.module}: warning: {warning.message}")

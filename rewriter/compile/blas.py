@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -178,10 +179,19 @@ def loader_finds(path: Path) -> bool:
     listing = subprocess.run(
         [ldconfig, "-p"], capture_output=True, text=True, check=False
     ).stdout.splitlines()
-    target = path.resolve()
+    try:
+        target = os.stat(path)
+    except OSError:
+        return False
     for line in listing:
         _, arrow, listed = line.partition(" => ")
-        if arrow and Path(listed.strip()).resolve() == target:
+        if not arrow:
+            continue
+        try:
+            found = os.stat(listed.strip())  # the file a listed name leads to
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
             return True
     return False
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..abi import bridge_dir
-from ..emit.ffi_adapters import Extern, adapters_source
 from .extras import missing
 from .handlers import (
     handler_address,
@@ -26,6 +26,9 @@ from .handlers import (
 )
 from .load_errors import LoadError
 from .toolchain import ToolchainError
+
+if TYPE_CHECKING:
+    from ..emit.ffi_adapters import Extern
 
 # The XLA FFI C API header, under jaxlib's include folder.
 C_API_HEADER = "xla/ffi/api/c_api.h"
@@ -72,6 +75,8 @@ def bridge_sources(
     externs: list[Extern], work: Path, origin: str = ""
 ) -> tuple[list[Path], list[str]]:
     """Write the adapters of ``externs`` into ``work``; the C sources and compiler flags."""
+    from ..emit.ffi_adapters import adapters_source
+
     adapters = work / "ffi_adapters.c"
     adapters.write_text(adapters_source(externs, origin), encoding="utf-8")
     folder = bridge_dir()

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import shutil
 import tempfile
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..abi import bridge_dir, include_dir
-from ..emit.ffi_adapters import externs_in
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
 from . import blas as blas_libraries
-from . import targets
+from . import cache as compile_cache
+from . import contexts, targets
 from .blas import blas_calls_source, resolve_blas, sort_calls_source
-from .bridge import BRIDGE_EXPORTS, bridge_sources, xla_ffi_include_dir
 from .c_api import (
     c_api_header,
     c_api_source,
@@ -25,10 +27,10 @@ from .c_api import (
     make_api,
     prefix_problem,
 )
-from .entries import Entry, metadata_source, prepare
+from .entries import Entry, entries_from_json, entries_json, metadata_source, prepare
 from .extras import MissingDependency, needs
 from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
-from .link_items import link_problem
+from .link_items import library_file, link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
 from .sorts import prepare_sorts
@@ -39,6 +41,7 @@ from .toolchain import (
     ToolchainError,
     archive_static_library,
     check_tools,
+    compile_objects,
     find_tool,
     link_shared_object,
     memref_copy_source,
@@ -50,6 +53,9 @@ from .toolchain import (
     workspace_source,
 )
 from .unsigned_reverse import signless_reverses
+
+if TYPE_CHECKING:
+    from ..emit.ffi_adapters import Extern
 
 PORTABLE = targets.PORTABLE
 
@@ -68,6 +74,7 @@ def compile_module(
     prefix: str | None = None,
     include_dir: str | Path | None = None,
     filename: str | None = None,
+    cache: bool = True,
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``,
     or, when ``output`` ends in ``.a``, to a static library.
@@ -108,16 +115,24 @@ def compile_module(
     (``rewriter.inputs.files.install_file``): a failed or killed compile leaves the old file
     or the new one; an output whose folder is missing fails before any stage runs
     (``OSError``). Nothing else is written beside it.
+
+    A module compiled before with the same options and tools is installed from the compile
+    cache (``cache.py``), with the warnings its compile gave; ``cache=False`` compiles and
+    stores nothing, and so does ``keep_temps``, whose stages must run.
     """
-    try:
-        with needs("compile"):
-            import iree.compiler  # noqa: F401 (prepare, library_calls, loop_order use it)
-    except MissingDependency as error:
-        raise ToolchainError(str(error)) from None
+    iree_version = compile_cache.iree_compiler_identity()
+    if iree_version is None:
+        _import_iree()  # raises, naming the extra to install
     text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) else source
     origin = str(source) if isinstance(source, Path) else ""
-    # Read before the tools are looked for: a description that cannot be read fails at once.
-    externs = externs_in(text, filename or origin or "<mlir text>") if ffi_bridge else []
+    use_cache = cache and not keep_temps and iree_version is not None
+    externs = []
+    if ffi_bridge and not use_cache:
+        # Read before the tools are looked for: a description that cannot be read fails at
+        # once. With the cache they are read when the module is not in it (before any
+        # stage): a cached compile read them when it was made, and reading them loads the
+        # grammar (0.2 s).
+        externs = _externs(text, filename or origin)
     problem = output_problem(output)
     if problem:
         raise OutputRefused(problem)
@@ -131,11 +146,48 @@ def compile_module(
     if with_api and prefix_problem(chosen_prefix):
         raise ToolchainError(str(prefix_problem(chosen_prefix)))
     if include_dir is not None:
+        from .bridge import xla_ffi_include_dir
+
         xla_ffi_include_dir()  # jaxlib's headers must be there before any stage runs
     clang = find_tool(f"clang-{LLVM_VERSION}")
+    library = resolve_blas(blas, clang, [f"--target={target_triple}"] if target_triple else [])
+    key = None
+    if use_cache and iree_version is not None:
+        key = _cache_key(
+            text,
+            output,
+            {
+                "ffi_bridge": ffi_bridge,
+                "blas": None if blas is None else str(blas),
+                "target_cpu": target_cpu,
+                "target_triple": target_triple,
+                "header": header is not None,
+                "prefix": chosen_prefix if with_api else None,
+                "include_dir": include_dir is not None,
+                # named in the header's first comment, nowhere in the library
+                "filename": (filename or origin) if header is not None else None,
+                "static": static,
+            },
+            list(link or []),
+            library,
+            clang,
+            PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()),
+            iree_version,
+        )
+        hit = compile_cache.lookup(key)
+        if hit is not None:
+            try:
+                return _install_hit(hit, output, header, include_dir)
+            finally:
+                shutil.rmtree(hit.folder, ignore_errors=True)
+    if ffi_bridge and use_cache:
+        externs = _externs(text, filename or origin)
+    # Checked here, not before the cache: what clang says of a triple and a CPU depends on
+    # nothing but them and clang, which the key holds.
     target, triple = targets.resolve_target(clang, target_triple, target_cpu)
     target_flags = target.clang_flags(triple)
-    library = resolve_blas(blas, clang, target_flags[:1] if target_triple else [])
+    _import_iree()
+    notes: list[str] = []
     called: set[str] = set()
     helper_flags: list[str] = []
     sort_flags: list[str] = []
@@ -149,12 +201,11 @@ def compile_module(
             module = sorted_in_c.text
         if library is None:
             if blas == "auto" and route_products_to_blas(module).called:
-                warnings.warn(
+                notes.append(
                     f"no system OpenBLAS ({blas_libraries.SYSTEM_OPENBLAS}) was found, so the "
                     "matrix products run as compiled loops, many times slower: install one "
                     "(apt-get install libopenblas-dev) or name a CBLAS library with --blas "
-                    "PATH (blas=PATH); --blas none (blas=None) says that loops are meant",
-                    stacklevel=4,
+                    "PATH (blas=PATH); --blas none (blas=None) says that loops are meant"
                 )
             return module
         routed = route_products_to_blas(module)
@@ -167,7 +218,9 @@ def compile_module(
         work.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
+    scope = contextlib.ExitStack()
     try:
+        scope.enter_context(contexts.shared())  # one MLIR context for the steps in Python
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
         prepared, marked_sorts = prepare_sorts(signless_reverses(prepared))
         where = filename or origin or "<mlir text>"
@@ -198,6 +251,8 @@ def compile_module(
         libraries = list(link or [])
         arguments: list[str] = []
         if ffi_bridge:
+            from .bridge import BRIDGE_EXPORTS, bridge_sources
+
             sources, bridge_flags = bridge_sources(externs, work, origin)
             inputs += sources
             flags += bridge_flags
@@ -211,6 +266,10 @@ def compile_module(
             arguments += library.link_arguments()
         if "@memrefCopy(" in current.read_text(encoding="utf-8"):
             inputs.append(memref_copy_source())
+        # Each source is compiled on its own, all at once; the package's own C files
+        # (abi/) once for all modules, kept by the cache.
+        reuse = compile_cache.ObjectCache(clang) if key is not None else None
+        shared = Path(bridge_dir())
         header_file = work / "rw_model_api.h"
         if api is not None:
             needed = [Path(output).name, *(link or [])]
@@ -224,10 +283,13 @@ def compile_module(
             # The module's own allocations (the compiled code's, the bridge's, the BLAS
             # helpers') go to the workspace's functions; the API's own do not.
             module_object = work / "module.o"
-            relocatable_object(inputs, module_object, "-O3", flags)
+            module_inputs = compile_objects(inputs, work / "objects", "-O3", flags, reuse, shared)
+            relocatable_object(module_inputs, module_object, "-O3", flags)
             use_workspace_allocators(module_object)
             inputs = [module_object, api_source, workspace_source()]
             flags.append(f"-I{bridge_dir()}")  # rewriter_c_api_support.h
+        folder = work / ("api-objects" if api is not None else "objects")
+        inputs = compile_objects(inputs, folder, "-O3", flags, reuse, shared)
         built = work / ("library.a" if static else "library.so")
         if static:
             api_exports = api.exports() if api is not None else []
@@ -264,10 +326,93 @@ def compile_module(
             install_file(header, header_file)
         if include_dir is not None:
             write_include_files(Path(include_dir))
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        if key is not None:
+            files = {"library": built, **({"header": header_file} if header is not None else {})}
+            stored = [("UserWarning", note) for note in notes]
+            compile_cache.store(key, files, entries_json(entries), stored)
         return entries
     finally:
+        scope.close()
         if not keep_temps:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _externs(text: str, filename: str) -> list[Extern]:
+    """The externs with an XLA FFI description, which ``--ffi-bridge`` serves; a
+    RewriteError at the first description that cannot be read."""
+    from ..emit.ffi_adapters import externs_in
+
+    return externs_in(text, filename or "<mlir text>")
+
+
+def _import_iree() -> None:
+    """Import IREE's compiler bindings, which the stages in this process use; a
+    ToolchainError naming the extra to install when they are missing."""
+    try:
+        with needs("compile"):
+            import iree.compiler  # noqa: F401 (prepare, library_calls, loop_order use it)
+    except MissingDependency as error:
+        raise ToolchainError(str(error)) from None
+
+
+def _cache_key(
+    text: str,
+    output: str | Path,
+    options: dict[str, object],
+    link: list[str],
+    found_blas: blas_libraries.Blas | None,
+    clang: str,
+    tools: tuple[str, ...],
+    iree_version: str,
+) -> str:
+    """The key of a compile in the cache (``cache.py``): the module, the options (the
+    target triple and CPU among them; clang, whose identity is there, says what they stand
+    for) and what they resolve to (this CPU for ``native``, the BLAS found), the name of the
+    output (a static library's member and the header's link note say it, and the default
+    prefix comes from it), the files the ``link`` items name, the tools, the rewriter's own
+    code and C sources, and the packages that run."""
+    identity = compile_cache.file_identity
+    triple, cpu = options["target_triple"], options["target_cpu"]
+    native = (cpu or (targets.PORTABLE if triple else targets.NATIVE)) == targets.NATIVE
+    parts: dict[str, object] = {
+        "module": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "output": Path(output).name,
+        "options": options,
+        "link": [[item, identity(library_file(item, clang))] for item in link],
+        "host_cpu": compile_cache.host_cpu() if native else None,
+        "blas": None if found_blas is None else [repr(found_blas), identity(found_blas.library)],
+        "tools": {name: identity(find_tool(name)) for name in tools},
+        "linker": identity(shutil.which("ld")),
+        "environment": compile_cache.tool_environment(),
+        "rewriter": compile_cache.package_identity(),
+        "iree-base-compiler": iree_version,
+    }
+    if options["ffi_bridge"] or options["include_dir"]:
+        from .bridge import xla_ffi_include_dir
+
+        folder = Path(xla_ffi_include_dir()) / "xla" / "ffi" / "api"
+        parts["xla_ffi_headers"] = [identity(path) for path in sorted(folder.glob("*.h"))]
+    return compile_cache.key_of(parts)
+
+
+def _install_hit(
+    hit: compile_cache.Hit,
+    output: str | Path,
+    header: str | Path | None,
+    include_dir: str | Path | None,
+) -> list[Entry]:
+    """Install a cached compile's outputs as a compile does, give its warnings again and
+    return its entry points."""
+    install_file(output, hit.files["library"])
+    if header is not None:
+        install_file(header, hit.files["header"])
+    if include_dir is not None:
+        write_include_files(Path(include_dir))
+    for _, message in hit.warnings:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    return entries_from_json(hit.returned)
 
 
 def write_include_files(folder: Path) -> list[Path]:
@@ -275,6 +420,8 @@ def write_include_files(folder: Path) -> list[Path]:
     XLA's FFI API (``xla/ffi/api/*.h``, from jaxlib, for the handlers) and
     ``rewriter/memref.h`` (for kernels with ``_mlir_ciface_`` entries). Each is written
     as every output is (``install_file``); the list of the files written."""
+    from .bridge import xla_ffi_include_dir
+
     sources = [(Path(xla_ffi_include_dir()), "xla/ffi/api"), (Path(include_dir()), "rewriter")]
     written = []
     for root, part in sources:

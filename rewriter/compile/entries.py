@@ -17,6 +17,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ..plan.naming import NamePool, c_identifier
+from . import contexts
 
 ENTRY_PREFIX = "rw_entry_"
 METADATA_SYMBOL = "rw_model_metadata"
@@ -51,7 +52,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
     """Rename and mark the public functions of ``text``; return the new text and entries."""
     from iree.compiler import ir
 
-    context = ir.Context()
+    context = contexts.context()
     module = ir.Module.parse(text, context)
     entries: list[Entry] = []
     pool = NamePool(_taken_names(ir, module))
@@ -151,11 +152,16 @@ def _spec(ir, type_) -> TensorSpec:
 
 def metadata_source(entries: list[Entry]) -> str:
     """C source defining the JSON description of ``entries`` as ``rw_model_metadata``."""
-    data = json.dumps([asdict(entry) for entry in entries], sort_keys=True)
+    data = entries_json(entries)
     escaped = "".join(
         char if char.isalnum() or char in " :,[]{}_-<>." else f"\\{ord(char):03o}" for char in data
     )
     return f'const char {METADATA_SYMBOL}[] = "{escaped}";\n'
+
+
+def entries_json(entries: list[Entry]) -> str:
+    """``entries`` as JSON, as ``entries_from_json`` reads them."""
+    return json.dumps([asdict(entry) for entry in entries], sort_keys=True)
 
 
 def entries_from_json(data: str) -> list[Entry]:

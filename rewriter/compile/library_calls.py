@@ -34,8 +34,11 @@ transform leaves alone), which is correctly rounded but for double-rounding ties
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import contexts
 
 PREFIX = "rw_blas_"
 ELEMENTS = {"f32": "f32", "f64": "f64", "complex<f32>": "c64", "complex<f64>": "c128"}
@@ -86,7 +89,7 @@ def route_products_to_blas(text: str) -> LibraryCalls:
     """Replace every product that BLAS can compute by a call of its ``rw_blas_*`` helper."""
     from iree.compiler import ir
 
-    context = ir.Context()
+    context = contexts.context()
     module = ir.Module.parse(text, context)
     products: list[tuple[Any, str, tuple[tuple[int, int], ...]]] = []
 
@@ -139,7 +142,7 @@ def route_sorts_to_c(text: str) -> LibraryCalls:
 
     from .sorts import keys_of_location
 
-    context = ir.Context()
+    context = contexts.context()
     module = ir.Module.parse(text, context)
     found: list[tuple[Any, list[Any]]] = []
 
@@ -238,7 +241,7 @@ def widen_f32_atan2(text: str) -> str:
     """Every f32 ``math.atan2`` computed as ``truncf(atan2(extf(y), extf(x)))`` in f64."""
     from iree.compiler import ir
 
-    context = ir.Context()
+    context = contexts.context()
     module = ir.Module.parse(text, context)
     found = []
 
@@ -301,11 +304,8 @@ def _blas_product(ir, operation) -> tuple[str, tuple[tuple[int, int], ...]] | No
     ]
     if operation.name in PRODUCTS:
         candidates = [PRODUCTS[operation.name]]
-    elif operation.name == "linalg.generic" and _multiplies_and_adds(operation):
-        iterators = tuple(
-            str(a).split("<")[-1].rstrip(">")
-            for a in ir.ArrayAttr(operation.attributes["iterator_types"])
-        )
+    elif operation.name == "linalg.generic" and _multiplies_and_adds(ir, operation):
+        iterators = tuple(iterator_types(operation))
         candidates = [(name, maps) for kinds, name, maps in GENERIC_PRODUCTS if kinds == iterators]
     else:
         return None
@@ -316,6 +316,32 @@ def _blas_product(ir, operation) -> tuple[str, tuple[tuple[int, int], ...]] | No
     return None
 
 
+# The iterator types of a linalg op, as its attribute prints them.
+_ITERATOR = re.compile(r"iterator_type<(\w+)>")
+
+
+def iterator_types(operation) -> list[str]:
+    """The iterator types of the linalg op ``operation`` (``parallel``, ``reduction``), read
+    from the attribute's text. An element taken as a Python object, or an op of the body
+    taken from its block, would load the bindings' linalg dialect module (0.09 s a process,
+    for its op DSL); so the attribute is read as text and a body by a walk
+    (``body_operations``)."""
+    return _ITERATOR.findall(str(operation.attributes["iterator_types"]))
+
+
+def body_operations(ir, operation) -> list[Any]:
+    """The ops inside ``operation``'s regions, in order, as plain operations (a pre-order
+    walk: ``operation`` itself is the first one visited, and left out)."""
+    found: list[Any] = []
+
+    def visit(op):
+        found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:]
+
+
 def _pair(ir, operation, name: str) -> tuple[int, int]:
     """A convolution's (height, width) ``strides`` or ``dilations``; 1 when not given."""
     if name not in operation.attributes:
@@ -324,10 +350,10 @@ def _pair(ir, operation, name: str) -> tuple[int, int]:
     return height, width
 
 
-def _multiplies_and_adds(operation) -> bool:
+def _multiplies_and_adds(ir, operation) -> bool:
     """The body is ``out + in0 * in1`` (either order of each), on floats."""
     block = operation.regions[0].blocks[0]
-    body = [op.operation for op in block.operations]
+    body = body_operations(ir, operation)
     if [op.name for op in body] != ["arith.mulf", "arith.addf", "linalg.yield"]:
         return False
     multiply, add, done = body

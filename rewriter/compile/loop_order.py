@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import contexts
+from .library_calls import body_operations, iterator_types
+
 
 def contiguous_innermost(text: str) -> str:
     """Reorder the dimensions of every bufferized ``linalg.generic`` whose innermost loop
     is a reduction but whose input and output are contiguous along a parallel dimension."""
     from iree.compiler import ir
 
-    context = ir.Context()
+    context = contexts.context()
     module = ir.Module.parse(text, context)
     found: list[tuple[Any, list[int]]] = []
 
@@ -41,10 +44,7 @@ def contiguous_innermost(text: str) -> str:
 
 
 def _iterators(ir, operation) -> list[str]:
-    return [
-        str(a).split("<")[-1].rstrip(">")
-        for a in ir.ArrayAttr(operation.attributes["iterator_types"])
-    ]
+    return iterator_types(operation)
 
 
 def _maps(ir, operation) -> list[Any]:
@@ -60,7 +60,7 @@ def _better_order(ir, operation) -> list[int] | None:
     iterators = _iterators(ir, operation)
     if not iterators or iterators[-1] != "reduction" or "parallel" not in iterators:
         return None
-    if _uses_indices(operation):
+    if _uses_indices(ir, operation):
         return None
     maps = _maps(ir, operation)
     last = {_dimension(ir, m.results[-1]) if len(m.results) else None for m in maps}
@@ -79,10 +79,9 @@ def _dimension(ir, expression) -> int | None:
     return None
 
 
-def _uses_indices(operation) -> bool:
+def _uses_indices(ir, operation) -> bool:
     """Whether the body reads its loop indices (``linalg.index``), which name dimensions."""
-    block = operation.regions[0].blocks[0]
-    return any(op.operation.name == "linalg.index" for op in block.operations)
+    return any(op.name == "linalg.index" for op in body_operations(ir, operation))
 
 
 def _reorder(ir, operation, order: list[int]) -> None:
@@ -95,6 +94,7 @@ def _reorder(ir, operation, order: list[int]) -> None:
         )
         for m in _maps(ir, operation)
     ]
-    iterators = list(ir.ArrayAttr(operation.attributes["iterator_types"]))
+    iterators = iterator_types(operation)
+    reordered = ", ".join(f"#linalg.iterator_type<{iterators[old]}>" for old in order)
     operation.attributes["indexing_maps"] = ir.ArrayAttr.get(maps)
-    operation.attributes["iterator_types"] = ir.ArrayAttr.get([iterators[old] for old in order])
+    operation.attributes["iterator_types"] = ir.Attribute.parse(f"[{reordered}]")

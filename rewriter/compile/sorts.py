@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from . import contexts
+
 TAG = "rw.sort:"
 TAG_PATTERN = re.compile(r'"rw\.sort:([0-9,]*)"')
 
@@ -52,7 +54,7 @@ def prepare_sorts(text: str) -> tuple[str, int]:
         return text, 0
     from iree.compiler import ir
 
-    module = ir.Module.parse(text, ir.Context())
+    module = ir.Module.parse(text, contexts.context())
     marked = recognise_sorts(module)
     if not make_sorts_stable(module):
         return text, 0

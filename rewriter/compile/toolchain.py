@@ -14,14 +14,18 @@ between them is printed generically, its i1 constants bit-packed (``bit_packed_i
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from ..abi import bridge_dir
 from ..inputs.streams import run_tool
@@ -210,14 +214,42 @@ def first_tool_found(
 def find_tool(name: str) -> str:
     """Absolute path of ``name``; a ToolchainError naming the package when it is missing.
     ``mlir-opt-22`` may also be Debian's unversioned ``/usr/lib/llvm-22/bin/mlir-opt``,
-    unless $REWRITER_TOOL_PATH is set (an explicit search path is taken literally)."""
+    and ``iree-opt`` is first the binary of the IREE whose Python bindings this process
+    imports (``wheel_tools``), unless $REWRITER_TOOL_PATH is set (an explicit search path
+    is taken literally)."""
     candidates: list[tuple[str, str | None]] = [(name, search_path())]
+    if name == "iree-opt" and TOOL_PATH_VARIABLE not in os.environ:
+        folder = wheel_tools()
+        if folder is not None:
+            candidates.insert(0, (name, folder))
     if name.endswith(f"-{LLVM_VERSION}") and TOOL_PATH_VARIABLE not in os.environ:
         candidates.append((name.rsplit("-", 1)[0], f"/usr/lib/llvm-{LLVM_VERSION}/bin"))
     return first_tool_found(
         candidates,
         lambda: ToolchainError(f"{name} not found: install it with `{INSTALL_HINTS[name]}`"),
     )
+
+
+@functools.cache
+def wheel_tools() -> str | None:
+    """The folder of the binaries of the ``iree-base-compiler`` that this Python imports
+    (``iree/compiler/_mlir_libs``), found without importing it; None without one.
+
+    Its ``iree-opt`` is the IREE of the bindings that run the library-calls stage, which
+    read what ``iree-opt`` printed, so the two are one version (``rewriter.iree`` takes its
+    ``iree-compile`` for the same reason); and it starts in 0.01 s, where pip's
+    ``iree-opt`` on $PATH is a Python script that starts Python, imports ``iree.compiler``
+    and then runs this binary (0.2 s a stage, three stages a compile).
+    """
+    try:
+        spec = importlib.util.find_spec("iree.compiler")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        tools = Path(folder) / "_mlir_libs"
+        if (tools / "iree-opt").is_file():
+            return str(tools)
+    return None
 
 
 def check_tools(names: tuple[str, ...] = PIPELINE_TOOLS) -> None:
@@ -289,6 +321,53 @@ def link_shared_object(
         _run("link", command)
     finally:
         version_script.unlink(missing_ok=True)
+
+
+class ObjectReuse(Protocol):
+    """Where objects of sources that many compiles share are kept (``cache.ObjectCache``)."""
+
+    def lookup(self, source: Path, arguments: list[str], target: Path) -> bool: ...
+
+    def store(self, source: Path, arguments: list[str], built: Path) -> None: ...
+
+
+def compile_objects(
+    inputs: list[Path],
+    folder: Path,
+    optimize: str,
+    flags: list[str],
+    reuse: ObjectReuse | None = None,
+    shared: Path | None = None,
+) -> list[Path]:
+    """``inputs`` with every LLVM IR file and C source compiled into an object in
+    ``folder``, each by a ``clang -c`` of its own with the arguments the one command of
+    ``link_shared_object`` or ``relocatable_object`` gives it, all at once (a machine's
+    cores take them in parallel); objects and libraries pass through. The object of a
+    source under ``shared`` (the package's C files, compiled alike by many modules) is
+    taken from ``reuse`` when it has one, and given to it when it had none."""
+    clang = find_tool(f"clang-{LLVM_VERSION}")
+    folder.mkdir(parents=True, exist_ok=True)
+    arguments = [optimize, "-fPIC", "-Wno-override-module", *flags]
+    objects: list[Path] = []
+    commands: list[list[str]] = []
+    kept: list[tuple[Path, Path]] = []
+    for index, source in enumerate(inputs):
+        if source.suffix not in (".c", ".ll"):
+            objects.append(source)
+            continue
+        built = folder / f"{index}-{source.stem}.o"
+        objects.append(built)
+        reusable = reuse is not None and shared is not None and source.parent == shared
+        if reusable and reuse is not None and reuse.lookup(source, arguments, built):
+            continue
+        commands.append([clang, *arguments, "-c", str(source), "-o", str(built)])
+        if reusable:
+            kept.append((source, built))
+    _run_together("link", commands)
+    for source, built in kept:
+        if reuse is not None:
+            reuse.store(source, arguments, built)
+    return objects
 
 
 def relocatable_object(inputs: list[Path], output: Path, optimize: str, flags: list[str]) -> None:
@@ -368,6 +447,38 @@ def memref_copy_source() -> Path:
     no loop took lowers to), compiled into the module that calls it, so that the module
     needs no ``libmlir_c_runner_utils`` where it runs."""
     return Path(bridge_dir()) / "memref_copy.c"
+
+
+def _run_together(stage: str, commands: list[list[str]]) -> None:
+    """Run ``commands`` at once, each as ``_run`` runs one: the first that fails raises with
+    its diagnostics, once all have ended; whatever ends this process meanwhile ends them
+    (SIGTERM, then SIGKILL 5 s later)."""
+    if len(commands) <= 1:
+        for command in commands:
+            _run(stage, command)
+        return
+    processes: list[subprocess.Popen[str]] = []
+    try:
+        for command in commands:
+            processes.append(
+                subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            )
+        ended = [(process, *process.communicate()) for process in processes]
+    except BaseException:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=5)
+            except BaseException:
+                process.kill()
+        raise
+    for command, (process, _, stderr) in zip(commands, ended, strict=True):
+        if process.returncode != 0:
+            raise ToolchainError(
+                f"stage '{stage}' failed ({Path(command[0]).name} exited with "
+                f"{process.returncode}):\n{stderr.strip()}"
+            )
 
 
 def _run(stage: str, command: list[str]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 
-from ..emit.ffi_adapters import externs_in
 from ..syntax.diagnostics import RewriteError
 from .link_items import defined_symbols, library_file
 from .toolchain import LLVM_VERSION, ToolchainError, find_tool
@@ -19,6 +18,10 @@ def unserved_externs(text: str, link: Sequence[str], filename: str) -> list[str]
     """The described externs of ``text`` (a rewritten module) that no library of ``link``
     defines, in declaration order. None are reported when the descriptions cannot be read
     (only ``--ffi-bridge`` reads them) or the symbols of a library cannot be listed."""
+    if "rewriter.xla_ffi" not in text:  # no description (the reader is not even loaded)
+        return []
+    from ..emit.ffi_adapters import externs_in
+
     try:
         externs = externs_in(text, filename)
     except RewriteError:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from . import contexts
+
 _UNSIGNED = re.compile(r"ui([0-9]+)$")
 
 
@@ -21,7 +23,7 @@ def signless_reverses(text: str) -> str:
         return text
     from iree.compiler import ir
 
-    context = ir.Context()
+    context = contexts.context()
     module = ir.Module.parse(text, context)
     with context:
         if not reverse_signless(module):

@@ -1,4 +1,5 @@
-"""``python -m rewriter.iree MODEL.mlir -o MODEL.vmfb [--cpu CPU] [--target-triple TRIPLE]``:
+"""``python -m rewriter.iree MODEL.mlir -o MODEL.vmfb [--cpu CPU] [--target-triple TRIPLE]
+[--no-cache]``:
 compile a module rewritten with ``--abi iree`` for llvm-cpu (this machine's CPU unless told
 otherwise), with the import signatures ``rewriter.iree.load`` needs."""
 
@@ -43,6 +44,12 @@ def _main(argv: Sequence[str] | None) -> int:
         help="cross-compile for this LLVM target triple (e.g. aarch64-linux-gnu), for a "
         "generic CPU of it unless --cpu says which",
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile even when the compile cache holds this module compiled with the same "
+        "flags and tools, and store nothing in it",
+    )
     args = parser.parse_args(argv)
     if same_file(args.output, args.file):
         parser.error(f"-o {args.output} is the input file {args.file}; nothing was written")
@@ -52,7 +59,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
     try:
         _, signatures = compile_module(
-            args.file, args.output, cpu=args.cpu, triple=args.target_triple
+            args.file,
+            args.output,
+            cpu=args.cpu,
+            triple=args.target_triple,
+            cache=not args.no_cache,
         )
     except RewriteError as error:  # the module does not parse, or has no entry point
         for diagnostic in error.diagnostics:

@@ -35,26 +35,36 @@ go into the compiled module as the module attribute ``rewriter.iree_imports`` (t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from ..compile import cache as compile_cache
 from ..compile.entries import argument_names
 from ..compile.extras import MissingDependency, needs
 from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
 from ..compile.sorts import make_sorts_stable
-from ..compile.toolchain import first_tool_found
+from ..compile.toolchain import first_tool_found, wheel_tools
 from ..compile.unsigned_reverse import reverse_signless
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from .exact_math import make_math_exact
-from .signatures import METADATA_KEY, ImportSignature, SignatureError, from_json, signatures_of
+from .signatures import (
+    METADATA_KEY,
+    ImportSignature,
+    SignatureError,
+    from_json,
+    signatures_of,
+    to_json,
+)
 from .sorts import SORT_MODULE, route_sorts_to_imports
 
 COMPILE_FLAGS = (
@@ -101,9 +111,19 @@ class BuildError(Exception):
 
 
 def find_tool(name: str) -> str:
-    """``name`` on $PATH or next to this Python (where pip puts the IREE wheels' tools)."""
+    """``name`` on $PATH or next to this Python (where pip puts the IREE wheels' tools);
+    ``iree-compile`` is first the binary of the iree-base-compiler whose bindings this
+    process imports (``toolchain.wheel_tools``): they write the bytecode it reads, so the
+    two are one IREE, and pip's ``iree-compile`` script would start Python to run it."""
+    candidates: list[tuple[str, str | None]] = [
+        (name, None),
+        (name, str(Path(sys.executable).parent)),
+    ]
+    wheel = wheel_tools() if name == "iree-compile" else None
+    if wheel is not None:
+        candidates.insert(0, (name, wheel))
     return first_tool_found(
-        [(name, None), (name, str(Path(sys.executable).parent))],
+        candidates,
         lambda: BuildError(f"{name} not found: pip install {_INSTALL[name]}==3.13.0"),
     )
 
@@ -128,6 +148,7 @@ def compile_module(
     cpu: str | None = None,
     triple: str | None = None,
     extra_args: tuple[str, ...] = (),
+    cache: bool = True,
 ) -> tuple[bytes, list[ImportSignature]]:
     """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
     (also written to ``output`` when given) and the signatures of its imports.
@@ -136,22 +157,40 @@ def compile_module(
     (``target_flags``); ``extra_args`` go to ``iree-compile`` last, so they override.
     A module MLIR cannot parse, or one without a public function, is a RewriteError at its
     line; ``output`` is replaced atomically (``rewriter.inputs.files``), and one whose
-    folder is missing fails before iree-compile runs (``OSError``)."""
-    try:
-        with needs("iree"):
-            import iree.compiler  # noqa: F401 (the module is parsed and rewritten with it)
-    except MissingDependency as error:
-        raise BuildError(str(error)) from None
+    folder is missing fails before iree-compile runs (``OSError``).
+
+    A module compiled before with the same flags and tools comes from the compile cache
+    (``rewriter/compile/cache.py``); ``cache=False`` compiles and stores nothing."""
+    bindings = compile_cache.iree_compiler_identity()
+    if bindings is None:
+        _import_iree()  # raises, naming the extra to install
     path = Path(source)
     text = read_module_file(path, BuildError)
     problem = output_problem(output) if output is not None else None
     if problem:
         raise OutputRefused(problem)
+    command = [find_tool("iree-compile"), *COMPILE_FLAGS, *target_flags(cpu, triple)]
+    command += extra_args
+    key = None
+    if cache and bindings is not None:
+        key = _cache_key(text, command, bindings)
+        hit = compile_cache.lookup(key)
+        if hit is not None:
+            try:
+                data = hit.files["module.vmfb"].read_bytes()
+                signatures = from_json(hit.returned)
+            except (OSError, KeyError, SignatureError):
+                key = None  # an entry that cannot be read: compiled again, not stored
+            else:
+                if output is not None:
+                    write_output(output, data)
+                return data, signatures
+            finally:
+                shutil.rmtree(hit.folder, ignore_errors=True)
+    _import_iree()
     with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
         embedded = Path(folder) / "module.mlirbc"
         vmfb = Path(folder) / "module.vmfb"
-        command = [find_tool("iree-compile"), *COMPILE_FLAGS, *target_flags(cpu, triple)]
-        command += extra_args
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(
@@ -170,9 +209,39 @@ def compile_module(
             stderr = original.stderr if original.returncode != 0 else done.stderr
             raise BuildError(f"iree-compile failed:\n{stderr.strip()}")
         data = vmfb.read_bytes()
+        if key is not None:
+            compile_cache.store(key, {"module.vmfb": vmfb}, to_json(signatures), [])
     if output is not None:
         write_output(output, data)
     return data, signatures
+
+
+def _import_iree() -> None:
+    """Import IREE's compiler bindings, which parse and rewrite the module; a BuildError
+    naming the extra to install when they are missing."""
+    try:
+        with needs("iree"):
+            import iree.compiler  # noqa: F401 (the module is parsed and rewritten with it)
+    except MissingDependency as error:
+        raise BuildError(str(error)) from None
+
+
+def _cache_key(text: str, command: list[str], bindings: str) -> str:
+    """The key of a compile in the cache: the module, iree-compile's flags and identity,
+    this machine's CPU when the code is for it (``=host``), the bindings that rewrite the
+    module first and the rewriter's own code."""
+    host_cpu = compile_cache.host_cpu()
+    return compile_cache.key_of(
+        {
+            "path": "iree",
+            "module": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "flags": command[1:],
+            "iree-compile": compile_cache.file_identity(command[0]),
+            "host_cpu": host_cpu if any(a.endswith("=host") for a in command) else None,
+            "iree-base-compiler": bindings,
+            "rewriter": compile_cache.package_identity(),
+        }
+    )
 
 
 def _needs_system_libm(stderr: str, command: list[str]) -> bool:
@@ -200,8 +269,6 @@ def _write_with_metadata(
     and write it as bytecode to ``destination``; return the signatures and whether the
     module now needs libm's f64 ``atan2``."""
     from iree.compiler import ir
-
-    from .signatures import to_json
 
     with ir.Context() as context:
         context.allow_unregistered_dialects = True

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..abi import bridge_dir
 from ..compile.bridge import BRIDGE_CDEF, BRIDGE_EXPORTS, Bridge, bridge_sources
+from ..compile.cache import ObjectCache
 from ..compile.handlers import HandlerError, handler_address
-from ..compile.toolchain import link_shared_object
+from ..compile.toolchain import LLVM_VERSION, compile_objects, find_tool, link_shared_object
 from ..emit.ffi_adapters import Extern, scalar_c_type
 from ..plan.ffi_facts import FactsError, parse_facts
 from .kernels import KernelImport
@@ -58,10 +60,16 @@ class FfiBridge:
                     "another handler: one handler serves all the imports of a target"
                 )
         sources, flags = bridge_sources(list(externs.values()), work, "rewriter.iree")
+        shared_dir = Path(bridge_dir())
         library = work / "libffi_bridge.so"
         # The adapters are what cffi calls here, so they are exported with the host API.
         exports = (*BRIDGE_EXPORTS, "_mlir_ciface_*")
-        link_shared_object(sources, library, [], flags=flags, exports=exports)
+        # The bridge's own C file compiles alike for every module: its object comes from
+        # the compile cache after the first time.
+        clang = find_tool(f"clang-{LLVM_VERSION}")
+        reuse = ObjectCache(clang)
+        objects = compile_objects(sources, work / "objects", "-O2", flags, reuse, shared_dir)
+        link_shared_object(objects, library, [], flags=flags, exports=exports)
         self.ffi = cffi.FFI()
         self.ffi.cdef(BRIDGE_CDEF)
         self.ffi.cdef(_declarations(signatures, externs))
