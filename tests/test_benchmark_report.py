@@ -21,6 +21,7 @@ WRITERS = [
     "round_trip",
     "speed",
     "compile_speed",
+    "compile_time",
     "call_overhead",
     "sort_speed",
 ]
