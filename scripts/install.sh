@@ -32,22 +32,29 @@ not_installed() {
     echo "  continuing without them: the tests that need them are skipped" >&2
 }
 
-if [ ${#missing[@]} -gt 0 ]; then
+# Installs "${missing[@]}" with apt-get, through sudo when not root; "$@" goes to
+# apt-get install. With FOREIGN_ARCH set, that architecture is added to dpkg first.
+apt_install() {
     if ! command -v apt-get >/dev/null; then
         not_installed "apt-get not found"
-    else
-        sudo=()
-        [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-        if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
-            not_installed "not root and sudo not found"
-        else
-            export DEBIAN_FRONTEND=noninteractive
-            if ! { "${sudo[@]}" apt-get update -qq \
-                && "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
-                not_installed "apt-get failed"
-            fi
-        fi
+        return
     fi
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
+        not_installed "not root and sudo not found"
+        return
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    if ! { { [ -z "${FOREIGN_ARCH:-}" ] || "${sudo[@]}" dpkg --add-architecture "$FOREIGN_ARCH"; } \
+        && "${sudo[@]}" apt-get update -qq \
+        && "${sudo[@]}" apt-get install -y -qq "$@" "${missing[@]}" >/dev/null; }; then
+        not_installed "apt-get failed"
+    fi
+}
+
+if [ ${#missing[@]} -gt 0 ]; then
+    apt_install
 fi
 
 # The aarch64 OpenBLAS (Debian's arm64 architecture beside this one), for the test that
@@ -57,19 +64,7 @@ ARM64_PACKAGES=(libopenblas0-pthread:arm64)
 if [ "$(dpkg --print-architecture 2>/dev/null)" = "amd64" ] \
     && ! dpkg-query -W -f='${Status}' "${ARM64_PACKAGES[@]}" 2>/dev/null | grep -q "ok installed"; then
     missing=("${ARM64_PACKAGES[@]}")
-    sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
-        not_installed "not root and sudo not found"
-    else
-        export DEBIAN_FRONTEND=noninteractive
-        if ! { "${sudo[@]}" dpkg --add-architecture arm64 \
-            && "${sudo[@]}" apt-get update -qq \
-            && "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-                "${ARM64_PACKAGES[@]}" >/dev/null; }; then
-            not_installed "apt-get failed"
-        fi
-    fi
+    FOREIGN_ARCH=arm64 apt_install --no-install-recommends
 fi
 
 python="${PYTHON:-$(command -v python || command -v python3)}"
