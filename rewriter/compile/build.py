@@ -27,11 +27,13 @@ from .c_api import (
 )
 from .entries import Entry, metadata_source, prepare
 from .extras import MissingDependency, needs
+from .gather_bounds import clamped_gathers
 from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
 from .link_items import link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
 from .sorts import prepare_sorts
+from .tokens import tokens_as_booleans
 from .toolchain import (
     LLVM_VERSION,
     PIPELINE_TOOLS,
@@ -169,7 +171,8 @@ def compile_module(
         raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     try:
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
-        prepared, marked_sorts = prepare_sorts(signless_reverses(prepared))
+        prepared = tokens_as_booleans(clamped_gathers(signless_reverses(prepared)))
+        prepared, marked_sorts = prepare_sorts(prepared)
         where = filename or origin or "<mlir text>"
         api = (
             make_api(entries, chosen_prefix, bridge=ffi_bridge, link_note="", origin=where)

@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .composites import call_decompositions
+
 TAG = "rw.sort:"
 TAG_PATTERN = re.compile(r'"rw\.sort:([0-9,]*)"')
 
@@ -46,15 +48,18 @@ class SortKey:
 
 
 def prepare_sorts(text: str) -> tuple[str, int]:
-    """The compiled path's module with its recognised sorts marked (``recognise_sorts``) and
-    every sort made stable (``make_sorts_stable``), and how many were marked."""
+    """The compiled path's module with ``chlo.top_k`` composites calling their decomposition
+    (``composites.py``), its recognised sorts marked (``recognise_sorts``) and every sort
+    made stable (``make_sorts_stable``), and how many were marked."""
     if "stablehlo.sort" not in text:
         return text, 0
     from iree.compiler import ir
 
     module = ir.Module.parse(text, ir.Context())
+    decomposed = call_decompositions(module)  # top_k: the stable sort jax wrote
     marked = recognise_sorts(module)
-    if not make_sorts_stable(module):
+    keep_marked_sorts_whole(module)
+    if not make_sorts_stable(module) and not decomposed:
         return text, 0
     return module.operation.get_asm(enable_debug_info=True), marked
 
@@ -96,6 +101,37 @@ def recognise_sorts(module: Any) -> int:
             sort.location = ir.Location.name(TAG + text, childLoc=sort.location)
         marked += 1
     return marked
+
+
+def keep_marked_sorts_whole(module: Any) -> int:
+    """Put a ``stablehlo.optimization_barrier`` between each marked sort and the
+    ``stablehlo.slice`` ops that read its results; return how many sorts.
+
+    IREE's input pipeline turns a sort of values and an iota whose results are sliced to
+    their first ``k`` (``lax.top_k``'s decomposition) into ``iree_linalg_ext.topk``, which
+    takes the comparator as it is: made stable, ``not (r > l)`` is ``l >= r``, under which
+    topk keeps the later of equal values first; and topk takes n k comparisons. Behind the
+    barrier the sort stays a sort, which the merge sort of ``abi/sort_calls.c`` does."""
+    from iree.compiler import ir
+
+    kept = 0
+    for sort in _sorts(ir, module):
+        if keys_of_location(str(sort.location)) is None:
+            continue
+        results = list(sort.results)
+        if not any(use.owner.name == "stablehlo.slice" for r in results for use in r.uses):
+            continue
+        with ir.InsertionPoint.after(sort), sort.location:
+            barrier = ir.Operation.create(
+                "stablehlo.optimization_barrier",
+                results=[r.type for r in results],
+                operands=results,
+            )
+        for old, new in zip(results, barrier.results, strict=True):
+            old.replace_all_uses_with(new)
+            barrier.operands[results.index(old)] = old  # the barrier itself reads the sort
+        kept += 1
+    return kept
 
 
 def keys_of_location(location: str) -> list[SortKey] | None:
@@ -274,11 +310,18 @@ class _Reader:
         return inner.group(1) if inner else None
 
     def _compare_words(self, compare) -> tuple[str, str]:
+        """The direction and the comparison type; without a type, StableHLO's default for
+        the element type (SIGNED, UNSIGNED for unsigned and i1, FLOAT for floats), as in
+        the comparator of ``lax.top_k`` of integers."""
         direction = str(compare.attributes["comparison_direction"]).split()[-1].rstrip(">")
-        kind = ""
         if "compare_type" in compare.attributes:
-            kind = str(compare.attributes["compare_type"]).split()[-1].rstrip(">")
-        return direction, kind
+            return direction, str(compare.attributes["compare_type"]).split()[-1].rstrip(">")
+        element = str(self.ir.RankedTensorType(compare.operands[0].type).element_type)
+        if element.startswith("ui") or element == "i1":
+            return direction, "UNSIGNED"
+        if element.startswith("i"):
+            return direction, "SIGNED"
+        return direction, "FLOAT"
 
     def _owner(self, value):
         """The op that defines ``value``; None for a block argument."""
