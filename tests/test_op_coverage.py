@@ -33,6 +33,8 @@ from rewriter.compile import compile_module
 from rewriter.compile import load as load_compiled
 from rewriter.iree import load as load_iree
 
+pytestmark = [pytest.mark.iree, pytest.mark.jax, pytest.mark.slow]
+
 RTOL = 1e-6
 UNIT_ROUNDOFF = {np.dtype(np.float32): 2.0**-24, np.dtype(np.float64): 2.0**-53}
 
@@ -468,6 +470,19 @@ PROGRAMS = {
     ),
     "top_k_float32_ties": Program(top_k, lambda r: [special_floats(r, (5, 40), np.float32)]),
     "top_k_int32_ties": Program(top_k, lambda r: [ties(r, (5, 40), np.int32)]),
+    "cumsum_cumprod_int32": Program(scans, lambda r: [r.integers(-3, 4, (12, 9)).astype(np.int32)]),
+    "cumsum_cumprod_float32": Program(
+        scans, lambda r: [r.uniform(0.5, 1.5, (12, 9)).astype(np.float32)], bound=scan_bound
+    ),
+    "scatter_float32": Program(
+        scatters,
+        lambda r: [normal(r, (8, 3), np.float32), normal(r, (8, 3), np.float32)],
+        bound=scatter_add_bound,
+    ),
+    "scatter_int32": Program(
+        scatters,
+        lambda r: [ties(r, (8, 3), np.int32), r.integers(-9, 9, (8, 3)).astype(np.int32)],
+    ),
     "gather_float32": Program(
         gathers,
         lambda r: [
@@ -475,6 +490,14 @@ PROGRAMS = {
             np.array([0, 5, -1, 2, 2, 9, -7], np.int32),
         ],
     ),
+    "argmax_argmin_int32_ties": Program(arg_extremes, lambda r: [ties(r, (9, 13), np.int32)]),
+    "argmax_argmin_float32_special_values": Program(
+        arg_extremes, lambda r: [special_floats(r, (9, 13), np.float32)]
+    ),
+    "reduce_window_float32": Program(
+        windows, lambda r: [normal(r, (9, 11), np.float32)], bound=window_bound
+    ),
+    "reduce_window_int32": Program(windows, lambda r: [ties(r, (9, 11), np.int32)]),
 }
 
 
