@@ -255,6 +255,11 @@ def top_k(x):
     return jax.lax.top_k(x, 7)
 
 
+def top_k_many(x):
+    """A k above 256, which the compiled path selects by quickselect rather than a heap."""
+    return jax.lax.top_k(x, 300)
+
+
 def scans(x):
     """Cumulative sums and products along each axis: XLA writes each as a reduce_window
     whose window is the whole axis."""
@@ -470,6 +475,10 @@ PROGRAMS = {
     ),
     "top_k_float32_ties": Program(top_k, lambda r: [special_floats(r, (5, 40), np.float32)]),
     "top_k_int32_ties": Program(top_k, lambda r: [ties(r, (5, 40), np.int32)]),
+    "top_k_large_k_float32": Program(
+        top_k_many, lambda r: [special_floats(r, (3, 700), np.float32)]
+    ),
+    "top_k_large_k_int32_ties": Program(top_k_many, lambda r: [ties(r, (3, 700), np.int32)]),
     "cumsum_cumprod_int32": Program(scans, lambda r: [r.integers(-3, 4, (12, 9)).astype(np.int32)]),
     "cumsum_cumprod_float32": Program(
         scans, lambda r: [r.uniform(0.5, 1.5, (12, 9)).astype(np.float32)], bound=scan_bound

@@ -32,6 +32,10 @@ from .composites import call_decompositions
 
 TAG = "rw.sort:"
 TAG_PATTERN = re.compile(r'"rw\.sort:([0-9,]*)"')
+# A marked sort whose results are only read in their first K positions along the sort
+# dimension (lax.top_k's slices): ``rw.first:K``, around the ``rw.sort`` mark.
+FIRST = "rw.first:"
+FIRST_PATTERN = re.compile(r'"rw\.first:([0-9]+)"')
 
 # Key formats, as abi/sort_calls.c numbers them.
 SIGNED, UNSIGNED, F16, BF16, F32, F64 = 1, 2, 3, 4, 5, 6
@@ -111,7 +115,10 @@ def keep_marked_sorts_whole(module: Any) -> int:
     their first ``k`` (``lax.top_k``'s decomposition) into ``iree_linalg_ext.topk``, which
     takes the comparator as it is: made stable, ``not (r > l)`` is ``l >= r``, under which
     topk keeps the later of equal values first; and topk takes n k comparisons. Behind the
-    barrier the sort stays a sort, which the merge sort of ``abi/sort_calls.c`` does."""
+    barrier the sort stays a sort, which ``abi/sort_calls.c`` does. When every use of its
+    results is a slice from 0 with stride 1 along the sort dimension, the sort is also
+    marked ``rw.first:K`` (K the largest limit), so that the C side selects the first K
+    positions instead of sorting the whole line (``first_of_location``)."""
     from iree.compiler import ir
 
     kept = 0
@@ -121,6 +128,10 @@ def keep_marked_sorts_whole(module: Any) -> int:
         results = list(sort.results)
         if not any(use.owner.name == "stablehlo.slice" for r in results for use in r.uses):
             continue
+        wanted = first_read(ir, sort, results)
+        if wanted is not None:
+            with sort.context:
+                sort.location = ir.Location.name(f"{FIRST}{wanted}", childLoc=sort.location)
         with ir.InsertionPoint.after(sort), sort.location:
             barrier = ir.Operation.create(
                 "stablehlo.optimization_barrier",
@@ -132,6 +143,31 @@ def keep_marked_sorts_whole(module: Any) -> int:
             barrier.operands[results.index(old)] = old  # the barrier itself reads the sort
         kept += 1
     return kept
+
+
+def first_read(ir, sort, results) -> int | None:
+    """How many first positions along the sort dimension the uses of ``results`` read, when
+    every use is a ``stablehlo.slice`` from 0 with stride 1 along it; else None."""
+    dimension = ir.IntegerAttr(sort.attributes["dimension"]).value
+    wanted = 0
+    for result in results:
+        for use in result.uses:
+            owner = use.owner
+            if owner.name != "stablehlo.slice":
+                return None
+            start = list(ir.DenseI64ArrayAttr(owner.attributes["start_indices"]))
+            limit = list(ir.DenseI64ArrayAttr(owner.attributes["limit_indices"]))
+            strides = list(ir.DenseI64ArrayAttr(owner.attributes["strides"]))
+            if start[dimension] != 0 or strides[dimension] != 1:
+                return None
+            wanted = max(wanted, limit[dimension])
+    return wanted or None
+
+
+def first_of_location(location: str) -> int | None:
+    """The K of a ``rw.first:K`` location (printed); None without one."""
+    found = FIRST_PATTERN.search(location)
+    return int(found.group(1)) if found else None
 
 
 def keys_of_location(location: str) -> list[SortKey] | None:
