@@ -175,6 +175,9 @@ static uint64_t select_code(uint64_t *a, int64_t n, int64_t k) {
     return a[low];
 }
 
+/* Up to this many wanted, a heap selects them; above, quickselect. */
+#define HEAP_LARGEST 256
+
 /* Is a after b: a greater code, or an equal one at a later position? */
 static int after(entry a, entry b) {
     return a.code > b.code || (a.code == b.code && a.position > b.position);
@@ -217,11 +220,37 @@ static void heap_first(entry *entries, entry *heap, int64_t n, int64_t wanted) {
     }
 }
 
+/* heap_first on the codes of one key read as the line goes by (no code stored for the
+   entries passed over): entries[0, wanted) become the first `wanted`, in order. */
+static void heap_of_line(entry *entries, entry *heap, const char *base, int64_t step,
+                         int64_t bytes, int64_t code, int64_t n, int64_t wanted) {
+    for (int64_t j = 0; j < wanted; j++) {
+        heap[j].code = key_code(base + j * step, bytes, code);
+        heap[j].position = j;
+    }
+    for (int64_t i = wanted / 2 - 1; i >= 0; i--)
+        sift_down(heap, wanted, i);
+    for (int64_t j = wanted; j < n; j++) {
+        uint64_t c = key_code(base + j * step, bytes, code);
+        if (c >= heap[0].code)
+            continue;
+        heap[0].code = c;
+        heap[0].position = j;
+        sift_down(heap, wanted, 0);
+    }
+    for (int64_t size = wanted; size > 0; size--) {
+        entry top = heap[0];
+        heap[0] = heap[size - 1];
+        sift_down(heap, size - 1, 0);
+        entries[size - 1] = top;
+    }
+}
+
 /* The first `wanted` entries (positions in order, their codes) made the `wanted` smallest
    codes, stably sorted; the entries after them are left as they are (not read). */
 static void select_first(entry *entries, entry *scratch, uint64_t *codes, int64_t n,
                          int64_t wanted) {
-    if (wanted <= 256) {
+    if (wanted <= HEAP_LARGEST) {
         heap_first(entries, scratch, n, wanted);
         return;
     }
@@ -290,7 +319,8 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
         one_code = one_code && bits <= 64;
     }
     int selecting = one_code && wanted > 0 && wanted < n;
-    uint64_t *codes = selecting ? allocate((size_t)n * sizeof(uint64_t)) : NULL;
+    int streaming = selecting && keys == 1 && wanted <= HEAP_LARGEST; /* heap_of_line */
+    uint64_t *codes = selecting && !streaming ? allocate((size_t)n * sizeof(uint64_t)) : NULL;
     int64_t index[rank];
     memset(index, 0, sizeof index);
     for (int64_t l = 0; l < lines; l++) {
@@ -302,8 +332,9 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
                 offset += index[r] * operands[o].strides[r];
             start[o] = operands[o].data + offset * operands[o].bytes;
         }
-        for (int64_t j = 0; j < n; j++)
-            entries[j].position = j;
+        if (!streaming) /* the heap reads the positions as it goes */
+            for (int64_t j = 0; j < n; j++)
+                entries[j].position = j;
         /* codes from the last key: keys [first, last] packed into one, first key highest */
         for (int64_t last = keys - 1; last >= 0;) {
             int64_t first = last;
@@ -315,16 +346,30 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
                 bits += more;
                 first--;
             }
-            for (int64_t j = 0; j < n; j++) {
-                uint64_t packed = 0;
-                for (int64_t k = first; k <= last; k++) {
-                    const operand *o = &operands[key[2 * k]];
-                    int64_t step = o->strides[dimension] * o->bytes;
-                    const char *at = start[key[2 * k]] + entries[j].position * step;
-                    int width = key_bits(o->bytes, key[2 * k + 1]);
-                    packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+            if (first == last) { /* one key: its operand, step and code hoisted */
+                const operand *o = &operands[key[2 * last]];
+                int64_t step = o->strides[dimension] * o->bytes, bytes = o->bytes;
+                int64_t code = key[2 * last + 1];
+                const char *base = start[key[2 * last]];
+                if (streaming) {
+                    heap_of_line(entries, scratch, base, step, bytes, code, n, wanted);
+                    last = first - 1;
+                    continue;
                 }
-                entries[j].code = packed;
+                for (int64_t j = 0; j < n; j++)
+                    entries[j].code = key_code(base + entries[j].position * step, bytes, code);
+            } else {
+                for (int64_t j = 0; j < n; j++) {
+                    uint64_t packed = 0;
+                    for (int64_t k = first; k <= last; k++) {
+                        const operand *o = &operands[key[2 * k]];
+                        int64_t step = o->strides[dimension] * o->bytes;
+                        const char *at = start[key[2 * k]] + entries[j].position * step;
+                        int width = key_bits(o->bytes, key[2 * k + 1]);
+                        packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+                    }
+                    entries[j].code = packed;
+                }
             }
             if (selecting)
                 select_first(entries, scratch, codes, n, wanted);

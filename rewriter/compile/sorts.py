@@ -132,6 +132,28 @@ def keep_marked_sorts_whole(module: Any) -> int:
         if wanted is not None:
             with sort.context:
                 sort.location = ir.Location.name(f"{FIRST}{wanted}", childLoc=sort.location)
+            # Its operands behind a barrier too, with K beside them: the pipeline's CSE would
+            # otherwise merge it with a sort of the same operands (a top_k of another k of
+            # the same array, or a full sort), keeping one location and so one K for both.
+            operands = list(sort.operands)
+            with ir.InsertionPoint(sort), sort.location:
+                scalar = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
+                k = ir.Operation.create(
+                    "stablehlo.constant",
+                    results=[scalar],
+                    attributes={
+                        "value": ir.DenseElementsAttr.get_splat(
+                            scalar, ir.IntegerAttr.get(scalar.element_type, wanted)
+                        )
+                    },
+                ).result
+                shield = ir.Operation.create(
+                    "stablehlo.optimization_barrier",
+                    results=[o.type for o in [*operands, k]],
+                    operands=[*operands, k],
+                )
+            for position in range(len(operands)):
+                sort.operands[position] = shield.results[position]
         with ir.InsertionPoint.after(sort), sort.location:
             barrier = ir.Operation.create(
                 "stablehlo.optimization_barrier",

@@ -15,10 +15,10 @@ stay with IREE's bubble sort (made stable: ``make_sorts_stable``).
 
 A sort whose results are only read in their first K positions (``lax.top_k``: see
 ``rewriter.compile.sorts.keep_marked_sorts_whole``) with one key is the import
-``@rw_sort.topK_D_O_C``: numpy selects the first K of each line (``np.partition`` for the
-K-th code, then the codes below it and the first of those equal to it, stably sorted), in
-O(n + K log K) per line; the positions after the first K repeat the first one (nothing
-reads them).
+``@rw_sort.topK_D_O_C``, which returns only the first K of each line (the slices read them
+from the import's results): numpy selects them (``np.partition`` for the K-th code, then
+the codes below it and the first of those equal to it, stably sorted), in O(n + K log K)
+per line.
 """
 
 from __future__ import annotations
@@ -70,6 +70,11 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
         dimension = ir.IntegerAttr(operation.attributes["dimension"]).value
         types = tuple(str(value.type) for value in operation.operands)
         wanted = first_read(ir, operation, list(operation.results)) if len(keys) == 1 else None
+        size = ir.RankedTensorType(operation.operands[0].type).shape[dimension]
+        wanted = wanted if wanted and wanted < size else None
+        result_types = [value.type for value in operation.operands]
+        if wanted:  # only the first `wanted` of each line come back: the slices read them
+            result_types = [_first_of(ir, t, dimension, wanted) for t in result_types]
         head = f"top{wanted}" if wanted else "sort"
         name = "_".join([head, str(dimension), *(f"{k.operand}_{k.code}" for k in keys)])
         symbol = name
@@ -79,18 +84,23 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
             symbol = f"{name}_x{count}"  # the same sort of other types
             known = signatures.get(symbol)
             count += 1
+        results = tuple(str(t) for t in result_types)
         signatures[symbol] = ImportSignature(
-            SORT_MODULE, symbol, types, types, tuple(range(len(types))), ()
+            SORT_MODULE, symbol, types, results, tuple(range(len(types))), ()
         )
         with operation.context, operation.location, ir.InsertionPoint(operation):
             call = ir.Operation.create(
                 "func.call",
-                results=[value.type for value in operation.operands],
+                results=result_types,
                 operands=list(operation.operands),
                 attributes={"callee": ir.FlatSymbolRefAttr.get(f"{SORT_MODULE}.{symbol}")},
             )
         for old, new in zip(operation.results, call.results, strict=True):
-            old.replace_all_uses_with(new)
+            if wanted:  # every use is a slice within the first `wanted`: it reads new
+                for use in list(old.uses):
+                    use.owner.operands[use.operand_number] = new
+            else:
+                old.replace_all_uses_with(new)
         operation.erase()
     with module.context, ir.Location.unknown():
         start = ir.InsertionPoint.at_block_begin(module.body)
@@ -103,6 +113,16 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
                 )
             )
     return list(signatures.values())
+
+
+def _first_of(ir, type_, dimension: int, wanted: int):
+    """``type_`` (a ranked tensor) with ``wanted`` entries along ``dimension``."""
+    tensor = ir.RankedTensorType(type_)
+    shape = list(tensor.shape)
+    shape[dimension] = wanted
+    return ir.RankedTensorType.get(
+        shape, tensor.element_type, loc=ir.Location.unknown(type_.context)
+    )
 
 
 def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
@@ -124,6 +144,7 @@ def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
         if 0 < wanted < size and len(keys) == 1:
             codes = key_codes(lines[keys[0].operand], keys[0].code)
             order = _first_positions(codes, wanted)
+            moved = [a[..., :wanted] for a in moved]  # the shapes of the results
             keys_left: list[SortKey] = []
         else:
             keys_left = keys
@@ -142,7 +163,7 @@ def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
 
 def _first_positions(codes: np.ndarray, wanted: int) -> np.ndarray:
     """Per line of ``codes`` (lines x n), the positions of its ``wanted`` smallest codes in
-    a stable order, then the first position again up to n (never read)."""
+    a stable order (lines x wanted)."""
     import numpy as np
 
     kth = np.partition(codes, wanted - 1, axis=1)[:, wanted - 1 : wanted]
@@ -152,11 +173,7 @@ def _first_positions(codes: np.ndarray, wanted: int) -> np.ndarray:
     taken = below | (equal & (np.cumsum(equal, axis=1) <= needed))
     positions = np.nonzero(taken)[1].reshape(codes.shape[0], wanted)
     chosen = np.take_along_axis(codes, positions, axis=1)
-    positions = np.take_along_axis(positions, np.argsort(chosen, axis=1, kind="stable"), axis=1)
-    order = np.zeros(codes.shape, dtype=np.intp)
-    order[:, :wanted] = positions
-    order[:, wanted:] = positions[:, :1]
-    return order
+    return np.take_along_axis(positions, np.argsort(chosen, axis=1, kind="stable"), axis=1)
 
 
 _FLOAT_BITS = {F16: (16, 10), BF16: (16, 7), F32: (32, 23), F64: (64, 52)}
