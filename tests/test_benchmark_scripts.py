@@ -27,7 +27,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 SCRIPTS = [
     "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
-    "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py",
+    "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py", "op_complexity.py",
 ]  # fmt: skip
 
 
@@ -44,6 +44,7 @@ def test_help_prints_usage(name):
     [
         ("compile_speed.py", "nope", "unknown program 'nope' (choose from block, attention, conv)"),
         ("instructions.py", "no/such.mlir", "no such file: no/such.mlir"),
+        ("op_complexity.py", "nope", "unknown op 'nope' (choose from argsort, lexsort,"),
     ],
 )
 def test_a_wrong_argument_is_named(name, argument, error):
