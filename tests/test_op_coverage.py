@@ -272,7 +272,7 @@ def scan_bound(inputs):
     each side's own (XLA's reduce_window or tree of partial sums, a loop or a scan here):
     any order is within gamma_j sum_(i <= j) |x_i| of the exact value (Higham 3.1), so the
     two sides differ by at most twice that. A product of j + 1 factors in any order is
-    within gamma_j of its exact value, relatively (Higham 3.5): twice gamma_j times the
+    within gamma_j of its exact value, relatively (Higham, Lemma 3.1): twice gamma_j times the
     exact |product|. gamma_j is taken at the whole axis' length, its largest."""
     x = np.abs(np.asarray(inputs[0], np.float64))
     rows, columns = x.shape
