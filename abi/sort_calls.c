@@ -9,7 +9,8 @@
  *
  *   rank, dimension, operands, keys,
  *   keys x (operand, code),
- *   operands x (element bytes, aligned address, offset, sizes[rank], strides[rank])
+ *   operands x (element bytes, aligned address, offset, sizes[rank], strides[rank]),
+ *   wanted
  *
  * A key's code is format | CANONICAL | DESCENDING | part << PART_SHIFT (sorts.py). Every
  * operand is sorted in place along `dimension`, each line of it (one per index of the other
@@ -19,6 +20,15 @@
  * per code from the last to the first orders the line's positions (so ties keep their order,
  * and the first key decides first), and each operand is permuted by the result.
  * O(n log n) per line and code.
+ *
+ * `wanted` is how many first positions of each line the program reads (n for a sort; k for
+ * the sort of lax.top_k, whose results are only sliced to their first k: sorts.py,
+ * keep_marked_sorts_whole). When it is below n and the keys pack into one code, the line is
+ * selected rather than sorted, and only its first k positions written (the others keep
+ * what they held): up to 256, a max-heap of the k first in (code, position) order as the
+ * line goes by, O(n log k) and mostly one comparison per entry; above, the k-th smallest
+ * code by quickselect, the positions below it and the first of those equal to it (in
+ * their order), and a stable merge sort of these k alone, O(n + k log k) per line.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -138,6 +148,128 @@ static void merge_sort(entry *a, entry *scratch, int64_t n) {
         memcpy(a, from, (size_t)n * sizeof(entry));
 }
 
+/* The k-th smallest (k from 0) of the n codes in a, which it reorders. */
+static uint64_t select_code(uint64_t *a, int64_t n, int64_t k) {
+    int64_t low = 0, high = n - 1;
+    while (low < high) {
+        /* the median of three as pivot, then a three-way partition of [low, high] */
+        uint64_t x = a[low], y = a[low + (high - low) / 2], z = a[high];
+        uint64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t lt = low, i = low, gt = high;
+        while (i <= gt) {
+            if (a[i] < pivot) {
+                uint64_t t = a[lt]; a[lt++] = a[i]; a[i++] = t;
+            } else if (a[i] > pivot) {
+                uint64_t t = a[gt]; a[gt--] = a[i]; a[i] = t;
+            } else {
+                i++;
+            }
+        }
+        if (k < lt)
+            high = lt - 1;
+        else if (k > gt)
+            low = gt + 1;
+        else
+            return pivot;
+    }
+    return a[low];
+}
+
+/* Up to this many wanted, a heap selects them; above, quickselect. */
+#define HEAP_LARGEST 256
+
+/* Is a after b: a greater code, or an equal one at a later position? */
+static int after(entry a, entry b) {
+    return a.code > b.code || (a.code == b.code && a.position > b.position);
+}
+
+static void sift_down(entry *heap, int64_t size, int64_t i) {
+    for (;;) {
+        int64_t largest = i, l = 2 * i + 1, r = l + 1;
+        if (l < size && after(heap[l], heap[largest]))
+            largest = l;
+        if (r < size && after(heap[r], heap[largest]))
+            largest = r;
+        if (largest == i)
+            return;
+        entry t = heap[i];
+        heap[i] = heap[largest];
+        heap[largest] = t;
+        i = largest;
+    }
+}
+
+/* Few wanted: the `wanted` first entries in (code, position) order kept in a max-heap as
+   the line goes by; an entry not before the heap's last is passed over with one
+   comparison (as the positions grow, an equal code comes after). O(n log wanted). */
+static void heap_first(entry *entries, entry *heap, int64_t n, int64_t wanted) {
+    for (int64_t j = 0; j < wanted; j++)
+        heap[j] = entries[j];
+    for (int64_t i = wanted / 2 - 1; i >= 0; i--)
+        sift_down(heap, wanted, i);
+    for (int64_t j = wanted; j < n; j++) {
+        if (entries[j].code >= heap[0].code)
+            continue;
+        heap[0] = entries[j];
+        sift_down(heap, wanted, 0);
+    }
+    for (int64_t size = wanted; size > 0; size--) {
+        entries[size - 1] = heap[0];
+        heap[0] = heap[size - 1];
+        sift_down(heap, size - 1, 0);
+    }
+}
+
+/* heap_first on the codes of one key read as the line goes by (no code stored for the
+   entries passed over): entries[0, wanted) become the first `wanted`, in order. */
+static void heap_of_line(entry *entries, entry *heap, const char *base, int64_t step,
+                         int64_t bytes, int64_t code, int64_t n, int64_t wanted) {
+    for (int64_t j = 0; j < wanted; j++) {
+        heap[j].code = key_code(base + j * step, bytes, code);
+        heap[j].position = j;
+    }
+    for (int64_t i = wanted / 2 - 1; i >= 0; i--)
+        sift_down(heap, wanted, i);
+    for (int64_t j = wanted; j < n; j++) {
+        uint64_t c = key_code(base + j * step, bytes, code);
+        if (c >= heap[0].code)
+            continue;
+        heap[0].code = c;
+        heap[0].position = j;
+        sift_down(heap, wanted, 0);
+    }
+    for (int64_t size = wanted; size > 0; size--) {
+        entry top = heap[0];
+        heap[0] = heap[size - 1];
+        sift_down(heap, size - 1, 0);
+        entries[size - 1] = top;
+    }
+}
+
+/* The first `wanted` entries (positions in order, their codes) made the `wanted` smallest
+   codes, stably sorted; the entries after them are left as they are (not read). */
+static void select_first(entry *entries, entry *scratch, uint64_t *codes, int64_t n,
+                         int64_t wanted) {
+    if (wanted <= HEAP_LARGEST) {
+        heap_first(entries, scratch, n, wanted);
+        return;
+    }
+    for (int64_t j = 0; j < n; j++)
+        codes[j] = entries[j].code;
+    uint64_t kth = select_code(codes, n, wanted - 1);
+    int64_t below = 0;
+    for (int64_t j = 0; j < n; j++)
+        below += entries[j].code < kth;
+    int64_t equal_taken = wanted - below, taken = 0;
+    for (int64_t j = 0; j < n && taken < wanted; j++) {
+        entry e = entries[j];
+        if (e.code < kth || (e.code == kth && equal_taken-- > 0))
+            scratch[taken++] = e;
+    }
+    memcpy(entries, scratch, (size_t)wanted * sizeof(entry));
+    merge_sort(entries, scratch, wanted);
+}
+
 static void *allocate(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {
@@ -171,6 +303,7 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
             widest = d[0];
     }
     int64_t n = operands[0].sizes[dimension];
+    int64_t wanted = described[count * (3 + 2 * rank)];
     int64_t lines = 1;
     for (int64_t r = 0; r < rank; r++)
         if (r != dimension)
@@ -180,6 +313,14 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
     entry *entries = allocate((size_t)n * sizeof(entry));
     entry *scratch = allocate((size_t)n * sizeof(entry));
     char *line = allocate((size_t)(n * widest));
+    int one_code = 1; /* do the keys pack into one code? */
+    for (int64_t k = 0, bits = 0; k < keys; k++) {
+        bits += key_bits(operands[key[2 * k]].bytes, key[2 * k + 1]);
+        one_code = one_code && bits <= 64;
+    }
+    int selecting = one_code && wanted > 0 && wanted < n;
+    int streaming = selecting && keys == 1 && wanted <= HEAP_LARGEST; /* heap_of_line */
+    uint64_t *codes = selecting && !streaming ? allocate((size_t)n * sizeof(uint64_t)) : NULL;
     int64_t index[rank];
     memset(index, 0, sizeof index);
     for (int64_t l = 0; l < lines; l++) {
@@ -191,8 +332,9 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
                 offset += index[r] * operands[o].strides[r];
             start[o] = operands[o].data + offset * operands[o].bytes;
         }
-        for (int64_t j = 0; j < n; j++)
-            entries[j].position = j;
+        if (!streaming) /* the heap reads the positions as it goes */
+            for (int64_t j = 0; j < n; j++)
+                entries[j].position = j;
         /* codes from the last key: keys [first, last] packed into one, first key highest */
         for (int64_t last = keys - 1; last >= 0;) {
             int64_t first = last;
@@ -204,26 +346,45 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
                 bits += more;
                 first--;
             }
-            for (int64_t j = 0; j < n; j++) {
-                uint64_t packed = 0;
-                for (int64_t k = first; k <= last; k++) {
-                    const operand *o = &operands[key[2 * k]];
-                    int64_t step = o->strides[dimension] * o->bytes;
-                    const char *at = start[key[2 * k]] + entries[j].position * step;
-                    int width = key_bits(o->bytes, key[2 * k + 1]);
-                    packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+            if (first == last) { /* one key: its operand, step and code hoisted */
+                const operand *o = &operands[key[2 * last]];
+                int64_t step = o->strides[dimension] * o->bytes, bytes = o->bytes;
+                int64_t code = key[2 * last + 1];
+                const char *base = start[key[2 * last]];
+                if (streaming) {
+                    heap_of_line(entries, scratch, base, step, bytes, code, n, wanted);
+                    last = first - 1;
+                    continue;
                 }
-                entries[j].code = packed;
+                for (int64_t j = 0; j < n; j++)
+                    entries[j].code = key_code(base + entries[j].position * step, bytes, code);
+            } else {
+                for (int64_t j = 0; j < n; j++) {
+                    uint64_t packed = 0;
+                    for (int64_t k = first; k <= last; k++) {
+                        const operand *o = &operands[key[2 * k]];
+                        int64_t step = o->strides[dimension] * o->bytes;
+                        const char *at = start[key[2 * k]] + entries[j].position * step;
+                        int width = key_bits(o->bytes, key[2 * k + 1]);
+                        packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+                    }
+                    entries[j].code = packed;
+                }
             }
-            merge_sort(entries, scratch, n);
+            if (selecting)
+                select_first(entries, scratch, codes, n, wanted);
+            else
+                merge_sort(entries, scratch, n);
             last = first - 1;
         }
+        /* selected: only the first `wanted` positions are written (nothing reads the others) */
+        int64_t written = selecting ? wanted : n;
         for (int64_t o = 0; o < count; o++) {
             int64_t bytes = operands[o].bytes;
             int64_t step = operands[o].strides[dimension] * bytes;
-            for (int64_t j = 0; j < n; j++)
+            for (int64_t j = 0; j < written; j++)
                 memcpy(line + j * bytes, start[o] + entries[j].position * step, (size_t)bytes);
-            for (int64_t j = 0; j < n; j++)
+            for (int64_t j = 0; j < written; j++)
                 memcpy(start[o] + j * step, line + j * bytes, (size_t)bytes);
         }
         /* the next index of the other dimensions, the last one fastest */
@@ -238,4 +399,5 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
     free(entries);
     free(scratch);
     free(line);
+    free(codes);
 }

@@ -24,6 +24,7 @@ WRITERS = [
     "compile_time",
     "call_overhead",
     "sort_speed",
+    "op_complexity",
 ]
 
 

@@ -28,6 +28,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 SCRIPTS = [
     "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
     "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py", "compile_time.py",
+    "op_complexity.py",
 ]  # fmt: skip
 
 
@@ -49,6 +50,7 @@ def test_help_prints_usage(name):
             "nope",
             "unknown program 'nope' (choose from rms_norm, block, attention, conv)",
         ),
+        ("op_complexity.py", "nope", "unknown op 'nope' (choose from argsort, lexsort,"),
     ],
 )
 def test_a_wrong_argument_is_named(name, argument, error):

@@ -29,11 +29,13 @@ from .c_api import (
 )
 from .entries import Entry, entries_from_json, entries_json, metadata_source, prepare
 from .extras import MissingDependency, needs
+from .gather_bounds import clamped_gathers
 from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
 from .link_items import library_file, link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
 from .sorts import prepare_sorts
+from .tokens import tokens_as_booleans
 from .toolchain import (
     LLVM_VERSION,
     PIPELINE_TOOLS,
@@ -222,7 +224,8 @@ def compile_module(
     try:
         scope.enter_context(contexts.shared())  # one MLIR context for the steps in Python
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
-        prepared, marked_sorts = prepare_sorts(signless_reverses(prepared))
+        prepared = tokens_as_booleans(clamped_gathers(signless_reverses(prepared)))
+        prepared, marked_sorts = prepare_sorts(prepared)
         where = filename or origin or "<mlir text>"
         api = (
             make_api(entries, chosen_prefix, bridge=ffi_bridge, link_note="", origin=where)

@@ -193,6 +193,8 @@ def _sortable(ir, operation, keys) -> bool:
 
 def _sort_table(ir, operation, keys, i64):
     """The ``memref<?xi64>`` table that ``rw_sort`` reads (abi/sort_calls.c)."""
+    from .sorts import first_of_location
+
     index = ir.IndexType.get()
     operands = list(operation.operands)
     rank = ir.MemRefType(operands[0].type).rank
@@ -223,6 +225,8 @@ def _sort_table(ir, operation, keys, i64):
             operands=[value],
         )
         entries += [as_i64(result) for result in list(metadata.results)[1:]]
+    # how many first positions the program reads (0: all; sorts.keep_marked_sorts_whole)
+    entries.append(constant(first_of_location(str(operation.location)) or 0))
     table = ir.Operation.create(
         "memref.alloca",
         results=[ir.MemRefType.get([len(entries)], i64)],

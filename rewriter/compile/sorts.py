@@ -29,9 +29,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import contexts
+from .composites import call_decompositions
 
 TAG = "rw.sort:"
 TAG_PATTERN = re.compile(r'"rw\.sort:([0-9,]*)"')
+# A marked sort whose results are only read in their first K positions along the sort
+# dimension (lax.top_k's slices): ``rw.first:K``, around the ``rw.sort`` mark.
+FIRST = "rw.first:"
+FIRST_PATTERN = re.compile(r'"rw\.first:([0-9]+)"')
 
 # Key formats, as abi/sort_calls.c numbers them.
 SIGNED, UNSIGNED, F16, BF16, F32, F64 = 1, 2, 3, 4, 5, 6
@@ -48,15 +53,18 @@ class SortKey:
 
 
 def prepare_sorts(text: str) -> tuple[str, int]:
-    """The compiled path's module with its recognised sorts marked (``recognise_sorts``) and
-    every sort made stable (``make_sorts_stable``), and how many were marked."""
+    """The compiled path's module with ``chlo.top_k`` composites calling their decomposition
+    (``composites.py``), its recognised sorts marked (``recognise_sorts``) and every sort
+    made stable (``make_sorts_stable``), and how many were marked."""
     if "stablehlo.sort" not in text:
         return text, 0
     from iree.compiler import ir
 
     module = ir.Module.parse(text, contexts.context())
+    decomposed = call_decompositions(module)  # top_k: the stable sort jax wrote
     marked = recognise_sorts(module)
-    if not make_sorts_stable(module):
+    keep_marked_sorts_whole(module)
+    if not make_sorts_stable(module) and not decomposed:
         return text, 0
     return module.operation.get_asm(enable_debug_info=True), marked
 
@@ -98,6 +106,91 @@ def recognise_sorts(module: Any) -> int:
             sort.location = ir.Location.name(TAG + text, childLoc=sort.location)
         marked += 1
     return marked
+
+
+def keep_marked_sorts_whole(module: Any) -> int:
+    """Put a ``stablehlo.optimization_barrier`` between each marked sort and the
+    ``stablehlo.slice`` ops that read its results; return how many sorts.
+
+    IREE's input pipeline turns a sort of values and an iota whose results are sliced to
+    their first ``k`` (``lax.top_k``'s decomposition) into ``iree_linalg_ext.topk``, which
+    takes the comparator as it is: made stable, ``not (r > l)`` is ``l >= r``, under which
+    topk keeps the later of equal values first; and topk takes n k comparisons. Behind the
+    barrier the sort stays a sort, which ``abi/sort_calls.c`` does. When every use of its
+    results is a slice from 0 with stride 1 along the sort dimension, the sort is also
+    marked ``rw.first:K`` (K the largest limit), so that the C side selects the first K
+    positions instead of sorting the whole line (``first_of_location``)."""
+    from iree.compiler import ir
+
+    kept = 0
+    for sort in _sorts(ir, module):
+        if keys_of_location(str(sort.location)) is None:
+            continue
+        results = list(sort.results)
+        if not any(use.owner.name == "stablehlo.slice" for r in results for use in r.uses):
+            continue
+        wanted = first_read(ir, sort, results)
+        if wanted is not None:
+            with sort.context:
+                sort.location = ir.Location.name(f"{FIRST}{wanted}", childLoc=sort.location)
+            # Its operands behind a barrier too, with K beside them: the pipeline's CSE would
+            # otherwise merge it with a sort of the same operands (a top_k of another k of
+            # the same array, or a full sort), keeping one location and so one K for both.
+            operands = list(sort.operands)
+            with ir.InsertionPoint(sort), sort.location:
+                scalar = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
+                k = ir.Operation.create(
+                    "stablehlo.constant",
+                    results=[scalar],
+                    attributes={
+                        "value": ir.DenseElementsAttr.get_splat(
+                            scalar, ir.IntegerAttr.get(scalar.element_type, wanted)
+                        )
+                    },
+                ).result
+                shield = ir.Operation.create(
+                    "stablehlo.optimization_barrier",
+                    results=[o.type for o in [*operands, k]],
+                    operands=[*operands, k],
+                )
+            for position in range(len(operands)):
+                sort.operands[position] = shield.results[position]
+        with ir.InsertionPoint.after(sort), sort.location:
+            barrier = ir.Operation.create(
+                "stablehlo.optimization_barrier",
+                results=[r.type for r in results],
+                operands=results,
+            )
+        for old, new in zip(results, barrier.results, strict=True):
+            old.replace_all_uses_with(new)
+            barrier.operands[results.index(old)] = old  # the barrier itself reads the sort
+        kept += 1
+    return kept
+
+
+def first_read(ir, sort, results) -> int | None:
+    """How many first positions along the sort dimension the uses of ``results`` read, when
+    every use is a ``stablehlo.slice`` from 0 with stride 1 along it; else None."""
+    dimension = ir.IntegerAttr(sort.attributes["dimension"]).value
+    wanted = 0
+    for result in results:
+        for use in result.uses:
+            owner = use.owner
+            if owner.name != "stablehlo.slice":
+                return None
+            start = list(ir.DenseI64ArrayAttr(owner.attributes["start_indices"]))
+            limit = list(ir.DenseI64ArrayAttr(owner.attributes["limit_indices"]))
+            strides = list(ir.DenseI64ArrayAttr(owner.attributes["strides"]))
+            if start[dimension] != 0 or strides[dimension] != 1:
+                return None
+            wanted = max(wanted, limit[dimension])
+    return wanted or None
+
+
+def first_of_location(location: str) -> int | None:
+    """The K of a ``rw.first:K`` location (printed); None without one."""
+    found = FIRST_PATTERN.search(location)
+    return int(found.group(1)) if found else None
 
 
 def keys_of_location(location: str) -> list[SortKey] | None:
@@ -276,11 +369,18 @@ class _Reader:
         return inner.group(1) if inner else None
 
     def _compare_words(self, compare) -> tuple[str, str]:
+        """The direction and the comparison type; without a type, StableHLO's default for
+        the element type (SIGNED, UNSIGNED for unsigned and i1, FLOAT for floats), as in
+        the comparator of ``lax.top_k`` of integers."""
         direction = str(compare.attributes["comparison_direction"]).split()[-1].rstrip(">")
-        kind = ""
         if "compare_type" in compare.attributes:
-            kind = str(compare.attributes["compare_type"]).split()[-1].rstrip(">")
-        return direction, kind
+            return direction, str(compare.attributes["compare_type"]).split()[-1].rstrip(">")
+        element = str(self.ir.RankedTensorType(compare.operands[0].type).element_type)
+        if element.startswith("ui") or element == "i1":
+            return direction, "UNSIGNED"
+        if element.startswith("i"):
+            return direction, "SIGNED"
+        return direction, "FLOAT"
 
     def _owner(self, value):
         """The op that defines ``value``; None for a block argument."""

@@ -47,8 +47,11 @@ PIPELINE_TOOLS: tuple[str, ...] = ("iree-opt", f"mlir-opt-{LLVM_VERSION}")
 PIPELINE_TOOLS += (f"mlir-translate-{LLVM_VERSION}", f"clang-{LLVM_VERSION}")
 STATIC_TOOLS = (f"llvm-objcopy-{LLVM_VERSION}", f"llvm-ar-{LLVM_VERSION}")
 
+# The barriers that keep a sort whole (sorts.keep_marked_sorts_whole) have done their work
+# once the input pipeline is over: iree-util-drop-compiler-hints removes them.
 BUFFERIZE = (
     "builtin.module("
+    "iree-util-drop-compiler-hints, "
     "func.func(iree-dispatch-creation-elementwise-op-fusion), "
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops})"

@@ -12,6 +12,13 @@ serves these imports itself (``sort_server``): each key of each line becomes an 
 code in the key's order, as in ``abi/sort_calls.c``, and numpy's stable argsort
 orders the lines, the last key first. Sorts of dynamic shapes, and other comparators,
 stay with IREE's bubble sort (made stable: ``make_sorts_stable``).
+
+A sort whose results are only read in their first K positions (``lax.top_k``: see
+``rewriter.compile.sorts.keep_marked_sorts_whole``) with one key is the import
+``@rw_sort.topK_D_O_C``, which returns only the first K of each line (the slices read them
+from the import's results): numpy selects them (``np.partition`` for the K-th code, then
+the codes below it and the first of those equal to it, stably sorted), in O(n + K log K)
+per line.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from ..compile.sorts import (
     PART_SHIFT,
     SIGNED,
     SortKey,
+    first_read,
     sort_keys,
 )
 from .signatures import ImportSignature
@@ -61,7 +69,14 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
     for operation, keys in found:
         dimension = ir.IntegerAttr(operation.attributes["dimension"]).value
         types = tuple(str(value.type) for value in operation.operands)
-        name = "_".join(["sort", str(dimension), *(f"{k.operand}_{k.code}" for k in keys)])
+        wanted = first_read(ir, operation, list(operation.results)) if len(keys) == 1 else None
+        size = ir.RankedTensorType(operation.operands[0].type).shape[dimension]
+        wanted = wanted if wanted and wanted < size else None
+        result_types = [value.type for value in operation.operands]
+        if wanted:  # only the first `wanted` of each line come back: the slices read them
+            result_types = [_first_of(ir, t, dimension, wanted) for t in result_types]
+        head = f"top{wanted}" if wanted else "sort"
+        name = "_".join([head, str(dimension), *(f"{k.operand}_{k.code}" for k in keys)])
         symbol = name
         known = signatures.get(symbol)
         count = 1
@@ -69,18 +84,23 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
             symbol = f"{name}_x{count}"  # the same sort of other types
             known = signatures.get(symbol)
             count += 1
+        results = tuple(str(t) for t in result_types)
         signatures[symbol] = ImportSignature(
-            SORT_MODULE, symbol, types, types, tuple(range(len(types))), ()
+            SORT_MODULE, symbol, types, results, tuple(range(len(types))), ()
         )
         with operation.context, operation.location, ir.InsertionPoint(operation):
             call = ir.Operation.create(
                 "func.call",
-                results=[value.type for value in operation.operands],
+                results=result_types,
                 operands=list(operation.operands),
                 attributes={"callee": ir.FlatSymbolRefAttr.get(f"{SORT_MODULE}.{symbol}")},
             )
         for old, new in zip(operation.results, call.results, strict=True):
-            old.replace_all_uses_with(new)
+            if wanted:  # every use is a slice within the first `wanted`: it reads new
+                for use in list(old.uses):
+                    use.owner.operands[use.operand_number] = new
+            else:
+                old.replace_all_uses_with(new)
         operation.erase()
     with module.context, ir.Location.unknown():
         start = ir.InsertionPoint.at_block_begin(module.body)
@@ -95,12 +115,24 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
     return list(signatures.values())
 
 
+def _first_of(ir, type_, dimension: int, wanted: int):
+    """``type_`` (a ranked tensor) with ``wanted`` entries along ``dimension``."""
+    tensor = ir.RankedTensorType(type_)
+    shape = list(tensor.shape)
+    shape[dimension] = wanted
+    return ir.RankedTensorType.get(
+        shape, tensor.element_type, loc=ir.Location.unknown(type_.context)
+    )
+
+
 def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
     """The implementation of the ``rw_sort`` import ``name``: its operands in, each sorted
     along the dimension by the keys the name gives, stably, out."""
     import numpy as np
 
-    numbers = [int(n) for n in re.sub(r"_x\d+$", "", name).split("_")[1:]]
+    words = re.sub(r"_x\d+$", "", name).split("_")
+    wanted = int(words[0][3:]) if words[0].startswith("top") else 0
+    numbers = [int(n) for n in words[1:]]
     dimension = numbers[0]
     keys = [SortKey(o, c) for o, c in zip(numbers[1::2], numbers[2::2], strict=True)]
 
@@ -109,7 +141,14 @@ def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
         size = moved[0].shape[-1]
         lines = [a.reshape(-1, size) for a in moved]
         order = np.broadcast_to(np.arange(size), lines[0].shape)
-        for key in reversed(keys):
+        if 0 < wanted < size and len(keys) == 1:
+            codes = key_codes(lines[keys[0].operand], keys[0].code)
+            order = _first_positions(codes, wanted)
+            moved = [a[..., :wanted] for a in moved]  # the shapes of the results
+            keys_left: list[SortKey] = []
+        else:
+            keys_left = keys
+        for key in reversed(keys_left):
             codes = np.take_along_axis(key_codes(lines[key.operand], key.code), order, axis=1)
             order = np.take_along_axis(order, np.argsort(codes, axis=1, kind="stable"), axis=1)
         return tuple(
@@ -120,6 +159,21 @@ def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
         )
 
     return run
+
+
+def _first_positions(codes: np.ndarray, wanted: int) -> np.ndarray:
+    """Per line of ``codes`` (lines x n), the positions of its ``wanted`` smallest codes in
+    a stable order (lines x wanted)."""
+    import numpy as np
+
+    kth = np.partition(codes, wanted - 1, axis=1)[:, wanted - 1 : wanted]
+    below = codes < kth
+    equal = codes == kth
+    needed = wanted - below.sum(axis=1, keepdims=True)
+    taken = below | (equal & (np.cumsum(equal, axis=1) <= needed))
+    positions = np.nonzero(taken)[1].reshape(codes.shape[0], wanted)
+    chosen = np.take_along_axis(codes, positions, axis=1)
+    return np.take_along_axis(positions, np.argsort(chosen, axis=1, kind="stable"), axis=1)
 
 
 _FLOAT_BITS = {F16: (16, 10), BF16: (16, 7), F32: (32, 23), F64: (64, 52)}
