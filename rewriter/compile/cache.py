@@ -77,12 +77,11 @@ def file_identity(path: str | os.PathLike[str] | None) -> list[object] | None:
 
 @functools.cache
 def package_identity() -> str:
-    """A digest of the rewriter's own code and C sources (every file of the package and of
-    ``abi/``, by content), and its version."""
-    from .. import __version__
+    """A digest of the rewriter's own code and C sources: every file of the package (its
+    version in ``__init__.py`` among them) and of ``abi/``, by content."""
     from ..abi import bridge_dir
 
-    digest = hashlib.sha256(__version__.encode())
+    digest = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
     for root in (package, Path(bridge_dir())):
         for path in sorted(root.rglob("*")):
