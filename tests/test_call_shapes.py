@@ -213,36 +213,28 @@ def test_signatures_are_judged_as_when_parsed(text, iree):
     assert_same_rewrite(text, **({"abi": _iree_abi()} if iree else {}))
 
 
-def test_signatures_share_one_judgement(monkeypatch):
-    """One kernel on 24 shapes: the judge sees the first shape, then their sentinel parse
-    once (``call_shapes._SizedOutcome``), no other shape's own model is made (their
-    replacements are their sentinel parse's), and the rewrite is the one of judging each
-    call."""
-    from rewriter.plan import planner
-    from rewriter.syntax.dimensions import Sized
+def test_signatures_are_judged_once_each(monkeypatch):
+    """One kernel on 24 shapes: the signature's rules see each shape once (with its own
+    sizes: no judgement is shared between sizes), lark parses one of them
+    (``test_signatures_share_one_parse``), and the rewrite is the one of judging each call."""
+    from rewriter.plan import call_shapes
 
     text = EXPORTS["signatures_48"]
     exact = outcome(text, False)
     judged: list[model.CustomCall] = []
-    judge = planner._judge
-    resized: list[object] = []
-    resize = Sized.model
+    judge = call_shapes.judge_signature
 
-    def counting(source, call, reason, errors):
-        judged.append(call)
-        return judge(source, call, reason, errors)
+    def counting(view):
+        judged.append(view)
+        return judge(view)
 
-    def counting_resizes(self, sizes):
-        resized.append(sizes)
-        return resize(self, sizes)
-
-    monkeypatch.setattr(planner, "_judge", counting)
-    monkeypatch.setattr(Sized, "model", counting_resizes)
+    monkeypatch.setattr(call_shapes, "judge_signature", counting)
     assert outcome(text, True) == exact
-    assert len({(report.operand_types, report.result_types) for report in exact[1]}) == 24
-    assert len(judged) == 2 and len(resized) == 1
-    assert judged[0].input_types[0].text == "tensor<4x1xf32>"
-    assert all(re.fullmatch("7[0-9]{5}3", size) for size in judged[1].input_types[0].dims)
+    signatures = {(report.operand_types, report.result_types) for report in exact[1]}
+    assert len(signatures) == 24 and len(judged) == 24
+    assert {tuple(t.text for t in view.input_types) for view in judged} == {
+        operands for operands, _ in signatures
+    }
 
 
 def _spliced(draw, line: str) -> str:
@@ -443,52 +435,6 @@ def test_signatures_share_one_parse(monkeypatch):
     signatures = {(report.operand_types, report.result_types) for report in reports}
     assert len(reports) == 48 and len(signatures) == 24
     assert len(parsed) == 1
-
-
-def _leaks_by_blanking(call, report, attribute_values) -> bool:
-    """The reference for ``_leaks``: a copy of the report with the parts filled per call
-    blanked, and every string of it and of the call's kept parts searched."""
-    from dataclasses import replace
-
-    from rewriter.plan.call_shapes import _SENTINEL, _clone, _strings
-
-    report = _clone(report)
-    filled = {index for index, _ in attribute_values}
-    report.attributes = tuple(
-        replace(attribute, value="") if index in filled else attribute
-        for index, attribute in enumerate(report.attributes)
-    )
-    report.target = ""
-    if report.ffi_facts is not None:
-        report.ffi_facts = replace(report.ffi_facts, target="")
-    kept = (call.indent, call.input_types, call.result_types, call.results_text, call.form)
-    return _SENTINEL.search("\0".join(_strings((kept, report)))) is not None
-
-
-@pytest.mark.parametrize("encoding", ["", "#foo<%arg0>", "{a = 1.5 : f32}", "#foo<loc(#loc3)>"])
-def test_a_shape_leaks_exactly_when_its_blanked_report_holds_a_sentinel(monkeypatch, encoding):
-    """``_leaks`` reads the report's fields but those filled per call; the reference blanks
-    them in a copy. Every shape of every export, with a hole in its result type's encoding
-    (which leaks) or without (which does not)."""
-    from rewriter.plan import call_shapes
-
-    leaks = call_shapes._leaks
-    seen: list[bool] = []
-
-    def compared(call, report, attribute_values) -> bool:
-        found = leaks(call, report, attribute_values)
-        assert found == _leaks_by_blanking(call, report, attribute_values)
-        seen.append(found)
-        return found
-
-    monkeypatch.setattr(call_shapes, "_leaks", compared)
-    for text in EXPORTS.values():
-        if encoding:
-            text = re.sub(r"-> tensor<([^>]*)>", rf"-> tensor<\1, {encoding}>", text)
-        outcome(text, True)
-        outcome(text, True, abi=_iree_abi())
-    assert len(seen) > 2 * len(EXPORTS)
-    assert all(seen) if encoding else not any(seen)
 
 
 @pytest.mark.parametrize(
