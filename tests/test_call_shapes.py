@@ -286,6 +286,47 @@ def test_every_int_form_literal_is_one_int_token(literal, type_):
     assert shape_of(f"x = {literal} : {type_}}}")[1] == [(4, 4 + len(literal), "int")]
 
 
+def _leaf_value(literal: str, type_: str) -> model.Attr:
+    """Lark's model of the attribute ``x = literal : type_`` of a call, moved to offset 0."""
+    from rewriter.plan.attribute_operands import at_start
+
+    statement = (
+        f"%0 = stablehlo.custom_call @k(%a) {{mhlo.backend_config = {{x = {literal}"
+        f"{' : ' + type_ if type_ else ''}}}}} : (tensor<f32>) -> tensor<f32>"
+    )
+    call = custom_call_from_tree(parser().parse(statement, start="custom_call_stmt"), statement, 0)
+    config = call.attributes.get("mhlo.backend_config")
+    assert isinstance(config, model.DictAttr)
+    value = config.get("x")
+    assert value is not None
+    return at_start(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.tuples(
+            st.from_regex(r"\A[-+]?[0-9]{1,12}\.[0-9]{0,12}(?:[eE][-+]?[0-9]{1,3})?\Z"),
+            st.sampled_from(["f32", "f64"]),
+        ),
+        st.tuples(
+            st.from_regex(r"\A[-+]?[0-9]{1,25}\Z"), st.sampled_from(["i8", "si32", "ui64", "i1"])
+        ),
+        st.tuples(st.sampled_from(["true", "false"]), st.just("")),
+    )
+)
+def test_a_leaf_with_a_value_is_larks_model_of_it(literal_and_type):
+    """``call_shapes._Leaf.attribute``: the model made from a value hole's text is lark's
+    model of the attribute with that text, at offset 0 (what the rules are handed)."""
+    from rewriter.plan.call_shapes import _Leaf, _sentinel
+
+    literal, type_ = literal_and_type
+    kind = "bool" if not type_ else "float" if type_.startswith("f") else "int"
+    parsed = _leaf_value(_sentinel(kind, 3), type_)
+    assert isinstance(parsed, (model.NumberAttr, model.BoolAttr))
+    assert _Leaf(0, 3, ("x",), parsed).attribute(literal) == _leaf_value(literal, type_)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(sorted(EXPORTS.values())), st.data())
 def test_a_shape_is_its_own_shape(text, data):

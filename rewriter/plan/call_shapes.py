@@ -188,8 +188,9 @@ class _Leaf:
     hole: int
     keys: tuple[str, ...]
     parsed: model.NumberAttr | model.BoolAttr
-    # By the hole's text: its operand, and its ``valueless`` operand's number in the shape
-    operands: dict[str, tuple[AttributeOperand, int]] = field(default_factory=dict)
+    # By the hole's text: its operand, its ``valueless`` operand's number in the shape,
+    # and its value.
+    operands: dict[str, tuple[AttributeOperand, int, str]] = field(default_factory=dict)
 
     def attribute(self, text: str) -> model.Attr:
         """Lark's model of this attribute with ``text`` in its hole, parsed at offset 0: the
@@ -198,11 +199,17 @@ class _Leaf:
         as ``true``; the type after it is the shape's (``tests/test_call_shapes.py``)."""
         parsed = self.parsed
         if isinstance(parsed, model.BoolAttr):
-            return model.BoolAttr(text, model.Span(0, len(text)), text == "true")
+            return model.BoolAttr(text, _span(len(text)), text == "true")
         whole = text + parsed.text[len(parsed.literal) :]
-        return model.NumberAttr(
-            whole, model.Span(0, len(whole)), text, parsed.type, parsed.is_float
-        )
+        return model.NumberAttr(whole, _span(len(whole)), text, parsed.type, parsed.is_float)
+
+
+_SPANS = [model.Span(0, length) for length in range(64)]
+
+
+def _span(length: int) -> model.Span:
+    """``Span(0, length)``, shared (spans are immutable)."""
+    return _SPANS[length] if length < 64 else model.Span(0, length)
 
 
 @dataclass(slots=True)
@@ -461,23 +468,21 @@ class CallShapes:
         ``valueless`` operands and their operands' values; None when an attribute is in
         error (the call is judged on its own, for its diagnostic)."""
         attributes: list[Any] = list(shape.constants)
-        key: list[int] = []
-        own: list[str] = []
+        found: list[tuple[AttributeOperand, int, str]] = []
         for leaf, text in zip(shape.leaves, values, strict=True):
-            found = leaf.operands.get(text)
-            if found is None:
+            one = leaf.operands.get(text)
+            if one is None:
                 try:
                     operand = operand_of(leaf.keys, leaf.attribute(text))
                 except (UnsupportedAttribute, RecursionError):
                     return None
-                bare = but_value(operand)
-                found = (operand, shape.numbers.setdefault(bare, len(shape.numbers)))
+                number = shape.numbers.setdefault(but_value(operand), len(shape.numbers))
+                one = (operand, number, operand.value)
                 if len(leaf.operands) < _SHARED:
-                    leaf.operands[text] = found
-            attributes[leaf.index] = found[0]
-            key.append(found[1])
-            own.append(found[0].value)
-        operands = (tuple(attributes), tuple(key), tuple(own))
+                    leaf.operands[text] = one
+            attributes[leaf.index] = one[0]
+            found.append(one)
+        operands = (tuple(attributes), tuple([f[1] for f in found]), tuple([f[2] for f in found]))
         if len(shape.by_values) < _SHARED:
             shape.by_values[values] = operands
         return operands
