@@ -513,3 +513,16 @@ def test_a_rewrite_takes_every_statement_shape_its_validation_found(
         plan_rewrite(source, found, found=calls)
         monkeypatch.undo()
     assert finds == []
+
+
+def test_a_statement_that_holds_a_sentinels_text_is_parsed_as_itself():
+    """A location (or any text the replacement copies) that reads like a placeholder of the
+    shape's parse (``call_shapes._sentinel``) is copied as itself, not as a hole's text."""
+    lines = EXPORTS["many_targets_48"].split("\n")
+    for index, line in enumerate(lines):
+        if "stablehlo.custom_call" in line:
+            lines[index] = re.sub(r"loc\(#[^)]*\)$", 'loc("1.0000017531e+07"(#loc1))', line)
+    text = "\n".join(lines)
+    exact = outcome(text, False)
+    assert exact[0].count('loc("1.0000017531e+07"(#loc1))') > 48
+    assert outcome(text, True) == exact

@@ -509,8 +509,8 @@ class CallShapes:
         """The shape of ``piece``, parsed with sentinels in its holes (but the ``pinned``
         ones); a ``_Pinned`` when holes other than those must be pinned, None when it is
         not to be reused (see the module docstring)."""
-        if _SENTINEL_MARK in piece:
-            return None
+        if _SENTINEL_MARK in piece or _SENTINEL.search(piece):
+            return None  # a sentinel's text of its own: where would its hole's go?
         parts: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
