@@ -8,6 +8,7 @@ import pytest
 from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.calling_conventions import C_ABI
 from rewriter.plan.edits import apply_edits
+from rewriter.plan.judging import TARGET
 from rewriter.plan.planner import _call_shapes, plan_rewrite, warning_at
 from rewriter.syntax.diagnostics import Diagnostic, Severity
 from rewriter.syntax.holes import ShapeFinder, shape_of
@@ -113,17 +114,17 @@ def _placed_calls(
     return [shapes.place(site)[0] for site in found.calls]
 
 
-def test_a_shape_is_parsed_once_and_judged_and_selected_once_per_target(monkeypatch):
-    """FIRST, SECOND and a third call of ``shift`` share a shape: selection and the
-    signature's rules are asked once for each target of the shape, on the shape's view with
-    the target written in; each placed call keeps its own target, holes (and its attribute
-    value, a field of its replacement after them) and position."""
+def test_a_shape_is_parsed_and_judged_once_and_selected_once_per_target(monkeypatch):
+    """FIRST, SECOND and a third call of ``shift`` share a shape: the signature's rules are
+    asked once, on the shape's view, which holds no target (``judging.TARGET``), selection
+    once for each target of the shape; each placed call keeps its own target, holes (and its
+    attribute value, a field of its replacement after them) and position."""
     third = CALL.format(result="2", target="shift", operand="1", factor="4.0")
     text = MODULE.replace(f"{SECOND}\n", f"{SECOND}\n    {third}\n")
     judged: list[str] = []
     selected: list[str] = []
     first, second, shifted = _placed_calls(monkeypatch, judged, selected, text=text)
-    assert judged == ["scale", "shift"]
+    assert judged == [TARGET]
     assert selected == ["scale", "shift"]
     assert first.shape is not None and second.shape is shifted.shape is first.shape
     assert first.holes == ("0", "scale", "arg0", "4", "2.0", "2.0")

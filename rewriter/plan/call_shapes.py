@@ -37,23 +37,25 @@ remembered under a key that holds all it reads:
 
 - Names, aliases and the indentation: the judge is handed ``judging.judged_view``, which
   holds none of them; the replacement copies them as fields of its pattern (below).
-- The target: selection and the signature (rule 7, layouts, the tensors' FFI facts) are
-  run once per shape and target, on the shape's view with the target written in. Their
-  input is then each call's own view but for positions (point 1; a view holds no other
-  hole: ``_build`` checks that no sentinel is left in it), which say only where an error
-  is: a shape and target judged in error are not reused, each call is judged on its own.
+- The target: selection is asked once per shape and target, on the shape's view and the
+  target. The signature (rule 7, layouts, the tensors' FFI facts) is judged once per
+  shape: its view holds ``judging.TARGET`` for the target on every path, so the view is
+  each call's own but for positions (point 1; a view holds no other hole: ``_build``
+  checks that no sentinel is left in it), which say only where an error is. A shape whose
+  signature is in error is not reused: each call is judged on its own.
 - Scalar values of the FFI dictionary (``float``, ``int``, ``bool`` holes that are a whole
   leaf of it): each call's own attribute model is made from the hole's text as lark's
   model of it (``_Leaf.attribute``), and its operand is ``attribute_operands.operand_of``
   of it, remembered by the hole's text (the rule is handed the attribute at offset 0, so
   its names and text are all it reads). An attribute the rule refuses sends the call to
   be judged on its own. The FFI facts and the parameter order are remembered by the
-  attribute operands without their values (``judging.valueless``: what they are handed).
+  attribute operands without their values (``judging.valueless``: what they are handed),
+  the facts' target written in per target.
 - Any other hole (``api_version = 4 : i32``, a name in a type's encoding) is *pinned*:
   its text is part of the key of the shape, which is parsed with it in place.
 
-The replacement of a call is one ``str.format`` pattern per shape, target and valueless
-attribute operands (``replacement.py``), made from the shape's ``judging.written_view``
+The replacement of a call is one ``str.format`` pattern per shape and valueless attribute
+operands (``replacement.py``), made from the shape's ``judging.written_view``
 (the view that every path writes from) with each sentinel a field for its hole's text,
 and each attribute value from a hole a field for the call's own operand's value: the
 writer (``mlir_text``) only joins the texts it is given, so a field stays a field.
@@ -99,6 +101,7 @@ from .judging import (
     judge_signature,
     judged_view,
     left_alone_report,
+    of_target,
     rewritten_report,
     valueless,
     written_view,
@@ -430,9 +433,12 @@ class CallShapes:
             fields = (*hole_texts, *own_values)
             decided = shape.memo.get((target, key))
             if decided is None:
-                decided = shape.memo[target, key] = decide_extern(
-                    self.abi, target, judged.signature, valueless(attributes)
-                )
+                extern = shape.memo.get(key)
+                if extern is None:
+                    extern = shape.memo[key] = decide_extern(
+                        self.abi, judged.signature, valueless(attributes)
+                    )
+                decided = shape.memo[target, key] = of_target(extern, target)
             report = rewritten_report(
                 self.source.filename, 0, 0, target, judged.signature, attributes, decided
             )
@@ -450,18 +456,20 @@ class CallShapes:
         )
 
     def _judged(self, shape: CallShape, target: str) -> _Judged:
-        """Selection and the signature of the shape's calls of ``target``, on the shape's
-        view with the target written in (see the module docstring)."""
-        view = shape.view
-        if view.target != target:
-            view = _with_target(view, target)
-        reason = self.select(view, target)
+        """Selection of the shape's calls of ``target`` (on the shape's view and the target),
+        and the signature of the shape's calls (on its view alone; see the module
+        docstring)."""
+        reason = self.select(shape.view, target)
         if reason:
-            return _Judged(view, reason, None)
-        try:
-            return _Judged(view, None, judge_signature(view))
-        except (Problem, RecursionError):
-            return _Judged(view, None, None)  # each call judged on its own, for its errors
+            return _Judged(shape.view, reason, None)
+        signature = shape.memo.get("signature", _UNSEEN)
+        if signature is _UNSEEN:
+            try:
+                signature = judge_signature(shape.view)
+            except (Problem, RecursionError):
+                signature = None  # each call judged on its own, for its errors
+            shape.memo["signature"] = signature
+        return _Judged(shape.view, None, signature)
 
     def _operands(self, shape: CallShape, values: tuple[str, ...]) -> tuple[Any, ...] | None:
         """The attribute operands of a call whose leaves hold ``values``, the leaves'
@@ -573,7 +581,7 @@ class CallShapes:
         to_pin = {k for k in free if holes[k][2] in _VALUES and k not in at_leaves}
         view = judged_view(call)
         target = _template(call.target)
-        for match in _SENTINEL.finditer("\0".join(_strings(_with_target(view, "")))):
+        for match in _SENTINEL.finditer("\0".join(_strings(view))):
             to_pin.add(int(match.group(1) or match.group(2)))
         if to_pin:
             return _Pinned(pinned | to_pin) if not pinned else None
@@ -599,12 +607,6 @@ class CallShapes:
         if len(target) == 1 and isinstance(target[0], int):
             shape.target_hole = target[0]
         return shape
-
-
-def _with_target(view: model.CustomCall, target: str) -> model.CustomCall:
-    from dataclasses import replace
-
-    return replace(view, target=target)
 
 
 def _holes_inside(starts: list[int], span: model.Span, free: list[int]) -> list[int]:

@@ -1,11 +1,12 @@
 """The judgement of one call, in parts that the plain path and statement shapes share.
 
 The plain path (``judge``) runs them on each call's own model. ``call_shapes`` runs the
-same parts on the same inputs and remembers each by everything it reads: selection and the
-signature by the statement shape and the target (they are handed ``judged_view``, which
-holds nothing else that differs between those calls), each attribute operand by its names
-and text (``attribute_operands.operand_of``), and the extern (FFI facts, parameter order)
-by the attribute operands without their values (``valueless``).
+same parts on the same inputs and remembers each by everything it reads: selection by the
+statement shape and the target, the signature by the shape (both are handed
+``judged_view``, which holds nothing else that differs between a shape's calls), each
+attribute operand by its names and text (``attribute_operands.operand_of``), and the
+extern (FFI facts, parameter order) by the attribute operands without their values
+(``valueless``), the facts' target written in per target (``of_target``).
 """
 
 from __future__ import annotations
@@ -126,13 +127,19 @@ def written_view(call: model.CustomCall) -> model.CustomCall:
     return replace(call, attributes=attributes)
 
 
+# The target of a ``judged_view``: selection is told the target apart, and the signature's
+# rules name it in their messages with this, which ``judge`` replaces with the call's own.
+TARGET = "\0target\0"
+
+
 def judged_view(call: model.CustomCall) -> model.CustomCall:
     """The call as selection and the signature's rules see it: its ``written_view``
-    without its value names (each ``%`` and the count of its results kept), location,
-    indentation and module. What the rules make of it is the same for every call of a
-    statement shape and target (``call_shapes``), on every path."""
+    without its target (``TARGET``), value names (each ``%`` and the count of its results
+    kept), location, indentation and module. What the rules make of it is the same for
+    every call of a statement shape (``call_shapes``), on every path."""
     return replace(
         written_view(call),
+        target=TARGET,
         indent="",
         results=_NAME.sub("%", call.results),
         operands=tuple("%" for _ in call.operands),
@@ -147,7 +154,7 @@ _EMPTY_CONFIG = model.DictAttr("{}", model.Span(0, 2), ())
 
 def judge_signature(view: model.CustomCall) -> Signature:
     """Rule 7, the layouts and the FFI facts of a selected call's ``judged_view``; raises
-    ``Problem``."""
+    ``Problem``, whose message names the target as ``TARGET``."""
     problem = _arity_error(view) or _unsupported(view)
     if problem is not None:
         raise Problem(*problem)
@@ -178,18 +185,29 @@ def valueless(attributes: Sequence[AttributeOperand]) -> tuple[AttributeOperand,
     return tuple([valueless_operand(attribute) for attribute in attributes])
 
 
-def ffi_facts_of(
-    target: str, signature: Signature, attributes: Sequence[AttributeOperand]
-) -> ExternFacts | None:
-    """The FFI facts of a call (``attributes`` ``valueless``)."""
-    if signature.tensor_facts is None:
-        return None
-    try:
-        facts = attribute_facts(attributes)
-    except (FactsError, ValueError):
-        return None
-    operands, results, shape_operands = signature.tensor_facts
-    return ExternFacts(target, operands, results, facts, shape_operands)
+# What ``decide_extern`` decides: the FFI facts but their target (None: no FFI call, or
+# types FFI cannot name), and the parameter order.
+Extern = tuple["ExternFacts | None", tuple[int, ...]]
+
+
+def decide_extern(abi: Abi, signature: Signature, attributes: Sequence[AttributeOperand]) -> Extern:
+    """The FFI facts (their target empty) and parameter order of a call with this
+    signature and these attribute operands (``valueless``)."""
+    parameters = [*signature.extern_operand_types, *(a.type for a in attributes)]
+    facts = None
+    if signature.tensor_facts is not None:
+        try:
+            operands, results, shape_operands = signature.tensor_facts
+            facts = ExternFacts("", operands, results, attribute_facts(attributes), shape_operands)
+        except (FactsError, ValueError):
+            facts = None
+    return facts, abi.order(parameters)
+
+
+def of_target(extern: Extern, target: str) -> Extern:
+    """``extern`` with ``target`` in its FFI facts."""
+    facts, order = extern
+    return (None if facts is None else replace(facts, target=target)), order
 
 
 def left_alone_report(
@@ -224,10 +242,10 @@ def rewritten_report(
     target: str,
     signature: Signature,
     attributes: tuple[AttributeOperand, ...],
-    decided: tuple[ExternFacts | None, tuple[int, ...]],
+    decided: Extern,
 ) -> CallReport:
     """The report of a rewritten call; ``decided`` is its FFI facts and parameter order
-    (``decide_extern``)."""
+    (``of_target(decide_extern(...), target)``)."""
     ffi_facts, order = decided
     return CallReport(
         filename,
@@ -248,14 +266,6 @@ def rewritten_report(
         ffi_facts,
         order,
     )
-
-
-def decide_extern(
-    abi: Abi, target: str, signature: Signature, attributes: Sequence[AttributeOperand]
-) -> tuple[ExternFacts | None, tuple[int, ...]]:
-    """The FFI facts and parameter order of a call (``attributes`` ``valueless``)."""
-    parameters = [*signature.extern_operand_types, *(a.type for a in attributes)]
-    return ffi_facts_of(target, signature, attributes), abi.order(parameters)
 
 
 def judge(
@@ -284,12 +294,13 @@ def judge(
             message = f"custom call @{call.target} nests too deeply to rewrite"
             raise Problem(call.span.start, message) from None
     except Problem as problem:
+        problem.message = problem.message.replace(TARGET, call.target)
         report = error_report(source.filename, line, column, view, call.target, problem)
         if signature is not None:  # the attributes are in error
             report.operand_perms = signature.operand_perms
             report.result_perms = signature.result_perms
         return report, [Diagnostic.at(source, problem.offset, problem.message)]
-    decided = decide_extern(abi, call.target, signature, valueless(attributes))
+    decided = of_target(decide_extern(abi, signature, valueless(attributes)), call.target)
     report = rewritten_report(
         source.filename, line, column, call.target, signature, attributes, decided
     )

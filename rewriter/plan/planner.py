@@ -215,12 +215,12 @@ def warning_at(source: Source, placed: PlacedCall, offset: int, message: str) ->
 
 
 def _replacement_of(placed: PlacedCall, newline: str) -> ReplacementForm:
-    """The replacement pattern of a selected call, made once per shape, target and
-    valueless attribute operands (``call_shapes``: what the pattern is written from)."""
+    """The replacement pattern of a selected call, made once per shape and valueless
+    attribute operands (``call_shapes``: what the pattern is written from)."""
     shape = placed.shape
     if shape is None:
         return _new_replacement(written_view(placed.call), placed.report, LITERAL, newline)
-    key = ("replacement", placed.target, placed.key, newline)
+    key = ("replacement", placed.key, newline)
     form = shape.memo.get(key)
     if form is None:
         form = shape.memo[key] = _new_replacement(shape.written, placed.report, shape, newline)
