@@ -10,8 +10,9 @@ Each edit is applied with ``monkeypatch`` to the rule's module, so both paths ru
   attribute's text, the target, the types): drawn by hypothesis.
 
 The inputs: the goldens' originals, the FileCheck inputs, the call-dense exports (the
-generators of ``benchmarks/make_call_dense.py`` at 48 calls, in ``tests/data/call_dense``)
-and hypothesis' mutations of them (``test_call_shapes``), with other hole values and sizes.
+generators of ``benchmarks/make_call_dense.py`` at 48 calls, in ``tests/data/call_dense``),
+hypothesis' mutations of them (``test_call_shapes``), with other hole values and sizes, and
+jax's exports (``jax_corpus``).
 """
 
 from __future__ import annotations
@@ -243,4 +244,14 @@ def test_rules_that_read_values_give_the_same_rewrite_on_both_paths(text, edits)
     with pytest.MonkeyPatch.context() as monkeypatch:
         for edit in edits:
             EDITS[edit](monkeypatch)
+        assert_paths_agree(text)
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("edit", ["A", "B", "number", "dense", "array", "selection", "layouts"])
+def test_rule_edits_on_jax_exports(monkeypatch, edit):
+    from jax_corpus import corpus
+
+    EDITS[edit](monkeypatch)
+    for _, text in corpus():
         assert_paths_agree(text)

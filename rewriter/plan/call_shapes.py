@@ -74,6 +74,7 @@ import bisect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..syntax import model
@@ -256,6 +257,13 @@ class CallShape:
     numbers: dict[tuple[object, ...], int] = field(default_factory=dict)
     memo: dict[object, Any] = field(default_factory=dict)  # what the planner derives
 
+    def __post_init__(self) -> None:
+        holes = [leaf.hole for leaf in self.leaves]
+        # The leaves' hole texts of a statement's hole texts.
+        self.values_of: Callable[[tuple[str, ...]], tuple[str, ...]] = (
+            itemgetter(*holes) if len(holes) > 1 else lambda texts: tuple([texts[h] for h in holes])
+        )
+
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
         ``str.format`` pattern over the statement's holes."""
@@ -423,7 +431,7 @@ class CallShapes:
         elif judged.signature is None:
             return None
         else:
-            values = tuple([hole_texts[leaf.hole] for leaf in shape.leaves])
+            values = shape.values_of(hole_texts)
             operands = shape.by_values.get(values)
             if operands is None:
                 operands = self._operands(shape, values)

@@ -73,8 +73,9 @@ def plan_rewrite(
     Two passes, so that naming (rule 5) knows all targets before it hands out names:
     ``_place_calls`` parses, judges and writes every call but its callee, then
     ``_name_callees`` names the callees and makes the edits in file order. ``abi`` says
-    how externs are named, ordered and declared. Statements of one shape are parsed and
-    judged once (``call_shapes``); ``reuse_shapes=False`` parses every one.
+    how externs are named, ordered and declared. Statements of one shape are parsed once,
+    and what each part of a judgement reads is remembered by all it reads (``call_shapes``);
+    ``reuse_shapes=False`` parses and judges every statement on its own.
     ``keep_written`` keeps what each call's replacement was written from (``Plan.written``);
     ``found`` holds the statements' shapes a validation of the same text found; ``words``
     spell ``targets`` and ``skip`` in the reasons of the calls they leave alone.
