@@ -377,7 +377,7 @@ def plain_path(plain: bool | None = None) -> bool:
 
     The reference path decides every call on its own and validates by lark's parse of the
     whole module: lark parses every custom call statement (no statement shape is reused,
-    nothing judged once per shape) and every op at once (no line shape remembered). It is
+    no part of a judgement remembered) and every op at once (no line shape remembered). It is
     what the default path must equal, byte for byte; CI runs the goldens, FileCheck cases,
     jax's exports and the call-shape properties both ways (``tests/test_plain_path.py``).
     """

@@ -213,36 +213,28 @@ def test_signatures_are_judged_as_when_parsed(text, iree):
     assert_same_rewrite(text, **({"abi": _iree_abi()} if iree else {}))
 
 
-def test_signatures_share_one_judgement(monkeypatch):
-    """One kernel on 24 shapes: the judge sees the first shape, then their sentinel parse
-    once (``call_shapes._SizedOutcome``), no other shape's own model is made (their
-    replacements are their sentinel parse's), and the rewrite is the one of judging each
-    call."""
-    from rewriter.plan import planner
-    from rewriter.syntax.dimensions import Sized
+def test_signatures_are_judged_once_each(monkeypatch):
+    """One kernel on 24 shapes: the signature's rules see each shape once (with its own
+    sizes: no judgement is shared between sizes), lark parses one of them
+    (``test_signatures_share_one_parse``), and the rewrite is the one of judging each call."""
+    from rewriter.plan import call_shapes
 
     text = EXPORTS["signatures_48"]
     exact = outcome(text, False)
     judged: list[model.CustomCall] = []
-    judge = planner._judge
-    resized: list[object] = []
-    resize = Sized.model
+    judge = call_shapes.judge_signature
 
-    def counting(source, call, reason, errors):
-        judged.append(call)
-        return judge(source, call, reason, errors)
+    def counting(view):
+        judged.append(view)
+        return judge(view)
 
-    def counting_resizes(self, sizes):
-        resized.append(sizes)
-        return resize(self, sizes)
-
-    monkeypatch.setattr(planner, "_judge", counting)
-    monkeypatch.setattr(Sized, "model", counting_resizes)
+    monkeypatch.setattr(call_shapes, "judge_signature", counting)
     assert outcome(text, True) == exact
-    assert len({(report.operand_types, report.result_types) for report in exact[1]}) == 24
-    assert len(judged) == 2 and len(resized) == 1
-    assert judged[0].input_types[0].text == "tensor<4x1xf32>"
-    assert all(re.fullmatch("7[0-9]{5}3", size) for size in judged[1].input_types[0].dims)
+    signatures = {(report.operand_types, report.result_types) for report in exact[1]}
+    assert len(signatures) == 24 and len(judged) == 24
+    assert {tuple(t.text for t in view.input_types) for view in judged} == {
+        operands for operands, _ in signatures
+    }
 
 
 def _spliced(draw, line: str) -> str:
@@ -292,6 +284,47 @@ def test_every_int_form_literal_is_one_int_token(literal, type_):
     value = _number_in_call(literal, type_)
     assert (value.literal, value.is_float, value.type) == (literal, False, type_)
     assert shape_of(f"x = {literal} : {type_}}}")[1] == [(4, 4 + len(literal), "int")]
+
+
+def _leaf_value(literal: str, type_: str) -> model.Attr:
+    """Lark's model of the attribute ``x = literal : type_`` of a call, moved to offset 0."""
+    from rewriter.plan.attribute_operands import at_start
+
+    statement = (
+        f"%0 = stablehlo.custom_call @k(%a) {{mhlo.backend_config = {{x = {literal}"
+        f"{' : ' + type_ if type_ else ''}}}}} : (tensor<f32>) -> tensor<f32>"
+    )
+    call = custom_call_from_tree(parser().parse(statement, start="custom_call_stmt"), statement, 0)
+    config = call.attributes.get("mhlo.backend_config")
+    assert isinstance(config, model.DictAttr)
+    value = config.get("x")
+    assert value is not None
+    return at_start(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.tuples(
+            st.from_regex(r"\A[-+]?[0-9]{1,12}\.[0-9]{0,12}(?:[eE][-+]?[0-9]{1,3})?\Z"),
+            st.sampled_from(["f32", "f64"]),
+        ),
+        st.tuples(
+            st.from_regex(r"\A[-+]?[0-9]{1,25}\Z"), st.sampled_from(["i8", "si32", "ui64", "i1"])
+        ),
+        st.tuples(st.sampled_from(["true", "false"]), st.just("")),
+    )
+)
+def test_a_leaf_with_a_value_is_larks_model_of_it(literal_and_type):
+    """``call_shapes._Leaf.attribute``: the model made from a value hole's text is lark's
+    model of the attribute with that text, at offset 0 (what the rules are handed)."""
+    from rewriter.plan.call_shapes import _Leaf, _sentinel
+
+    literal, type_ = literal_and_type
+    kind = "bool" if not type_ else "float" if type_.startswith("f") else "int"
+    parsed = _leaf_value(_sentinel(kind, 3), type_)
+    assert isinstance(parsed, (model.NumberAttr, model.BoolAttr))
+    assert _Leaf(0, 3, ("x",), parsed).attribute(literal) == _leaf_value(literal, type_)
 
 
 @settings(max_examples=200, deadline=None)
@@ -445,52 +478,6 @@ def test_signatures_share_one_parse(monkeypatch):
     assert len(parsed) == 1
 
 
-def _leaks_by_blanking(call, report, attribute_values) -> bool:
-    """The reference for ``_leaks``: a copy of the report with the parts filled per call
-    blanked, and every string of it and of the call's kept parts searched."""
-    from dataclasses import replace
-
-    from rewriter.plan.call_shapes import _SENTINEL, _clone, _strings
-
-    report = _clone(report)
-    filled = {index for index, _ in attribute_values}
-    report.attributes = tuple(
-        replace(attribute, value="") if index in filled else attribute
-        for index, attribute in enumerate(report.attributes)
-    )
-    report.target = ""
-    if report.ffi_facts is not None:
-        report.ffi_facts = replace(report.ffi_facts, target="")
-    kept = (call.indent, call.input_types, call.result_types, call.results_text, call.form)
-    return _SENTINEL.search("\0".join(_strings((kept, report)))) is not None
-
-
-@pytest.mark.parametrize("encoding", ["", "#foo<%arg0>", "{a = 1.5 : f32}", "#foo<loc(#loc3)>"])
-def test_a_shape_leaks_exactly_when_its_blanked_report_holds_a_sentinel(monkeypatch, encoding):
-    """``_leaks`` reads the report's fields but those filled per call; the reference blanks
-    them in a copy. Every shape of every export, with a hole in its result type's encoding
-    (which leaks) or without (which does not)."""
-    from rewriter.plan import call_shapes
-
-    leaks = call_shapes._leaks
-    seen: list[bool] = []
-
-    def compared(call, report, attribute_values) -> bool:
-        found = leaks(call, report, attribute_values)
-        assert found == _leaks_by_blanking(call, report, attribute_values)
-        seen.append(found)
-        return found
-
-    monkeypatch.setattr(call_shapes, "_leaks", compared)
-    for text in EXPORTS.values():
-        if encoding:
-            text = re.sub(r"-> tensor<([^>]*)>", rf"-> tensor<\1, {encoding}>", text)
-        outcome(text, True)
-        outcome(text, True, abi=_iree_abi())
-    assert len(seen) > 2 * len(EXPORTS)
-    assert all(seen) if encoding else not any(seen)
-
-
 @pytest.mark.parametrize(
     "encoding",
     ["#foo<%arg0>", "{a = 1.5 : f32}", "#foo<loc(#loc3)>"],
@@ -526,3 +513,16 @@ def test_a_rewrite_takes_every_statement_shape_its_validation_found(
         plan_rewrite(source, found, found=calls)
         monkeypatch.undo()
     assert finds == []
+
+
+def test_a_statement_that_holds_a_sentinels_text_is_parsed_as_itself():
+    """A location (or any text the replacement copies) that reads like a placeholder of the
+    shape's parse (``call_shapes._sentinel``) is copied as itself, not as a hole's text."""
+    lines = EXPORTS["many_targets_48"].split("\n")
+    for index, line in enumerate(lines):
+        if "stablehlo.custom_call" in line:
+            lines[index] = re.sub(r"loc\(#[^)]*\)$", 'loc("1.0000017531e+07"(#loc1))', line)
+    text = "\n".join(lines)
+    exact = outcome(text, False)
+    assert exact[0].count('loc("1.0000017531e+07"(#loc1))') > 48
+    assert outcome(text, True) == exact

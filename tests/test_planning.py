@@ -8,7 +8,8 @@ import pytest
 from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.calling_conventions import C_ABI
 from rewriter.plan.edits import apply_edits
-from rewriter.plan.planner import CallReport, _call_shapes, plan_rewrite, warning_at
+from rewriter.plan.judging import TARGET
+from rewriter.plan.planner import _call_shapes, plan_rewrite, warning_at
 from rewriter.syntax.diagnostics import Diagnostic, Severity
 from rewriter.syntax.holes import ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
@@ -85,47 +86,50 @@ def test_a_shape_seen_again_is_found_by_its_matcher():
 
 
 def _placed_calls(
+    monkeypatch: pytest.MonkeyPatch,
     judged: list[str] | None = None,
     selected: list[str] | None = None,
     *,
     reuse: bool = True,
     text: str = MODULE,
 ):
+    from rewriter.plan import call_shapes
+
     source = Source(text, "m.mlir")
     found = scan(source)
+    judge_signature = call_shapes.judge_signature
 
-    def judge(text, call, reason):
+    def judge(view):
         if judged is not None:
-            judged.append(call.target)
-        return CallReport(
-            text.filename, 0, 0, call.target, (), (), (), None, reason, "left alone"
-        ), []
+            judged.append(view.target)
+        return judge_signature(view)
 
     def select(call, target):
         if selected is not None:
             selected.append(target)
         return None
 
-    shapes = CallShapes(source, found, judge, select, reuse=reuse)
+    monkeypatch.setattr(call_shapes, "judge_signature", judge)
+    shapes = CallShapes(source, found, select, C_ABI, reuse=reuse)
     return [shapes.place(site)[0] for site in found.calls]
 
 
-def test_a_shape_is_parsed_and_judged_once_and_selected_once_per_target():
-    """FIRST, SECOND and a third call of ``shift`` share a shape: the judge sees one call,
-    the shape's, which holds a placeholder in each hole (the target too, so no judgement
-    can depend on it); selection, which does, is asked once for each target of the shape;
-    each placed call keeps its own target, holes and position."""
+def test_a_shape_is_parsed_and_judged_once_and_selected_once_per_target(monkeypatch):
+    """FIRST, SECOND and a third call of ``shift`` share a shape: the signature's rules are
+    asked once, on the shape's view, which holds no target (``judging.TARGET``), selection
+    once for each target of the shape; each placed call keeps its own target, holes (and its
+    attribute value, a field of its replacement after them) and position."""
     third = CALL.format(result="2", target="shift", operand="1", factor="4.0")
     text = MODULE.replace(f"{SECOND}\n", f"{SECOND}\n    {third}\n")
     judged: list[str] = []
     selected: list[str] = []
-    first, second, shifted = _placed_calls(judged, selected, text=text)
-    assert judged == [first.call.target] and first.call.target not in ("scale", "shift")
+    first, second, shifted = _placed_calls(monkeypatch, judged, selected, text=text)
+    assert judged == [TARGET]
     assert selected == ["scale", "shift"]
     assert first.shape is not None and second.shape is shifted.shape is first.shape
-    assert first.holes == ("0", "scale", "arg0", "4", "2.0")
-    assert second.holes == ("1", "scale", "0", "4", "3.0")
-    assert shifted.holes == ("2", "shift", "1", "4", "4.0")
+    assert first.holes == ("0", "scale", "arg0", "4", "2.0", "2.0")
+    assert second.holes == ("1", "scale", "0", "4", "3.0", "3.0")
+    assert shifted.holes == ("2", "shift", "1", "4", "4.0", "4.0")
     assert [c.start for c in (first, second, shifted)] == [
         text.index(s) for s in (FIRST, SECOND, third)
     ]

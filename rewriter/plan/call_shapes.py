@@ -1,11 +1,11 @@
-"""Custom call statements by shape: each shape parsed and judged once, then reused.
+"""Custom call statements by shape: lark's parse of a shape made once, every call judged on
+its own values.
 
 A call-dense export (an unrolled scan, a solver, a model whose every layer calls kernels)
 repeats a few statement shapes thousands of times, differing only in SSA names, location
 aliases, targets and scalar attribute values. Parsing a statement with lark costs
 milliseconds; so a statement's *shape* (its text with those parts, its holes, blanked)
-keys what lark and the judge made of the first statement of that shape, and later
-statements of the shape only fill in their own holes.
+keys lark's parse of the first statement of that shape, with a sentinel in each hole.
 
 Holes (found by ``rewriter/syntax/holes.py``, outside strings and comments), each blanked to a
 member of its class:
@@ -17,7 +17,7 @@ member of its class:
 - ``int``: ``L`` in ``= L : iN`` (or ``siN``, ``uiN``), ``L`` of the INT form;
 - ``bool``: ``true`` or ``false`` after ``=``, before ``,`` or ``}``.
 
-Why a shape's outcome is each of its statements' own outcome:
+Why the sentinel parse is each statement's parse, but for the text in its holes:
 
 1. What precedes and follows a hole ends its match (the runs are maximal, the contexts
    fixed), so statements of one shape have holes at the same places, of the same
@@ -28,31 +28,44 @@ Why a shape's outcome is each of its statements' own outcome:
    ``@``); a FLOAT-form literal is one FLOAT token and an INT-form one an INT token (HEX
    needs an ``x``; FLOAT is tried before INT and PUNCT); ``true``/``false`` are BOOL,
    whose priority beats BARE_ID (``tests/test_call_shapes.py`` checks lark's order). The
-   parser reads token types only, so the trees have one shape.
-3. The shape is parsed as its first statement with sentinels in its holes. The model
-   copies a hole's text without looking into it; the judge reads a value in one place
-   only, the selection of targets (``selection.skip_reason``), which is asked again for
-   every statement's own target. Unique sentinels (``%$rw0$``, ``#$rw1$``, ``@$rw2$``,
-   a float found nowhere else) show where hole text ends up: the result binding, the
-   operands, the location, the target and the constants of attributes. Integer and
-   boolean holes are followed by their spans to the attribute they hold; an integer that
-   its type does not take (``rewriter/syntax/integers.py``, the judge's one look at a value) is
-   not filled in but parsed for real. A shape whose judged outcome holds a sentinel
-   anywhere else, that fails to parse or is judged an error is not reused: its
-   statements are parsed one by one, for real, so every diagnostic is their own.
+   parser reads token types only, so the trees have one shape, and the model
+   (``to_model.py``) copies a token's text where it keeps it.
 
-Once a shape is known, its statements are found by its matcher (``holes.KnownShape``:
-one regular expression match gives their holes), and their replacement text is one
-``str.format`` pattern made once per shape with the holes as fields.
+How each hole reaches the judgement (``judging.py``, the parts the plain path runs on
+each call's own model), so that every part runs on the call's own values, or is
+remembered under a key that holds all it reads:
 
-Shapes that differ only in the sizes written in their types (one kernel on many
-signatures) share more than lark's parse (``rewriter/syntax/dimensions.py``): their
-sentinel parse is judged once, and each shape's report, attribute values and replacement
-are its own sizes written into that outcome (``_SizedOutcome`` argues why); a shape's own
-model is made only when asked for (a layout wrapper, a call left alone).
+- Names, aliases and the indentation: the judge is handed ``judging.judged_view``, which
+  holds none of them; the replacement copies them as fields of its pattern (below).
+- The target: selection is asked once per shape and target, on the shape's view and the
+  target. The signature (rule 7, layouts, the tensors' FFI facts) is judged once per
+  shape: its view holds ``judging.TARGET`` for the target on every path, so the view is
+  each call's own but for positions (point 1; a view holds no other hole: ``_build``
+  checks that no sentinel is left in it), which say only where an error is. A shape whose
+  signature is in error is not reused: each call is judged on its own.
+- Scalar values of the FFI dictionary (``float``, ``int``, ``bool`` holes that are a whole
+  leaf of it): each call's own attribute model is made from the hole's text as lark's
+  model of it (``_Leaf.attribute``), and its operand is ``attribute_operands.operand_of``
+  of it, remembered by the hole's text (the rule is handed the attribute at offset 0, so
+  its names and text are all it reads). An attribute the rule refuses sends the call to
+  be judged on its own. The FFI facts and the parameter order are remembered by the
+  attribute operands without their values (``judging.valueless``: what they are handed),
+  the facts' target written in per target.
+- Any other hole (``api_version = 4 : i32``, a name in a type's encoding) is *pinned*:
+  its text is part of the key of the shape, which is parsed with it in place.
+
+The replacement of a call is one ``str.format`` pattern per shape and valueless attribute
+operands (``replacement.py``), made from the shape's ``judging.written_view``
+(the view that every path writes from) with each sentinel a field for its hole's text,
+and each attribute value from a hole a field for the call's own operand's value: the
+writer (``mlir_text``) only joins the texts it is given, so a field stays a field.
+
+Shapes that differ only in the sizes written in their types share lark's parse
+(``rewriter/syntax/dimensions.py``); each is judged as a shape of its own.
 
 ``tests/test_call_shapes.py`` checks that a rewrite with shapes reused equals one that
-parses every statement, on mutated call-dense exports.
+parses every statement, on mutated call-dense exports; ``tests/test_rule_edits.py`` that it
+does with rules edited to read more of their input.
 """
 
 from __future__ import annotations
@@ -62,24 +75,43 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any
 
 from ..syntax import model
 from ..syntax.calls import CallSyntaxError, parse_call
-from ..syntax.dimensions import Sized, SizedModels, SizesOf, Step, resize_outcome_step
+from ..syntax.dimensions import SizedModels
 from ..syntax.grammar import parser
 from ..syntax.holes import BLANK, FoundShapes, Hole, KnownShape, ShapeFinder
 from ..syntax.scan import CallSite, Scan
 from ..syntax.source import LineCounter, Source
 from ..syntax.to_model import custom_call_from_tree
-from .attribute_operands import ffi_attributes
+from .attribute_operands import (
+    AttributeOperand,
+    UnsupportedAttribute,
+    but_value,
+    ffi_leaves,
+    operand_of,
+)
+from .calling_conventions import Abi
+from .judging import (
+    CallReport,
+    Problem,
+    Signature,
+    decide_extern,
+    judge,
+    judge_signature,
+    judged_view,
+    left_alone_report,
+    of_target,
+    rewritten_report,
+    valueless,
+    written_view,
+)
 
 _SENTINEL_MARK = "$rw"
-_SHARED_OPERANDS = 256  # attribute operands a shape keeps to share between its calls
+_SHARED = 256  # values a shape remembers the operands of, to share between its calls
 _SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
-# Sizes whose judgement is their sentinel parse's (see _SizedOutcome), and the statements.
-_SIZE_NUMBER = re.compile(r"[0-9]{1,18}")
-_SIZED_TEXT_BOUND = 7_000_000
+_VALUES = ("float", "int", "bool")
 
 # A string with holes: literal pieces and hole indices, in order.
 Template = tuple[str | int, ...]
@@ -90,7 +122,7 @@ def _sentinel(kind: str, index: int) -> str:
     if kind == "float":
         return f"1.{index:06d}7531e+07"
     if kind in ("int", "bool"):
-        return BLANK[kind]  # followed by its span, not by its text
+        return BLANK[kind]  # found by its place, not by its text
     return f"$rw{index}$"
 
 
@@ -150,36 +182,58 @@ def escape_format(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _fields(attribute: Any) -> tuple[type, list[Any], int]:
-    """An AttributeOperand's class, field values and where its value is among them: each
-    call whose value is its own gets an operand built from these at once."""
-    kind = type(attribute)
-    return (
-        kind,
-        [getattr(attribute, name) for name in kind.__slots__],
-        kind.__slots__.index("value"),
-    )
+@dataclass(eq=False)
+class _Leaf:
+    """An attribute of the FFI dictionary whose value is a hole: its place among the call's
+    attribute operands, its hole, its names, its model in the shape's parse, and the
+    operands of the values seen (with their ``valueless`` selves)."""
+
+    index: int
+    hole: int
+    keys: tuple[str, ...]
+    parsed: model.NumberAttr | model.BoolAttr
+    # By the hole's text: its operand, its ``valueless`` operand's number in the shape,
+    # and its value.
+    operands: dict[str, tuple[AttributeOperand, int, str]] = field(default_factory=dict)
+
+    def attribute(self, text: str) -> model.Attr:
+        """Lark's model of this attribute with ``text`` in its hole, parsed at offset 0: the
+        same tokens (point 2), the literal's token value ``text``; ``to_model`` copies it
+        as the literal and the start of the attribute's text, and reads a boolean's value
+        as ``true``; the type after it is the shape's (``tests/test_call_shapes.py``)."""
+        parsed = self.parsed
+        if isinstance(parsed, model.BoolAttr):
+            return model.BoolAttr(text, _span(len(text)), text == "true")
+        whole = text + parsed.text[len(parsed.literal) :]
+        return model.NumberAttr(whole, _span(len(whole)), text, parsed.type, parsed.is_float)
 
 
-def _clone(original: Any, **changes: Any) -> Any:
-    """A copy of a dataclass instance with ``changes``: each call's report and attributes
-    are the shape's, but for what is the call's own (the classes have slots, so that 70k
-    of them fit in the memory the input is allowed)."""
-    kind = type(original)
-    return kind(*[changes.get(name, getattr(original, name)) for name in kind.__slots__])
+_SPANS = [model.Span(0, length) for length in range(64)]
+
+
+def _span(length: int) -> model.Span:
+    """``Span(0, length)``, shared (spans are immutable)."""
+    return _SPANS[length] if length < 64 else model.Span(0, length)
+
+
+@dataclass(slots=True)
+class _Judged:
+    """Selection and the signature of a shape's calls of one target: the view they judged,
+    and why the calls are left alone, or their signature; neither: in error."""
+
+    view: model.CustomCall
+    reason: str | None
+    signature: Signature | None
 
 
 @dataclass
 class CallShape:
-    """What lark and the judge made of one statement shape, and where its holes go.
+    """Lark's parse of one statement shape, and where its holes go.
 
-    ``call`` and ``report`` are the shape's first statement's, with sentinels where its
-    holes were; offsets in ``call`` count from the statement's start. A shape judged apart
-    from its sizes (``apart``) makes its call only when asked for it: its replacement and
-    its extern's declaration are made from its sentinel parse's."""
+    ``call`` is the shape's first statement's model with sentinels in its holes (pinned
+    holes hold their text); offsets in it count from the statement's start."""
 
-    built: model.CustomCall | None  # the call; None until asked for, with ``apart``
-    report: Any  # planner.CallReport, judged as selected
+    call: model.CustomCall
     source: Source  # the text the shape was parsed from
     # The call's start, end and target in a statement: ``delta``, plus the end of the
     # statement's hole ``group - 1`` (the matcher's group ``group``) when ``group`` > 0.
@@ -187,103 +241,41 @@ class CallShape:
     end_at: Offset
     target_at: Offset
     target: Template
-    attribute_values: tuple[tuple[int, Template], ...]  # (index in report.attributes, value)
-    memo: dict[object, Any]  # what later stages derive from the shape alone
-    holes: int  # the statements' holes: fields 0 to holes - 1 of the patterns
-    # The hole that is the target, when that is all of it (as in every export).
-    target_hole: int | None = None
-    # Per target: why its calls are left alone, or their reports' field values.
-    by_target: dict[str, tuple[str | None, list[Any]]] = field(default_factory=dict)
-    # The attribute operands of a call, from its holes; None when no value is a hole.
-    operands: FilledOperands | None = None
-    # Judged apart from its sizes: the shape of its sentinel parse, and its sizes.
-    apart: tuple[CallShape, Sized, SizesOf] | None = None
-    # The shape of a sentinel parse: its outcome, to write a statement's sizes into.
-    sized_outcome: _SizedOutcome | None = None
+    holes: int  # fields of the patterns from the statement: its holes, then its leaves' values
+    view: model.CustomCall  # judging.judged_view of ``call``
+    written: model.CustomCall  # judging.written_view of ``call``
+    # Per attribute operand: the operand of an attribute without holes; None for a leaf.
+    constants: tuple[AttributeOperand | None, ...]
+    leaves: tuple[_Leaf, ...]
+    target_hole: int | None = None  # the hole that is the target, when that is all of it
+    by_target: dict[str, _Judged] = field(default_factory=dict)
+    # By the leaves' hole texts: the attribute operands, the numbers of the leaves'
+    # valueless operands (``valueless``), and the leaves' operands' values.
+    by_values: dict[tuple[str, ...], tuple[Any, ...]] = field(default_factory=dict)
+    # Each valueless operand of a leaf (``but_value``), numbered: a call's key is its
+    # leaves' numbers.
+    numbers: dict[tuple[object, ...], int] = field(default_factory=dict)
+    memo: dict[object, Any] = field(default_factory=dict)  # what the planner derives
 
-    @property
-    def call(self) -> model.CustomCall:
-        if self.built is None:
-            assert self.apart is not None
-            _, sized, sizes = self.apart
-            self.built = sized.model(sizes)
-        return self.built
-
-    @property
-    def selected_by(self) -> model.CustomCall:
-        """The call selection (rule 6) is asked about: it reads the target, given apart,
-        and the names of the attributes, which a statement shares with its sentinel parse
-        (``dimensions.py``)."""
-        return self.apart[0].call if self.apart is not None else self.call
-
-    def outcome(self, sizes: SizesOf) -> tuple[Any, tuple[tuple[int, Template], ...]]:
-        """The report and attribute values of a statement with ``sizes`` whose sentinel
-        parse this shape is (see ``_SizedOutcome``)."""
-        assert self.sized_outcome is not None
-        return self.sized_outcome.of(sizes)
-
-    def sized_text(self, text: str) -> str:
-        """``text``, made from the shape of its sentinel parse, with the shape's sizes."""
-        if self.apart is None:
-            return text
-        _, sized, sizes = self.apart
-        return sized.write(text, sizes)
+    def __post_init__(self) -> None:
+        holes = [leaf.hole for leaf in self.leaves]
+        # The leaves' hole texts of a statement's hole texts.
+        self.values_of: Callable[[tuple[str, ...]], tuple[str, ...]] = (
+            itemgetter(*holes) if len(holes) > 1 else lambda texts: tuple([texts[h] for h in holes])
+        )
 
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
-        ``str.format`` pattern over the statement's holes ``h``."""
+        ``str.format`` pattern over the statement's holes."""
         return _format_pattern(_template(text))
 
     def value(self, index: int, value: str) -> str:
-        """The value of attribute operand ``index`` as a pattern over the holes ``h``."""
-        for filled, template in self.attribute_values:
-            if filled == index:
-                return _format_pattern(template)
+        """The value of attribute operand ``index`` as a pattern: a field after the
+        statement's holes for a leaf's, else itself."""
+        for order, leaf in enumerate(self.leaves):
+            if leaf.index == index:
+                return f"{{{self.holes - len(self.leaves) + order}}}"
         return escape_format(value)
-
-
-class FilledOperands:
-    """The attribute operands of a shape's calls, from their hole texts. Calls that agree
-    in their values share one tuple, and calls that agree in one value its operand (up to
-    a few hundred of each a shape): exports repeat most values, and 70k calls of a dozen
-    attributes must fit in memory. What a call needs is worked out once per shape: which
-    holes are the values (an ``itemgetter`` when each value is one hole, as numbers are),
-    and each filled operand's class and other fields."""
-
-    def __init__(self, attributes: tuple[Any, ...], filled: tuple[tuple[int, Template], ...]):
-        self.attributes = list(attributes)
-        templates = [template for _, template in filled]
-        holes = [part for template in templates for part in template if type(part) is int]
-        if len(holes) == len(templates) and all(len(template) == 1 for template in templates):
-            self.values_of: Callable[[tuple[str, ...]], tuple[str, ...]] = (
-                itemgetter(*holes) if len(holes) > 1 else lambda texts: (texts[holes[0]],)
-            )
-        else:
-            self.values_of = lambda texts: tuple([_fill(t, texts) for t in templates])
-        self.slots = [(index, *_fields(attributes[index])) for index, _ in filled]
-        self.by_values: dict[tuple[str, ...], tuple[Any, ...]] = {}
-        self.by_value: dict[tuple[int, str], Any] = {}
-
-    def of(self, holes: tuple[str, ...]) -> tuple[Any, ...]:
-        """The attribute operands of a call with these hole texts."""
-        values = self.values_of(holes)
-        found = self.by_values.get(values)
-        if found is not None:
-            return found
-        attributes, shared = self.attributes.copy(), self.by_value
-        for (index, kind, fields, at), value in zip(self.slots, values, strict=True):
-            operand = shared.get((index, value))
-            if operand is None:
-                fields = fields.copy()
-                fields[at] = value
-                operand = kind(*fields)
-                if len(shared) < _SHARED_OPERANDS:
-                    shared[index, value] = operand
-            attributes[index] = operand
-        found = tuple(attributes)
-        if len(self.by_values) < _SHARED_OPERANDS:
-            self.by_values[values] = found
-        return found
 
 
 class Literal:
@@ -311,9 +303,12 @@ class PlacedCall:
     end: int  # the end of the op
     target_start: int
     target: str
-    holes: tuple[str, ...]  # the statement's hole texts; () for a call parsed on its own
+    # The fields of its shape's patterns: the statement's hole texts, then its leaves'
+    # operand values; () for a call parsed on its own.
+    holes: tuple[str, ...]
     module: int
-    report: Any  # planner.CallReport
+    report: CallReport
+    key: tuple[int, ...] = ()  # its leaves' valueless operands, numbered by the shape
 
     @property
     def call(self) -> model.CustomCall:
@@ -328,45 +323,46 @@ class PlacedCall:
         return self.shape if self.shape is not None else LITERAL
 
 
-# judge(source, call, reason) -> (report, errors): plan's rules for one parsed call; with
-# a reason the report says the call is left alone.
-Judge = Callable[[Source, model.CustomCall, "str | None"], tuple[Any, list[Any]]]
-# select(call, target) -> why a call of that target is left alone, or None.
+# select(view, target) -> why a call of that target is left alone, or None.
 Select = Callable[[model.CustomCall, str], "str | None"]
 
-
 _UNSEEN: Any = object()  # a shape not built yet
-_ONE_SHAPE: Any = object()  # a sentinel parse that one shape has been built from
 _NO_ERRORS: tuple[Any, ...] = ()
 
 
+@dataclass(eq=False)
+class _Pinned:
+    """A shape with pinned holes: its shapes by the pinned holes' texts."""
+
+    holes: frozenset[int]
+    shapes: dict[tuple[str, ...], CallShape | None] = field(default_factory=dict)
+
+
 class CallShapes:
-    """Places every custom call of one file, parsing and judging each shape once."""
+    """Places every custom call of one file, parsing each shape once."""
 
     def __init__(
         self,
         source: Source,
         scan: Scan,
-        judge: Judge,
         select: Select,
+        abi: Abi,
         *,
         reuse: bool = True,
         found: FoundShapes | None = None,
     ):
         self.source = source
         self.scan = scan
-        self.judge = judge
         self.select = select
+        self.abi = abi
         self.reuse = reuse  # False: every statement parsed on its own (the reference)
         # ``found``: the statements' shapes a validation of the same text found
         self.finder = ShapeFinder() if found is None else found.finder
         self.found_at = {} if found is None else found.at
         self.lines = LineCounter(source)  # calls are placed in file order
         self.models = SizedModels(_parse_statement, _statement_model)
-        # By the finder's shape (one per shape key); None: a shape not to reuse.
-        self.shapes: dict[KnownShape, CallShape | None] = {}
-        # By sentinel parse text: its shape, judged; None: each statement judged itself.
-        self.sized_shapes: dict[str, CallShape | None] = {}
+        # By the finder's shape; None: a shape not to reuse.
+        self.shapes: dict[KnownShape, CallShape | _Pinned | None] = {}
 
     def place(self, site: CallSite) -> tuple[PlacedCall, Sequence[Any]]:
         """The call at ``site`` and the errors judging it gave; raises CallSyntaxError."""
@@ -383,10 +379,34 @@ class CallShapes:
         shape = self.shapes.get(known, _UNSEEN)
         if shape is _UNSEEN:
             shape = self.shapes[known] = self._build(known.made_from, known.holes)
-        # An integer its type does not take is an error: the statement is parsed for real.
-        if shape is None or (known.int_holes and not known.integers_taken(hole_texts)):
+        if type(shape) is _Pinned:
+            shape = self._pinned(shape, known, hole_texts)
+        placed = None
+        if shape is not None:
+            assert isinstance(shape, CallShape)
+            placed = self._instance(shape, site, hole_texts, end_of)
+        if placed is None:
             return self._place_exact(site)
-        return self._instance(shape, site, hole_texts, end_of), _NO_ERRORS
+        return placed, _NO_ERRORS
+
+    def _pinned(
+        self, pinned: _Pinned, known: KnownShape, hole_texts: tuple[str, ...]
+    ) -> CallShape | None:
+        """The shape of a statement with pinned holes: parsed with their texts in place."""
+        texts = tuple([hole_texts[k] for k in sorted(pinned.holes)])
+        shape = pinned.shapes.get(texts, _UNSEEN)
+        if shape is _UNSEEN:
+            pieces = known.literals
+            parts = [pieces[0]]
+            holes: list[Hole] = []
+            for k, (_, _, kind) in enumerate(known.holes):
+                start = sum(map(len, parts))
+                parts.append(hole_texts[k])
+                holes.append((start, start + len(hole_texts[k]), kind))
+                parts.append(pieces[k + 1])
+            built = self._build("".join(parts), holes, pinned.holes)
+            shape = pinned.shapes[texts] = built if isinstance(built, CallShape) else None
+        return shape
 
     def _instance(
         self,
@@ -394,7 +414,42 @@ class CallShapes:
         site: CallSite,
         hole_texts: tuple[str, ...],
         end_of: Callable[[int], int],
-    ) -> PlacedCall:
+    ) -> PlacedCall | None:
+        """A call of ``shape``; None when it is to be judged on its own (an error)."""
+        if shape.target_hole is not None:
+            target = hole_texts[shape.target_hole]
+        else:
+            target = _fill(shape.target, hole_texts)
+        judged = shape.by_target.get(target)
+        if judged is None:
+            judged = shape.by_target[target] = self._judged(shape, target)
+        key: tuple[int, ...] = ()
+        fields = hole_texts
+        if judged.reason is not None:
+            reason = judged.reason
+            report = left_alone_report(self.source.filename, 0, 0, judged.view, target, reason)
+        elif judged.signature is None:
+            return None
+        else:
+            values = shape.values_of(hole_texts)
+            operands = shape.by_values.get(values)
+            if operands is None:
+                operands = self._operands(shape, values)
+                if operands is None:
+                    return None
+            attributes, key, own_values = operands
+            fields = (*hole_texts, *own_values)
+            decided = shape.memo.get((target, key))
+            if decided is None:
+                extern = shape.memo.get(key)
+                if extern is None:
+                    extern = shape.memo[key] = decide_extern(
+                        self.abi, judged.signature, valueless(attributes)
+                    )
+                decided = shape.memo[target, key] = of_target(extern, target)
+            report = rewritten_report(
+                self.source.filename, 0, 0, target, judged.signature, attributes, decided
+            )
         statement = site.statement
         group, delta = shape.start_at
         start = statement + delta + (end_of(group) if group else 0)
@@ -402,47 +457,55 @@ class CallShapes:
         end = statement + delta + (end_of(group) if group else 0)
         group, delta = shape.target_at
         target_start = statement + delta + (end_of(group) if group else 0)
-        if shape.target_hole is not None:
-            target = hole_texts[shape.target_hole]
-        else:
-            target = _fill(shape.target, hole_texts)
-        judged = shape.by_target.get(target)
-        if judged is None:
-            judged = shape.by_target[target] = self._judged_for(shape, target)
-        reason, fields = judged
-        if reason is None:
-            report = type(shape.report)(*fields)
-            if shape.operands is not None:
-                report.attributes = shape.operands.of(hole_texts)
-        else:
-            report, _ = self.judge(shape.source, shape.call, reason)
-            report.target = target
         report.line, report.column = self.lines.line_col(start, statement)
+        module = self.scan.module_of(site.keyword)
         return PlacedCall(
-            shape,
-            None,
-            start,
-            end,
-            target_start,
-            target,
-            hole_texts,
-            self.scan.module_of(site.keyword),
-            report,
+            shape, None, start, end, target_start, target, fields, module, report, key
         )
 
-    def _judged_for(self, shape: CallShape, target: str) -> tuple[str | None, list[Any]]:
-        """Whether calls of ``target`` with this shape are left alone (the reason), and
-        else the field values of their reports (the shape's, with the target's own)."""
-        reason = self.select(shape.selected_by, target)
-        facts = shape.report.ffi_facts
-        if facts is not None and facts.target != target:
-            facts = _clone(facts, target=target)
-        report = _clone(shape.report, ffi_facts=facts, target=target)
-        return reason, [getattr(report, name) for name in type(report).__slots__]
+    def _judged(self, shape: CallShape, target: str) -> _Judged:
+        """Selection of the shape's calls of ``target`` (on the shape's view and the target),
+        and the signature of the shape's calls (on its view alone; see the module
+        docstring)."""
+        reason = self.select(shape.view, target)
+        if reason:
+            return _Judged(shape.view, reason, None)
+        signature = shape.memo.get("signature", _UNSEEN)
+        if signature is _UNSEEN:
+            try:
+                signature = judge_signature(shape.view)
+            except (Problem, RecursionError):
+                signature = None  # each call judged on its own, for its errors
+            shape.memo["signature"] = signature
+        return _Judged(shape.view, None, signature)
+
+    def _operands(self, shape: CallShape, values: tuple[str, ...]) -> tuple[Any, ...] | None:
+        """The attribute operands of a call whose leaves hold ``values``, the leaves'
+        ``valueless`` operands and their operands' values; None when an attribute is in
+        error (the call is judged on its own, for its diagnostic)."""
+        attributes: list[Any] = list(shape.constants)
+        found: list[tuple[AttributeOperand, int, str]] = []
+        for leaf, text in zip(shape.leaves, values, strict=True):
+            one = leaf.operands.get(text)
+            if one is None:
+                try:
+                    operand = operand_of(leaf.keys, leaf.attribute(text))
+                except (UnsupportedAttribute, RecursionError):
+                    return None
+                number = shape.numbers.setdefault(but_value(operand), len(shape.numbers))
+                one = (operand, number, operand.value)
+                if len(leaf.operands) < _SHARED:
+                    leaf.operands[text] = one
+            attributes[leaf.index] = one[0]
+            found.append(one)
+        operands = (tuple(attributes), tuple([f[1] for f in found]), tuple([f[2] for f in found]))
+        if len(shape.by_values) < _SHARED:
+            shape.by_values[values] = operands
+        return operands
 
     def _place_exact(self, site: CallSite) -> tuple[PlacedCall, list[Any]]:
         call = parse_call(self.source, self.scan, site)
-        report, errors = self.judge(self.source, call, self.select(call, call.target))
+        report, errors = judge(self.source, call, self.select, self.abi)
         placed = PlacedCall(
             None,
             call,
@@ -456,189 +519,109 @@ class CallShapes:
         )
         return placed, errors
 
-    def _build(self, piece: str, holes: list[Hole]) -> CallShape | None:
-        """The shape of ``piece``, parsed with sentinels in its holes; None when it is not
-        to be reused (see the module docstring)."""
-        if _SENTINEL_MARK in piece:
-            return None
+    def _build(
+        self, piece: str, holes: list[Hole], pinned: frozenset[int] = frozenset()
+    ) -> CallShape | _Pinned | None:
+        """The shape of ``piece``, parsed with sentinels in its holes (but the ``pinned``
+        ones); a ``_Pinned`` when holes other than those must be pinned, None when it is
+        not to be reused (see the module docstring)."""
+        if _SENTINEL_MARK in piece or _SENTINEL.search(piece):
+            return None  # a sentinel's text of its own: where would its hole's go?
         parts: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
         position = length = 0
         for index, (start, end, kind) in enumerate(holes):
-            sentinel = _sentinel(kind, index)
+            text = piece[start:end] if index in pinned else _sentinel(kind, index)
             parts.append(piece[position:start])
             length += start - position
             starts.append(length)
-            parts.append(sentinel)
-            length += len(sentinel)
+            parts.append(text)
+            length += len(text)
             ends.append(length)
             position = end
         parts.append(piece[position:])
         canonical = "".join(parts)
         for index, (_, _, kind) in enumerate(holes):
-            if kind == "float" and canonical.count(_sentinel(kind, index)) != 1:
-                return None
+            if kind == "float" and index not in pinned:
+                if canonical.count(_sentinel(kind, index)) != 1:
+                    return None
         try:
             import lark
 
-            found = self.models.apart(canonical)
-            call = None
-            if found is None:
-                call = self.models.to_model(self.models.parse_tree(canonical), canonical)
+            call = self.models.parse(canonical)
+            leaves = ffi_leaves(call)
         except (lark.exceptions.LarkError, RecursionError):
             return None  # parsed for real, statement by statement, with its own diagnostic
-        source = Source(canonical, self.source.filename)
-        apart = None
-        if found is not None and len(canonical) < _SIZED_TEXT_BOUND:
-            apart = self._judged_apart(found[0], found[1], holes, starts)
-        attribute_values: tuple[tuple[int, Template], ...] | None
-        if apart is not None:
-            base, sized, sizes = apart
-            report, attribute_values = base.outcome(sizes)
-            spans = (base.call.span, base.call.target_span)
-            at = [sized.moved(offset, sizes) for offset in (spans[0].start, spans[0].end)]
-            at.append(sized.moved(spans[1].start, sizes))
-            target = base.target
-        else:
-            if call is None:
-                assert found is not None
-                call = found[0].model(found[1])
-            report, errors = self.judge(source, call, None)
-            if errors:
+        free = [k for k in range(len(holes)) if k not in pinned]
+        # Leaves: each FFI attribute holds no hole, or is one value hole whole.
+        constants: list[AttributeOperand | None] = []
+        shape_leaves: list[_Leaf] = []
+        for keys, attribute in leaves:
+            inside = _holes_inside(starts, attribute.span, free)
+            if not inside:
+                try:
+                    constants.append(operand_of(keys, attribute))
+                except (UnsupportedAttribute, RecursionError):
+                    return None
+                continue
+            hole = inside[0]
+            literal = (
+                attribute.text
+                if isinstance(attribute, model.BoolAttr)
+                else getattr(attribute, "literal", None)
+            )
+            whole = (
+                len(inside) == 1
+                and holes[hole][2] in _VALUES
+                and isinstance(attribute, (model.NumberAttr, model.BoolAttr))
+                and attribute.span.start == starts[hole]
+                and literal == canonical[starts[hole] : ends[hole]]
+                and attribute.text.startswith(literal)
+            )
+            if not whole:
                 return None
-            attribute_values = _attribute_values(call, report, holes, starts)
-            if attribute_values is not None and _leaks(call, report, attribute_values):
-                return None
-            at = [call.span.start, call.span.end, call.target_span.start]
-            target = _template(call.target)
+            assert isinstance(attribute, (model.NumberAttr, model.BoolAttr))
+            shape_leaves.append(_Leaf(len(constants), hole, keys, attribute))
+            constants.append(None)
+        # Holes to pin: value holes that are no leaf, sentinels the view holds.
+        at_leaves = {leaf.hole for leaf in shape_leaves}
+        to_pin = {k for k in free if holes[k][2] in _VALUES and k not in at_leaves}
+        view = judged_view(call)
+        target = _template(call.target)
+        for match in _SENTINEL.finditer("\0".join(_strings(view))):
+            to_pin.add(int(match.group(1) or match.group(2)))
+        if to_pin:
+            return _Pinned(pinned | to_pin) if not pinned else None
+        at = [call.span.start, call.span.end, call.target_span.start]
         offsets = [_offset(starts, ends, offset) for offset in at]
-        if attribute_values is None or None in offsets:
+        if None in offsets:
             return None
         start_at, end_at, target_at = offsets
         assert start_at is not None and end_at is not None and target_at is not None
         shape = CallShape(
             call,
-            report,
-            source,
+            Source(canonical, self.source.filename),
             start_at,
             end_at,
             target_at,
             target,
-            attribute_values,
-            {},
-            len(holes),
-            apart=apart,
+            len(holes) + len(shape_leaves),
+            view,
+            written_view(call),
+            tuple(constants),
+            tuple(shape_leaves),
         )
-        if len(shape.target) == 1 and isinstance(shape.target[0], int):
-            shape.target_hole = shape.target[0]
-        if attribute_values:
-            shape.operands = FilledOperands(report.attributes, attribute_values)
+        if len(target) == 1 and isinstance(target[0], int):
+            shape.target_hole = target[0]
         return shape
 
-    def _judged_apart(
-        self, sized: Sized, sizes: SizesOf, holes: list[Hole], starts: list[int]
-    ) -> tuple[CallShape, Sized, SizesOf] | None:
-        """The shape of a statement's sentinel parse, judged once for all the statements
-        that share the parse, whose outcome is theirs with their sizes written in (see
-        ``_SizedOutcome``); None when a statement is to be judged on its own. The first
-        shape of a sentinel parse is (most have only one: judging the parse too would
-        cost what it saves twice over); the second judges the parse."""
-        if not all(_SIZE_NUMBER.fullmatch(size) for size in sizes.sizes):
-            return None
-        base = self.sized_shapes.get(sized.text, _UNSEEN)
-        if base is _UNSEEN:
-            self.sized_shapes[sized.text] = _ONE_SHAPE
-            return None
-        if base is _ONE_SHAPE:
-            base = self.sized_shapes[sized.text] = self._sized_shape(sized, sizes, holes, starts)
-        return None if base is None else (base, sized, sizes)
 
-    def _sized_shape(
-        self, sized: Sized, sizes: SizesOf, holes: list[Hole], starts: list[int]
-    ) -> CallShape | None:
-        """The shape of the sentinel parse ``sized``, judged; None when ``_build`` would not
-        reuse it. Only its call, report, attribute values, target and holes are read."""
-        # Where the holes of a statement (at ``starts``) are in the sentinel parse's text:
-        # no hole is inside a size, so each moves back by what the sizes before it moved.
-        ends = [end + sizes.moved[k + 1] for k, (_, end) in enumerate(sized.runs)]
-        apart_starts = [start - sizes.moved[bisect.bisect_right(ends, start)] for start in starts]
-        source = Source(sized.text, self.source.filename)
-        report, errors = self.judge(source, sized.base, None)
-        if errors:
-            return None
-        attribute_values = _attribute_values(sized.base, report, holes, apart_starts)
-        if attribute_values is None or _leaks(sized.base, report, attribute_values):
-            return None
-        report_step = resize_outcome_step(report, sized.runs)
-        if report_step is None:
-            return None
-        outcome = _SizedOutcome(
-            report_step, attribute_values, resize_outcome_step(attribute_values, sized.runs)
-        )
-        nowhere = (0, 0)
-        return CallShape(
-            sized.base,
-            report,
-            source,
-            nowhere,
-            nowhere,
-            nowhere,
-            _template(sized.base.target),
-            attribute_values,
-            {},
-            len(holes),
-            sized_outcome=outcome,
-        )
-
-
-@dataclass(slots=True)
-class _SizedOutcome:
-    """What the judge made of a statement apart from its sizes (``dimensions.py``), as steps
-    that write a statement's sizes in: its report, and its attribute values from holes.
-
-    Why the judge's outcome for a statement is the sentinel parse's outcome with its sizes
-    written in, as text into strings and as numbers into ints equal to a sentinel's value,
-    for a statement whose every size has at most 18 digits, and that is shorter than
-    ``_SIZED_TEXT_BOUND``:
-
-    1. The statement's model is the sentinel parse's with its sizes written in
-       (``dimensions.py``). Types keep their kind, element type and rank; attributes their
-       classes and everything but the sizes in their types' texts.
-    2. The judge (``planner._judge``, rules 6 and 7, attribute operands, layouts, FFI
-       facts, the ABI's parameter order) reads a size in three ways only: it copies its
-       text (operand and result types, ``layouts.physical``, a dense attribute's signless
-       type), asks whether a dimension is ``?`` (no size is), and converts it to a number
-       (``Type.sizes`` and ``parse_tensor`` for FFI facts), which it stores. It compares
-       no size with anything, computes with none, and ``int`` takes every size (at most
-       18 digits: far below Python's limit on digits, past which ``int`` raises and the
-       FFI facts are None). Every other number it makes is an
-       index or a count below the statement's length (ranks, permutations, parameter
-       order, array and string lengths), or read from the statement's text: a text with
-       a sentinel's value holds the sentinel's digits, which occur only at the sentinel
-       (``sized_apart``); below ``_SIZED_TEXT_BOUND`` no count reaches a sentinel's value
-       (they start at 7000003). So the ints equal to a sentinel's value are its size's, and
-       the strings hold a sentinel's digits exactly where they hold its size.
-    3. ``_attribute_values`` pairs the same holes with the same attributes in both (the
-       spans move with the sizes, and the holes with them), and ``_leaks`` looks for hole
-       sentinels, which hold no size and which no size's digits make or break (a size is
-       written between non-digits).
-
-    So the outcome is the statement's own, as long as it is reused at all: the statement
-    is judged on its own when its sentinel parse is not reused (an error, a leak).
-    ``tests/test_call_shapes.py`` compares this with parsing and judging every statement,
-    on exports whose sizes are mutated."""
-
-    report_step: Step
-    attribute_values: tuple[tuple[int, Template], ...]
-    values_step: Step | None
-
-    def of(self, sizes: SizesOf) -> tuple[Any, tuple[tuple[int, Template], ...]]:
-        """The report and attribute values of the statement with these sizes."""
-        values = self.attribute_values
-        if self.values_step is not None:
-            values = cast("tuple[tuple[int, Template], ...]", self.values_step(sizes))
-        return self.report_step(sizes), values
+def _holes_inside(starts: list[int], span: model.Span, free: list[int]) -> list[int]:
+    """The free holes that start inside ``span``."""
+    first = bisect.bisect_left(starts, span.start)
+    last = bisect.bisect_left(starts, span.end)
+    return [k for k in range(first, last) if k in free]
 
 
 def _parse_statement(text: str) -> Any:
@@ -658,62 +641,6 @@ def _offset(starts: list[int], ends: list[int], offset: int) -> Offset | None:
     if offset < ends[before - 1]:
         return None
     return before, offset - ends[before - 1]
-
-
-def _attribute_values(
-    call: model.CustomCall, report: Any, holes: list[Hole], starts: list[int]
-) -> tuple[tuple[int, Template], ...] | None:
-    """For each attribute operand that holds a hole, its value as a template: floats by
-    their sentinels, integers and booleans by their spans. None if a span leads nowhere
-    it can be told."""
-    by_start = {start: index for index, start in enumerate(starts)}
-    keys_of_hole: dict[int, tuple[str, ...]] = {}
-    entries, _ = ffi_attributes(call)
-    pending: list[tuple[tuple[str, ...], model.Attr]] = [((name,), v) for name, v in entries]
-    while pending:
-        keys, value = pending.pop()
-        if isinstance(value, model.DictAttr):
-            pending.extend(((*keys, name), entry) for name, entry in value.entries)
-        elif isinstance(value, (model.NumberAttr, model.BoolAttr)):
-            hole = by_start.get(value.span.start)
-            if hole is not None and holes[hole][2] in ("int", "bool"):
-                keys_of_hole[hole] = keys
-    values: list[tuple[int, Template]] = []
-    operand_of_keys = {attribute.keys: i for i, attribute in enumerate(report.attributes)}
-    for hole, keys in keys_of_hole.items():
-        operand = operand_of_keys.get(keys)
-        if operand is None or report.attributes[operand].value != BLANK[holes[hole][2]]:
-            return None
-        values.append((operand, (hole,)))
-    for index, attribute in enumerate(report.attributes):
-        if _SENTINEL.search(attribute.value):
-            values.append((index, _template(attribute.value)))
-    return tuple(sorted(values))
-
-
-def _leaks(
-    call: model.CustomCall, report: Any, attribute_values: tuple[tuple[int, Template], ...]
-) -> bool:
-    """Whether a sentinel reached any part of the outcome that is not filled per call: all
-    of the report but its target, the values of the attributes filled from holes and the
-    target of its FFI facts; and the parts of the call that are not rewritten per call."""
-    filled = {index for index, _ in attribute_values}
-    parts: list[Any] = [call.indent, call.input_types, call.result_types, call.results_text]
-    parts.append(call.form)
-    for name in type(report).__slots__:
-        if name not in ("target", "attributes", "ffi_facts"):
-            parts.append(getattr(report, name))
-    for index, attribute in enumerate(report.attributes):
-        parts.append(_fields_but(attribute, "value") if index in filled else attribute)
-    if report.ffi_facts is not None:
-        parts.append(_fields_but(report.ffi_facts, "target"))
-    # "\0" is in no sentinel: joined, no two strings make one
-    return _SENTINEL.search("\0".join(_strings(parts))) is not None
-
-
-def _fields_but(value: Any, name: str) -> list[Any]:
-    """The fields of a slotted dataclass instance but one."""
-    return [getattr(value, other) for other in type(value).__slots__ if other != name]
 
 
 __all__ = ["CallShape", "CallShapes", "CallSyntaxError", "PlacedCall"]

@@ -161,13 +161,26 @@ def facts_of_call(
     result_perms: Sequence[tuple[int, ...]],
 ) -> ExternFacts:
     """The facts of one call, from the parsed call and the contract's view of it."""
-    return ExternFacts(
-        call.target,
+    operands, results, shape_operands = signature_facts(call, operand_perms, result_perms)
+    return ExternFacts(call.target, operands, results, attribute_facts(attributes), shape_operands)
+
+
+def signature_facts(
+    call: model.CustomCall,
+    operand_perms: Sequence[tuple[int, ...]],
+    result_perms: Sequence[tuple[int, ...]],
+) -> tuple[tuple[TensorFacts, ...], tuple[TensorFacts, ...], tuple[int, ...]]:
+    """The facts of a call's operands and results, and its shape operands."""
+    return (
         tuple(_tensor(t, p) for t, p in zip(call.input_types, operand_perms, strict=True)),
         tuple(_tensor(t, p) for t, p in zip(call.result_types, result_perms, strict=True)),
-        _attribute_tree(attributes),
         _shape_operands(call),
     )
+
+
+def attribute_facts(attributes: Sequence[AttributeOperand]) -> tuple[AttributeFacts, ...]:
+    """What FFI makes of a call's attribute operands (their nesting rebuilt)."""
+    return _attribute_tree(attributes)
 
 
 def _tensor(type_: model.Type, major_to_minor: tuple[int, ...]) -> TensorFacts:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from lark import Token, Tree
 
@@ -59,7 +59,6 @@ _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 _SIZE = re.compile(r"[0-9]+")
 
 Run = tuple[int, int]  # a size's start and end in its text
-_UNSEEN: Any = object()
 
 
 def size_runs(text: str) -> list[Run]:
@@ -145,12 +144,10 @@ class _Recipe:
     sizes precede each offset, which parts hold neither (kept as they are). A statement's
     model is then its steps run on its sizes."""
 
-    def __init__(self, sentinel_runs: list[Run], numbers: bool = False):
+    def __init__(self, sentinel_runs: list[Run]):
         self.runs = sentinel_runs
         self.first = sentinel_runs[0][0]
         self.sentinels = re.compile("|".join(_sentinel(i) for i in range(len(sentinel_runs))))
-        # With ``numbers``, an int that is a sentinel's value is that size's value too.
-        self.numbers = {int(_sentinel(i)): i for i in range(len(sentinel_runs))} if numbers else {}
 
     def step(self, value: object) -> Step | None:
         """The step that rebuilds ``value``, or None when it is kept; raises ValueError for
@@ -158,11 +155,6 @@ class _Recipe:
         kind = type(value)  # exact types first: a str Enum (a type's kind) is no text
         if kind is str:
             return self._text(cast(str, value))
-        if kind is int:
-            index = self.numbers.get(cast(int, value))
-            if index is None:
-                return None
-            return lambda sizes: int(sizes.sizes[index])
         if kind is model.Span:
             span = cast(model.Span, value)
             if span.end <= self.first:
@@ -243,37 +235,17 @@ def resize_step(call: model.CustomCall, sentinel_runs: list[Run]) -> Step | None
         return None
 
 
-def resize_outcome_step(value: object, sentinel_runs: list[Run]) -> Step | None:
-    """The step that writes a statement's sizes into ``value``, something made from the
-    sentinel parse's model: into its strings as text, and as numbers into its ints that
-    are a sentinel's value (``call_shapes`` argues when that is what the statement's own
-    model would make); None when nothing in it holds a sentinel."""
-    return _Recipe(sentinel_runs, numbers=True).step(value)
-
-
 class Sized:
     """A statement apart from its sizes: the sentinel parse's model (``base``), where its
     sentinels are, and the step that writes a statement's sizes into ``base``."""
 
-    __slots__ = ("_writers", "base", "runs", "step", "text")
+    __slots__ = ("base", "runs", "step", "text")
 
     def __init__(self, text: str, base: model.CustomCall, runs: list[Run], step: Step):
         self.text = text  # the statement with a sentinel for each size
         self.base = base
         self.runs = runs
         self.step = step
-        self._writers: dict[str, Step | None] = {}
-
-    def moved(self, offset: int, sizes: SizesOf) -> int:
-        """Where ``offset`` of ``base``, at no size, is in the statement with ``sizes``."""
-        return offset + sizes.moved[_sizes_before(self.runs, offset)]
-
-    def write(self, text: str, sizes: SizesOf) -> str:
-        """``text``, made from ``base``, with each sentinel replaced by its size."""
-        writer = self._writers.get(text, _UNSEEN)
-        if writer is _UNSEEN:
-            writer = self._writers[text] = _Recipe(self.runs)._text(text)
-        return text if writer is None else cast(str, writer(sizes))
 
     def sizes(self, text: str, runs: list[Run]) -> SizesOf:
         """The sizes of ``text``, a statement that is this one apart from its sizes."""
