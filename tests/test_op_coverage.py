@@ -217,6 +217,20 @@ def flips(x):
     return jnp.flip(x), x[:, ::-1], jnp.flip(x, 0)
 
 
+def complex_pads(z):
+    """Pads with a constant value (edges, a negative edge, interior), as the gradient of a
+    stack writes them: IREE cannot pad complex<f64> by itself."""
+    return (
+        jax.lax.pad(z, 0j, [(1, 0, 0), (0, 2, 0)]) * z[0, 0],
+        jax.lax.pad(z, 1 - 2j, [(2, -1, 1), (0, 0, 2)]),
+        jax.vjp(lambda a: jnp.stack([a, a * a]), z)[1](jnp.stack([z, 2 * z]))[0],
+    )
+
+
+def numpy_pad(z):
+    return jnp.pad(z, ((1, 0), (0, 2)))
+
+
 def sorts_along(x):
     return jnp.argsort(x, axis=0), jnp.argsort(x, axis=1), jnp.sort(x, axis=0)
 
@@ -320,6 +334,11 @@ PROGRAMS = {
     "sort_uint32_ties": Program(sorts, lambda r: [ties(r, 100, np.uint32)]),
     "flip_uint8": Program(flips, lambda r: [unsigned(r, (5, 6), np.uint8)]),
     "flip_uint32": Program(flips, lambda r: [unsigned(r, (5, 6), np.uint32)]),
+    "pad_complex128": Program(complex_pads, lambda r: [normal(r, (4, 5), np.complex128)], x64=True),
+    "pad_complex64": Program(complex_pads, lambda r: [normal(r, (4, 5), np.complex64)]),
+    "numpy_pad_complex128": Program(
+        numpy_pad, lambda r: [normal(r, (4, 5), np.complex128)], x64=True
+    ),
     "sort_bool": Program(sorts, lambda r: [r.random(50) < 0.5]),
     "sort_complex64_ties": Program(
         sorts, lambda r: [(ties(r, 64, np.float32) + 1j * ties(r, 64, np.float32))]
