@@ -448,3 +448,41 @@ def assert_agrees(got: np.ndarray, expected: np.ndarray) -> None:
         np.testing.assert_allclose(got, expected, rtol=RTOL, atol=0)
     else:
         np.testing.assert_array_equal(got, expected)
+
+
+# Programs where each product has one use: LLVM fuses a product with one use only, as XLA
+# does with the expression it emits for each output.
+FUSED = {
+    "x * y + z": lambda x, y, z: x * y + z,
+    "x * y - z": lambda x, y, z: x * y - z,
+    "z - x * y": lambda x, y, z: z - x * y,
+    "complex a * b": lambda a, b: a * b,
+    "real part of a * b": lambda a, b: (a * b).real,
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("precision", [32, 64])
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_a_product_and_its_sum_round_once_as_under_jax_jit(
+    name: str, precision: int, path: str, tmp_path: Path
+):
+    """XLA's CPU compiler lets LLVM fuse a multiply and the add or subtract of its product
+    into one FMA, which rounds once; so do both paths (the compile path marks its float
+    ops ``contract``: ``rewriter.compile.toolchain.contractible``): ``x * y + z`` and
+    complex products give jax.jit's bits. Before, the compile path rounded twice and the
+    real part of a complex product differed in the last bit (jax-finufft's gradients)."""
+    for tool in _native_tools(name, path):
+        require_tool(tool)
+    function = FUSED[name]
+    kind = np.float32 if precision == 32 else np.float64
+    if name.startswith(("complex", "real")):
+        kind = np.complex64 if precision == 32 else np.complex128
+    rng = np.random.default_rng(0)
+    inputs = [normal(rng, (512,), kind) for _ in range(function.__code__.co_argcount)]
+    with jax.enable_x64(precision == 64):
+        text = rewriter.export(function, *inputs).text
+        expected = np.asarray(jax.jit(function)(*inputs))
+    got = PATHS[path](text, inputs, tmp_path)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
