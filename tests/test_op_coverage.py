@@ -221,6 +221,20 @@ def flips(x):
     return jnp.flip(x), x[:, ::-1], jnp.flip(x, 0)
 
 
+def complex_pads(z):
+    """Pads with a constant value (edges, a negative edge, interior), as the gradient of a
+    stack writes them: IREE cannot pad complex<f64> by itself."""
+    return (
+        jax.lax.pad(z, 0j, [(1, 0, 0), (0, 2, 0)]) * z[0, 0],
+        jax.lax.pad(z, 1 - 2j, [(2, -1, 1), (0, 0, 2)]),
+        jax.vjp(lambda a: jnp.stack([a, a * a]), z)[1](jnp.stack([z, 2 * z]))[0],
+    )
+
+
+def numpy_pad(z):
+    return jnp.pad(z, ((1, 0), (0, 2)))
+
+
 def sorts_along(x):
     return jnp.argsort(x, axis=0), jnp.argsort(x, axis=1), jnp.sort(x, axis=0)
 
@@ -448,6 +462,11 @@ PROGRAMS = {
     "sort_uint32_ties": Program(sorts, lambda r: [ties(r, 100, np.uint32)]),
     "flip_uint8": Program(flips, lambda r: [unsigned(r, (5, 6), np.uint8)]),
     "flip_uint32": Program(flips, lambda r: [unsigned(r, (5, 6), np.uint32)]),
+    "pad_complex128": Program(complex_pads, lambda r: [normal(r, (4, 5), np.complex128)], x64=True),
+    "pad_complex64": Program(complex_pads, lambda r: [normal(r, (4, 5), np.complex64)]),
+    "numpy_pad_complex128": Program(
+        numpy_pad, lambda r: [normal(r, (4, 5), np.complex128)], x64=True
+    ),
     "sort_bool": Program(sorts, lambda r: [r.random(50) < 0.5]),
     "sort_complex64_ties": Program(
         sorts, lambda r: [(ties(r, 64, np.float32) + 1j * ties(r, 64, np.float32))]
@@ -634,3 +653,41 @@ def assert_agrees(got: np.ndarray, expected: np.ndarray) -> None:
         np.testing.assert_allclose(got, expected, rtol=RTOL, atol=0)
     else:
         np.testing.assert_array_equal(got, expected)
+
+
+# Programs where each product has one use: LLVM fuses a product with one use only, as XLA
+# does with the expression it emits for each output.
+FUSED = {
+    "x * y + z": lambda x, y, z: x * y + z,
+    "x * y - z": lambda x, y, z: x * y - z,
+    "z - x * y": lambda x, y, z: z - x * y,
+    "complex a * b": lambda a, b: a * b,
+    "real part of a * b": lambda a, b: (a * b).real,
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("precision", [32, 64])
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_a_product_and_its_sum_round_once_as_under_jax_jit(
+    name: str, precision: int, path: str, tmp_path: Path
+):
+    """XLA's CPU compiler lets LLVM fuse a multiply and the add or subtract of its product
+    into one FMA, which rounds once; so do both paths (the compile path marks its float
+    ops ``contract``: ``rewriter.compile.toolchain.contractible``): ``x * y + z`` and
+    complex products give jax.jit's bits. Before, the compile path rounded twice and the
+    real part of a complex product differed in the last bit (jax-finufft's gradients)."""
+    for tool in _native_tools(name, path):
+        require_tool(tool)
+    function = FUSED[name]
+    kind = np.float32 if precision == 32 else np.float64
+    if name.startswith(("complex", "real")):
+        kind = np.complex64 if precision == 32 else np.complex128
+    rng = np.random.default_rng(0)
+    inputs = [normal(rng, (512,), kind) for _ in range(function.__code__.co_argcount)]
+    with jax.enable_x64(precision == 64):
+        text = rewriter.export(function, *inputs).text
+        expected = np.asarray(jax.jit(function)(*inputs))
+    got = PATHS[path](text, inputs, tmp_path)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)

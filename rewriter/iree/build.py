@@ -22,8 +22,10 @@ them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE ge
 cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
 ``atan2``, so its module is linked as a system library from the start (and when that
 cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays).
-The sorts jax writes become imports that ``load`` serves with a stable sort of numpy
-(``sorts.py``: IREE's own is a bubble sort, which keeps operands on the stack); any other
+Pads of complex elements, which IREE cannot compile, are done on the real and imaginary
+parts apart (``complex_pads.py``). The sorts jax writes become imports that ``load``
+serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
+operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``).
 
@@ -59,6 +61,7 @@ from ..compile.unsigned_reverse import reverse_signless
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..syntax.diagnostics import Diagnostic, RewriteError
+from .complex_pads import split_complex_pads
 from .exact_math import make_math_exact
 from .signatures import (
     METADATA_KEY,
@@ -297,6 +300,7 @@ def _write_with_metadata(
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         clamp_gather_indices(module)  # StableHLO clamps them, IREE does not
         erase_tokens(module)  # IREE cannot lower create_token, after_all
+        split_complex_pads(module)  # nor pad complex elements
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
