@@ -51,5 +51,6 @@ def test_found_tool_is_its_path(empty_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_the_install_script_installs_every_package_the_messages_name() -> None:
     script = Path(__file__).resolve().parent.parent / "scripts" / "install.sh"
     assert os.access(script, os.X_OK)
-    (packages,) = re.findall(r"^APT_PACKAGES=\((.*)\)$", script.read_text(), re.MULTILINE)
-    assert set(NATIVE_PACKAGES.values()) <= set(packages.split())
+    lists = re.findall(r"^(?:APT|ARM64)_PACKAGES=\((.*)\)$", script.read_text(), re.MULTILINE)
+    assert len(lists) == 2  # this machine's packages, and the arm64 ones beside them
+    assert set(NATIVE_PACKAGES.values()) <= {p for packages in lists for p in packages.split()}
