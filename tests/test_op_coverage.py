@@ -299,39 +299,47 @@ def scan_bound(inputs):
 
 
 SCATTER_INDICES = np.array([0, 3, 3, -1, 7, 3, 100, 0], np.int32)  # repeated, negative, out
+IN_RANGE_INDICES = np.array([0, 3, 3, -1, 7, 3, 5, 0], np.int32)  # repeated, negative
 
 
-def scatters(x, v):
+def scatters_at(indices: np.ndarray):
     """``.set`` at distinct indices (repeated ones leave the winner undefined in jax), then
-    ``.add``, ``.max`` and ``.min`` at repeated, negative and out-of-range indices (jax
-    drops updates out of range)."""
-    distinct = jnp.array([5, 1, -2, 0], jnp.int32)
-    return (
-        x.at[distinct].set(v[:4]),
-        x.at[SCATTER_INDICES].add(v),
-        x.at[SCATTER_INDICES].max(v),
-        x.at[SCATTER_INDICES].min(v),
-        x.at[SCATTER_INDICES, 1].add(v[:, 0]),
-    )
+    ``.add``, ``.max`` and ``.min`` at ``indices`` (jax drops updates out of range)."""
+
+    def scatters(x, v):
+        distinct = jnp.array([5, 1, -2, 0], jnp.int32)
+        return (
+            x.at[distinct].set(v[:4]),
+            x.at[indices].add(v),
+            x.at[indices].max(v),
+            x.at[indices].min(v),
+            x.at[indices, 1].add(v[:, 0]),
+        )
+
+    return scatters
 
 
-def scatter_add_bound(inputs):
+def scatter_add_bound_at(indices: np.ndarray):
     """``x.at[i].add(v)`` adds to each row of x the updates aimed at it, a sum of at most
     m + 1 terms (m the most updates of one row) in an order of each side's own: within
     gamma_m (|x| + the sum of |v| aimed there) of the exact value (Higham 3.1), twice that
     between the sides. The other results move values and compare them: exact."""
-    x, v = (np.asarray(a, np.float64) for a in inputs)
-    rows = x.shape[0]
-    kept = SCATTER_INDICES[(SCATTER_INDICES >= -rows) & (SCATTER_INDICES < rows)] % rows
-    m = np.bincount(kept, minlength=rows).max()
-    aimed = np.abs(x).copy()
-    column = np.abs(x).copy()
-    for position, index in enumerate(SCATTER_INDICES):
-        if -rows <= index < rows:
-            aimed[index] += np.abs(v[position])
-            column[index, 1] += np.abs(v[position, 0])
-    each = 2 * gamma(int(m) + 1, np.float32)
-    return None, each * aimed, None, None, each * column
+
+    def scatter_add_bound(inputs):
+        x, v = (np.asarray(a, np.float64) for a in inputs)
+        rows = x.shape[0]
+        kept = indices[(indices >= -rows) & (indices < rows)] % rows
+        m = np.bincount(kept, minlength=rows).max()
+        aimed = np.abs(x).copy()
+        column = np.abs(x).copy()
+        for position, index in enumerate(indices):
+            if -rows <= index < rows:
+                aimed[index] += np.abs(v[position])
+                column[index, 1] += np.abs(v[position, 0])
+        each = 2 * gamma(int(m) + 1, np.float32)
+        return None, each * aimed, None, None, each * column
+
+    return scatter_add_bound
 
 
 def gathers(x, i):
@@ -504,12 +512,21 @@ PROGRAMS = {
         scans, lambda r: [r.uniform(0.5, 1.5, (12, 9)).astype(np.float32)], bound=scan_bound
     ),
     "scatter_float32": Program(
-        scatters,
+        scatters_at(SCATTER_INDICES),
         lambda r: [normal(r, (8, 3), np.float32), normal(r, (8, 3), np.float32)],
-        bound=scatter_add_bound,
+        bound=scatter_add_bound_at(SCATTER_INDICES),
     ),
     "scatter_int32": Program(
-        scatters,
+        scatters_at(SCATTER_INDICES),
+        lambda r: [ties(r, (8, 3), np.int32), r.integers(-9, 9, (8, 3)).astype(np.int32)],
+    ),
+    "scatter_in_range_float32": Program(
+        scatters_at(IN_RANGE_INDICES),
+        lambda r: [normal(r, (8, 3), np.float32), normal(r, (8, 3), np.float32)],
+        bound=scatter_add_bound_at(IN_RANGE_INDICES),
+    ),
+    "scatter_in_range_int32": Program(
+        scatters_at(IN_RANGE_INDICES),
         lambda r: [ties(r, (8, 3), np.int32), r.integers(-9, 9, (8, 3)).astype(np.int32)],
     ),
     "gather_float32": Program(
@@ -551,6 +568,18 @@ PATHS = {"compile": run_compiled, "iree": run_iree}
 # until it is taken off this list). docs/paths.md lists the same.
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
+# Cases a run cannot show safely, so they are not run (reported as xfailed, not run): the
+# compiled code writes past a buffer. docs/paths.md says what is wrong.
+OUT_OF_RANGE_SCATTER = (
+    "scatter updates at out-of-range indices are written past the result's buffer on the "
+    "compiled path (the loops IREE's pipeline makes of stablehlo.scatter do not drop them), "
+    "corrupting the heap; in-range scatters: scatter_in_range_*"
+)
+NOT_RUN: dict[tuple[str, str], str] = {
+    ("scatter_float32", "compile"): OUT_OF_RANGE_SCATTER,
+    ("scatter_int32", "compile"): OUT_OF_RANGE_SCATTER,
+}
+
 
 # f64 libm functions (and f32 atan2, which rewriter.iree computes with f64's): IREE links
 # them as a system library, with the system's linker.
@@ -579,6 +608,8 @@ def test_program_runs_and_agrees_with_jax(
 ):
     for tool in _native_tools(name, path):
         require_tool(tool)
+    if (name, path) in NOT_RUN:
+        pytest.xfail(NOT_RUN[name, path])
     if (name, path) in KNOWN_GAPS:
         request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[name, path], strict=True))
     program = PROGRAMS[name]
