@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
-from benchmarks.report import figures  # noqa: E402
+from benchmarks.report import figures, sizes  # noqa: E402
 from rewriter.compile import LoadError, ToolchainError, compile_module, load  # noqa: E402
 from rewriter.iree import BuildError  # noqa: E402
 from rewriter.iree import load as load_iree  # noqa: E402
@@ -227,6 +227,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--sizes",
+        type=sizes,
         default=",".join(map(str, SIZES)),
         help="comma-separated element counts (default: %(default)s)",
     )
@@ -248,10 +249,6 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [name for name in arguments.ops if name not in OPS]
     if unknown:
         parser.error(f"unknown op {unknown[0]!r} (choose from {', '.join(OPS)})")
-    try:
-        arguments.sizes = [int(size) for size in arguments.sizes.split(",")]
-    except ValueError:
-        parser.error(f"--sizes takes element counts separated by commas, not {arguments.sizes!r}")
     return arguments
 
 

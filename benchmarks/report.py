@@ -10,6 +10,7 @@ table is always what the script last printed, never typed by hand.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import datetime
 import importlib.metadata
@@ -21,6 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 README = Path(__file__).resolve().with_name("README.md")
+
+
+def sizes(text: str) -> list[int]:
+    """``--sizes``: counts separated by commas (an argparse ``type``)."""
+    try:
+        return [int(size) for size in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"counts separated by commas, not {text!r}") from None
 
 
 def row(*cells: object) -> str:

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
-from benchmarks.report import figures, header, row  # noqa: E402
+from benchmarks.report import figures, header, row, sizes  # noqa: E402
 from rewriter.compile import LoadError, ToolchainError, compile_module, load  # noqa: E402
 from rewriter.iree import BuildError  # noqa: E402
 from rewriter.iree import load as load_iree  # noqa: E402
@@ -107,6 +107,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--sizes",
+        type=sizes,
         default=",".join(map(str, SIZES)),
         help="comma-separated entry counts (default: %(default)s)",
     )
@@ -115,10 +116,6 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [name for name in arguments.programs if name not in PROGRAMS]
     if unknown:
         parser.error(f"unknown program {unknown[0]!r} (choose from {', '.join(PROGRAMS)})")
-    try:
-        arguments.sizes = [int(size) for size in arguments.sizes.split(",")]
-    except ValueError:
-        parser.error(f"--sizes takes entry counts separated by commas, not {arguments.sizes!r}")
     return arguments
 
 
