@@ -382,19 +382,24 @@ def _entry_file(tmp_path: Path, text: str) -> Path:
     return source
 
 
+def _looked_up(key: str) -> compile_cache.Hit | None:
+    with compile_cache.lookup(key) as hit:
+        return hit
+
+
 def test_an_entry_is_stored_whole_and_the_first_one_stays(tmp_path):
     compile_cache.store("k", {"library": _entry_file(tmp_path, "first")}, "[]", [])
     compile_cache.store("k", {"library": _entry_file(tmp_path, "second!")}, "[]", [])
-    hit = compile_cache.lookup("k")
-    assert hit is not None
-    assert hit.files["library"].read_text() == "first"
+    with compile_cache.lookup("k") as hit:
+        assert hit is not None
+        assert hit.files["library"].read_text() == "first"
     folder = compile_cache.cache_dir() / "compile"
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".hit-")) == ["k"]
 
 
 def test_a_store_that_fails_leaves_no_entry(tmp_path):
     compile_cache.store("k", {"library": tmp_path / "missing"}, "[]", [])
-    assert compile_cache.lookup("k") is None
+    assert _looked_up("k") is None
     folder = compile_cache.cache_dir() / "compile"
     assert list(folder.iterdir()) == []  # no half entry, no temporary folder
 
@@ -403,9 +408,9 @@ def test_an_entry_without_its_index_is_no_hit(tmp_path):
     entry = compile_cache.cache_dir() / "compile" / "k"
     entry.mkdir(parents=True)
     (entry / "library").write_text("half", encoding="utf-8")
-    assert compile_cache.lookup("k") is None
+    assert _looked_up("k") is None
     (entry / "entry.json").write_text("{not json", encoding="utf-8")
-    assert compile_cache.lookup("k") is None
+    assert _looked_up("k") is None
 
 
 def test_the_least_recently_used_entries_go_first(tmp_path):
@@ -415,7 +420,7 @@ def test_the_least_recently_used_entries_go_first(tmp_path):
     now = time.time()
     for age, key in ((300, "old"), (200, "used"), (100, "new")):
         os.utime(folder / key, (now - age, now - age))
-    compile_cache.lookup("used")  # used now
+    _looked_up("used")  # used now
     size = sum(f.stat().st_size for f in (folder / "new").iterdir())
     compile_cache.prune(2 * size)  # two entries' worth
     assert not (folder / "old").exists()
@@ -427,7 +432,7 @@ def test_the_least_recently_used_entries_go_first(tmp_path):
 def test_clear_removes_every_entry(tmp_path):
     compile_cache.store("k", {"library": _entry_file(tmp_path, "x")}, "[]", [])
     compile_cache.clear()
-    assert compile_cache.lookup("k") is None
+    assert _looked_up("k") is None
 
 
 @pytest.mark.slow

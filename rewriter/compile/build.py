@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
-import tempfile
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..abi import bridge_dir, include_dir
 from ..inputs.files import OutputRefused, install_file, output_problem
+from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
 from . import blas as blas_libraries
@@ -176,12 +176,9 @@ def compile_module(
             PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()),
             iree_version,
         )
-        hit = compile_cache.lookup(key)
-        if hit is not None:
-            try:
+        with compile_cache.lookup(key) as hit:
+            if hit is not None:
                 return _install_hit(hit, output, header, include_dir)
-            finally:
-                shutil.rmtree(hit.folder, ignore_errors=True)
     if ffi_bridge and use_cache:
         externs = _externs(text, filename or origin)
     # Checked here, not before the cache: what clang says of a triple and a CPU depends on
@@ -215,13 +212,17 @@ def compile_module(
         helper_flags[:] = routed.compile_flags()
         return routed.text
 
-    work = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="rewriter-"))
-    try:
-        work.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ToolchainError(f"cannot keep the stages in {work}: {error.strerror}") from None
     scope = contextlib.ExitStack()
     try:
+        if keep_temps:
+            work = Path(keep_temps)
+            try:
+                work.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                message = f"cannot keep the stages in {work}: {error.strerror}"
+                raise ToolchainError(message) from None
+        else:
+            work = scope.enter_context(temporary_folder("rewriter-"))
         scope.enter_context(contexts.shared())  # one MLIR context for the steps in Python
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
         prepared = tokens_as_booleans(clamped_gathers(signless_reverses(prepared)))
@@ -338,8 +339,6 @@ def compile_module(
         return entries
     finally:
         scope.close()
-        if not keep_temps:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 def _externs(text: str, filename: str) -> list[Extern]:

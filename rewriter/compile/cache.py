@@ -30,9 +30,12 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..inputs.temporary import signals_held
 
 CACHE_VARIABLE = "REWRITER_CACHE_DIR"
 # What the entries may take together before the least recently used go.
@@ -158,19 +161,31 @@ def _entries_folder() -> Path:
     return cache_dir() / "compile"
 
 
-def lookup(key: str) -> Hit | None:
+@contextmanager
+def lookup(key: str) -> Iterator[Hit | None]:
     """The entry of ``key``, its files linked into a private folder (so that an entry
-    removed meanwhile by another process cannot take them away half copied); None when
-    there is none or it cannot be read."""
+    removed meanwhile by another process cannot take them away half copied), which is
+    removed when the block ends; None when there is none or it cannot be read."""
     try:
         entry = _entries_folder() / key
         index = json.loads((entry / _INDEX).read_text(encoding="utf-8"))
     except (OSError, ValueError, RuntimeError):  # RuntimeError: no home folder
-        return None
+        yield None
+        return
+    private: Path | None = None
     try:
-        private = Path(tempfile.mkdtemp(prefix=".hit-", dir=_entries_folder()))
-    except OSError:  # a cache that can be read only: copies in the temporary folder
-        private = Path(tempfile.mkdtemp(prefix="rewriter-hit-"))
+        with signals_held():  # the folder is made and named at once (temporary.py)
+            try:
+                private = Path(tempfile.mkdtemp(prefix=".hit-", dir=_entries_folder()))
+            except OSError:  # a cache that can be read only: copies in the temporary folder
+                private = Path(tempfile.mkdtemp(prefix="rewriter-hit-"))
+        yield _linked_entry(entry, index, private)
+    finally:
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _linked_entry(entry: Path, index: dict, private: Path) -> Hit | None:
     try:
         files = {}
         for name in index["files"]:
@@ -179,7 +194,6 @@ def lookup(key: str) -> Hit | None:
         os.utime(entry)  # recently used: pruned last
         return Hit(private, files, index["returned"], [tuple(w) for w in index["warnings"]])
     except (OSError, KeyError, TypeError, ValueError):
-        shutil.rmtree(private, ignore_errors=True)
         return None
 
 

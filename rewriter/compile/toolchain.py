@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Protocol
 
 from ..abi import bridge_dir
 from ..inputs.streams import run_tool
+from ..inputs.temporary import temporary_file
 from .link_items import link_arguments
 
 LLVM_VERSION = 22
@@ -338,17 +338,11 @@ def link_shared_object(
         command += link_arguments(library)  # a path or a -l name: link_items.py
     command += arguments or []
     command.append("-lm")
-    descriptor, script = tempfile.mkstemp(prefix="rewriter-", suffix=".exports")
-    os.close(descriptor)
-    version_script = Path(script)
     loader = () if only_exports else ("_mlir_ciface_rw_entry_*", "rw_entry_*", "rw_model_metadata")
     exported = "".join(f" {name};" for name in (*loader, *exports))
-    command.append(f"-Wl,--version-script={version_script}")
-    try:
+    with temporary_file("rewriter-", ".exports") as version_script:
         version_script.write_text(f"{{ global:{exported} local: *; }};\n")
-        _run("link", command)
-    finally:
-        version_script.unlink(missing_ok=True)
+        _run("link", [*command, f"-Wl,--version-script={version_script}"])
 
 
 class ObjectReuse(Protocol):

@@ -15,9 +15,11 @@ import re
 import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import BinaryIO
+
+from .temporary import temporary_file
 
 
 class OutputRefused(OSError):
@@ -200,11 +202,9 @@ def _replace_atomically(path: str, put: Callable[[BinaryIO], None], mode: int | 
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    descriptor, temporary = tempfile.mkstemp(
-        dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
+    prefix = f".{os.path.basename(target)}."
+    with temporary_file(prefix, ".tmp", Path(directory)) as temporary:
+        with open(temporary, "wb") as handle:
             put(handle)
             handle.flush()
             if existing is not None:
@@ -212,12 +212,6 @@ def _replace_atomically(path: str, put: Callable[[BinaryIO], None], mode: int | 
             os.fchmod(handle.fileno(), mode)  # after chown, which may clear set-id bits
             os.fsync(handle.fileno())
         os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _keep_owner(descriptor: int, existing: os.stat_result) -> None:

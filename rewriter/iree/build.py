@@ -41,10 +41,8 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from ..compile import cache as compile_cache
@@ -60,6 +58,7 @@ from ..compile.toolchain import first_tool_found, wheel_tools
 from ..compile.unsigned_reverse import reverse_signless
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
+from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from .complex_pads import split_complex_pads
 from .exact_math import make_math_exact
@@ -180,23 +179,21 @@ def compile_module(
     key = None
     if cache and bindings is not None:
         key = _cache_key(text, command, bindings)
-        hit = compile_cache.lookup(key)
-        if hit is not None:
-            try:
-                data = hit.files["module.vmfb"].read_bytes()
-                signatures = from_json(hit.returned)
-            except (OSError, KeyError, SignatureError):
-                key = None  # an entry that cannot be read: compiled again, not stored
-            else:
-                if output is not None:
-                    write_output(output, data)
-                return data, signatures
-            finally:
-                shutil.rmtree(hit.folder, ignore_errors=True)
+        with compile_cache.lookup(key) as hit:
+            if hit is not None:
+                try:
+                    data = hit.files["module.vmfb"].read_bytes()
+                    signatures = from_json(hit.returned)
+                except (OSError, KeyError, SignatureError):
+                    key = None  # an entry that cannot be read: compiled again, not stored
+                else:
+                    if output is not None:
+                        write_output(output, data)
+                    return data, signatures
     _import_iree()
-    with tempfile.TemporaryDirectory(prefix="rewriter-iree-") as folder:
-        embedded = Path(folder) / "module.mlirbc"
-        vmfb = Path(folder) / "module.vmfb"
+    with temporary_folder("rewriter-iree-") as folder:
+        embedded = folder / "module.mlirbc"
+        vmfb = folder / "module.vmfb"
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(

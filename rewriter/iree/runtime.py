@@ -16,7 +16,6 @@ import gc
 import json
 import os
 import re
-import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -30,6 +29,7 @@ from ..compile.handlers import is_ffi_handler
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
+from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
@@ -357,9 +357,9 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
     served = [s for s in signatures if is_ffi_handler(imports[s.name])]
     if not served:
         return None
-    with tempfile.TemporaryDirectory(prefix="rewriter-iree-ffi-") as work:
+    with temporary_folder("rewriter-iree-ffi-") as work:
         try:
-            return FfiBridge(served, {s.name: imports[s.name] for s in served}, Path(work))
+            return FfiBridge(served, {s.name: imports[s.name] for s in served}, work)
         except (FactsError, ToolchainError, TypeError, ValueError) as error:
             raise LoadError(f"{path}: {error}") from None
 
