@@ -568,19 +568,6 @@ PATHS = {"compile": run_compiled, "iree": run_iree}
 # until it is taken off this list). docs/paths.md lists the same.
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
-# Cases a run cannot show safely, so they are not run (reported as xfailed, not run): the
-# compiled code writes past a buffer. docs/paths.md says what is wrong.
-OUT_OF_RANGE_SCATTER = (
-    "scatter updates at out-of-range indices are written past the result's buffer on the "
-    "compiled path (the loops IREE's pipeline makes of stablehlo.scatter do not drop them), "
-    "corrupting the heap; in-range scatters: scatter_in_range_*"
-)
-NOT_RUN: dict[tuple[str, str], str] = {
-    ("scatter_float32", "compile"): OUT_OF_RANGE_SCATTER,
-    ("scatter_int32", "compile"): OUT_OF_RANGE_SCATTER,
-}
-
-
 # f64 libm functions (and f32 atan2, which rewriter.iree computes with f64's): IREE links
 # them as a system library, with the system's linker.
 # Cases whose IREE module links libm as a system library (f64 functions; f32 atan2, which
@@ -608,8 +595,6 @@ def test_program_runs_and_agrees_with_jax(
 ):
     for tool in _native_tools(name, path):
         require_tool(tool)
-    if (name, path) in NOT_RUN:
-        pytest.xfail(NOT_RUN[name, path])
     if (name, path) in KNOWN_GAPS:
         request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[name, path], strict=True))
     program = PROGRAMS[name]

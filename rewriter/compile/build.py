@@ -29,13 +29,12 @@ from .c_api import (
 )
 from .entries import Entry, entries_from_json, entries_json, metadata_source, prepare
 from .extras import MissingDependency, needs
-from .gather_bounds import clamped_gathers
+from .input_fixes import fixed_text
 from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
 from .link_items import library_file, link_problem
 from .loop_order import contiguous_innermost
 from .mlir_diagnostics import parse_error
 from .sorts import prepare_sorts
-from .tokens import tokens_as_booleans
 from .toolchain import (
     LLVM_VERSION,
     PIPELINE_TOOLS,
@@ -54,7 +53,6 @@ from .toolchain import (
     use_workspace_allocators,
     workspace_source,
 )
-from .unsigned_reverse import signless_reverses
 
 if TYPE_CHECKING:
     from ..emit.ffi_adapters import Extern
@@ -225,7 +223,7 @@ def compile_module(
             work = scope.enter_context(temporary_folder("rewriter-"))
         scope.enter_context(contexts.shared())  # one MLIR context for the steps in Python
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
-        prepared = tokens_as_booleans(clamped_gathers(signless_reverses(prepared)))
+        prepared = fixed_text(prepared)  # input_fixes.py
         prepared, marked_sorts = prepare_sorts(prepared)
         where = filename or origin or "<mlir text>"
         api = (

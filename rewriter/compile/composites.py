@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .mlir_walk import operations_named
+
 DECOMPOSED = frozenset({"chlo.top_k"})
 
 
@@ -22,16 +24,11 @@ def call_decompositions(module: Any) -> int:
     ``DECOMPOSED`` by a ``func.call`` of its decomposition; return how many."""
     from iree.compiler import ir
 
-    found: list[Any] = []
-
-    def visit(operation):
-        if operation.name == "stablehlo.composite":
-            name = ir.StringAttr(operation.attributes["name"]).value
-            if name in DECOMPOSED:
-                found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = [
+        composite
+        for composite in operations_named(module, "stablehlo.composite")
+        if ir.StringAttr(composite.attributes["name"]).value in DECOMPOSED
+    ]
     for composite in found:
         callee = composite.attributes["decomposition"]
         with ir.InsertionPoint(composite), composite.location:

@@ -15,72 +15,58 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def clamped_gathers(text: str) -> str:
-    """``text`` with the start indices of every ``stablehlo.gather`` clamped."""
-    if "stablehlo.gather" not in text:
-        return text
-    from iree.compiler import ir
-
-    context = ir.Context()
-    module = ir.Module.parse(text, context)
-    with context:
-        if not clamp_gather_indices(module):
-            return text
-    return module.operation.get_asm(enable_debug_info=True)
+from .mlir_walk import operations_named
 
 
 def clamp_gather_indices(module: Any) -> int:
     """Clamp, in place, the start indices of every static ``stablehlo.gather`` of the
     ``iree.compiler.ir`` module (in its context); return how many."""
-    import numpy as np
     from iree.compiler import ir
 
-    found: list[Any] = []
-
-    def visit(operation):
-        if operation.name == "stablehlo.gather":
-            found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
     clamped = 0
-    for gather in found:
+    for gather in operations_named(module, "stablehlo.gather"):
         operand_type = ir.RankedTensorType(gather.operands[0].type)
         indices = gather.operands[1]
         indices_type = ir.RankedTensorType(indices.type)
         if not (operand_type.has_static_shape and indices_type.has_static_shape):
             continue
-        numbers = _dimension_numbers(str(gather.attributes["dimension_numbers"]))
+        if not isinstance(indices_type.element_type, ir.IntegerType):
+            continue
+        numbers = dimension_numbers(str(gather.attributes["dimension_numbers"]))
         sizes = list(ir.DenseI64ArrayAttr(gather.attributes["slice_sizes"]))
         start_map = numbers.get("start_index_map", [])
         vector_dim = numbers.get("index_vector_dim", [indices_type.rank])[0]
-        element = indices_type.element_type
-        if not isinstance(element, ir.IntegerType):
-            continue
-        width = ir.IntegerType(element).width
         limits = [operand_type.shape[d] - sizes[d] for d in start_map]
-        dtype = np.dtype(f"{'u' if ir.IntegerType(element).is_unsigned else ''}int{width}")
         with ir.InsertionPoint(gather), gather.location:
-            if vector_dim < indices_type.rank:
-                vector = ir.RankedTensorType.get([len(limits)], element)
-                high = _constant(ir, np.array(limits, dtype), vector)
-                high = ir.Operation.create(
-                    "stablehlo.broadcast_in_dim",
-                    results=[indices_type],
-                    operands=[high],
-                    attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([vector_dim])},
-                ).result
-            else:  # one component per index: a scalar bound
-                scalar = ir.RankedTensorType.get([], element)
-                high = _constant(ir, np.array(limits[0], dtype), scalar)
-            low = _constant(ir, np.array(0, dtype), ir.RankedTensorType.get([], element))
+            high = component_constant(ir, limits, indices_type, vector_dim)
+            low = component_constant(ir, [0] * len(limits), indices_type, vector_dim)
             clamp = ir.Operation.create(
                 "stablehlo.clamp", results=[indices_type], operands=[low, indices, high]
             )
         gather.operands[1] = clamp.result
         clamped += 1
     return clamped
+
+
+def component_constant(ir, values: list[int], indices_type, vector_dim: int) -> Any:
+    """A tensor of ``indices_type`` whose index vectors (along ``vector_dim``; one scalar
+    component when it is the rank) are all ``values``, made at the insertion point."""
+    import numpy as np
+
+    element = ir.IntegerType(indices_type.element_type)
+    dtype = np.dtype(f"{'u' if element.is_unsigned else ''}int{element.width}")
+    if vector_dim < indices_type.rank:
+        vector = ir.RankedTensorType.get([len(values)], element)
+        source, dimensions = _constant(ir, np.array(values, dtype), vector), [vector_dim]
+    else:
+        scalar = ir.RankedTensorType.get([], element)
+        source, dimensions = _constant(ir, np.array(values[0], dtype), scalar), []
+    return ir.Operation.create(
+        "stablehlo.broadcast_in_dim",
+        results=[indices_type],
+        operands=[source],
+        attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get(dimensions)},
+    ).result
 
 
 def _constant(ir, values, type_) -> Any:
@@ -90,7 +76,7 @@ def _constant(ir, values, type_) -> Any:
     ).result
 
 
-def _dimension_numbers(printed: str) -> dict[str, list[int]]:
+def dimension_numbers(printed: str) -> dict[str, list[int]]:
     """The integer lists of a printed ``#stablehlo.gather<...>``: ``offset_dims = [1],
     start_index_map = [0], index_vector_dim = 1`` and the others."""
     import re

@@ -30,6 +30,7 @@ from typing import Any
 
 from . import contexts
 from .composites import call_decompositions
+from .mlir_walk import operations_named
 
 TAG = "rw.sort:"
 TAG_PATTERN = re.compile(r'"rw\.sort:([0-9,]*)"')
@@ -215,15 +216,7 @@ def sort_keys(ir, sort) -> list[SortKey] | None:
 
 
 def _sorts(ir, module) -> list[Any]:
-    found: list[Any] = []
-
-    def visit(operation):
-        if operation.name == "stablehlo.sort":
-            found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
+    return operations_named(module, "stablehlo.sort")
 
 
 def _swap_uses(ir, block, left, right) -> None:

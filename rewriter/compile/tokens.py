@@ -21,20 +21,6 @@ TOKEN_TYPES = ("!stablehlo.token", "!mhlo.token")
 MAKERS = ("stablehlo.create_token", "stablehlo.after_all")
 
 
-def tokens_as_booleans(text: str) -> str:
-    """``text`` with the tokens inside its functions made booleans (``erase_tokens``)."""
-    if not any(name in text for name in TOKEN_TYPES):
-        return text
-    from iree.compiler import ir
-
-    context = ir.Context()
-    module = ir.Module.parse(text, context)
-    with context:
-        if not erase_tokens(module):
-            return text
-    return module.operation.get_asm(enable_debug_info=True)
-
-
 def erase_tokens(module: Any) -> int:
     """Make every token value of the ``iree.compiler.ir`` module's functions whose
     signature has no token a ``tensor<i1>``, in place (in its context); return how many

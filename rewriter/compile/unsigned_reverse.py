@@ -12,23 +12,9 @@ from __future__ import annotations
 
 import re
 
-from . import contexts
+from .mlir_walk import operations_named
 
 _UNSIGNED = re.compile(r"ui([0-9]+)$")
-
-
-def signless_reverses(text: str) -> str:
-    """``text`` with every ``stablehlo.reverse`` of unsigned elements done on their bits."""
-    if "stablehlo.reverse" not in text:
-        return text
-    from iree.compiler import ir
-
-    context = contexts.context()
-    module = ir.Module.parse(text, context)
-    with context:
-        if not reverse_signless(module):
-            return text
-    return module.operation.get_asm(enable_debug_info=True)
 
 
 def reverse_signless(module) -> int:
@@ -36,20 +22,13 @@ def reverse_signless(module) -> int:
     ``module`` (in its context); return how many."""
     from iree.compiler import ir
 
-    found = []
-
-    def visit(operation):
-        if operation.name == "stablehlo.reverse":
-            element = str(ir.RankedTensorType(operation.results[0].type).element_type)
-            if _UNSIGNED.match(element):
-                found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for operation in found:
+    count = 0
+    for operation in operations_named(module, "stablehlo.reverse"):
         unsigned = ir.RankedTensorType(operation.results[0].type)
         match = _UNSIGNED.match(str(unsigned.element_type))
-        assert match is not None  # found for its unsigned elements
+        if match is None:
+            continue
+        count += 1
         with ir.InsertionPoint(operation), operation.location:
             signless = ir.RankedTensorType.get(
                 unsigned.shape, ir.IntegerType.get_signless(int(match.group(1))), unsigned.encoding
@@ -68,4 +47,4 @@ def reverse_signless(module) -> int:
             )
         operation.results[0].replace_all_uses_with(back.result)
         operation.erase()
-    return len(found)
+    return count

@@ -49,13 +49,11 @@ from ..compile import cache as compile_cache
 from ..compile.composites import call_decompositions
 from ..compile.entries import argument_names
 from ..compile.extras import MissingDependency, needs
-from ..compile.gather_bounds import clamp_gather_indices
+from ..compile.input_fixes import fix_module
 from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
 from ..compile.sorts import make_sorts_stable
-from ..compile.tokens import erase_tokens
 from ..compile.toolchain import first_tool_found, wheel_tools
-from ..compile.unsigned_reverse import reverse_signless
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
@@ -293,10 +291,8 @@ def _write_with_metadata(
                 "IREE path: rewrite with another --iree-module"
             )
         libm_needed = make_math_exact(module, atan2_in_f64)
-        reverse_signless(module)  # IREE's pipeline cannot reverse unsigned elements
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
-        clamp_gather_indices(module)  # StableHLO clamps them, IREE does not
-        erase_tokens(module)  # IREE cannot lower create_token, after_all
+        fix_module(module)  # input_fixes.py
         split_complex_pads(module)  # nor pad complex elements
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)

@@ -1,0 +1,44 @@
+"""What both paths change in a module before IREE's StableHLO input pipeline sees it.
+
+Each fix is a module of its own, with why it is needed and why it keeps the program's
+meaning; here they run one after the other on one parse of the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import contexts
+from .gather_bounds import clamp_gather_indices
+from .scatter_bounds import drop_out_of_range_updates
+from .tokens import TOKEN_TYPES, erase_tokens
+from .unsigned_reverse import reverse_signless
+
+# (a fix, text whose absence from the module means it has nothing to do)
+FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
+    (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
+    (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
+    (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
+    (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
+)
+
+
+def fix_module(module: Any) -> int:
+    """Apply every fix to the ``iree.compiler.ir`` module in place (in its context);
+    return how many ops they changed."""
+    return sum(fix(module) for fix, _ in FIXES)
+
+
+def fixed_text(text: str) -> str:
+    """``text`` with every fix applied; ``text`` itself when none has anything to do."""
+    if not any(marker in text for _, markers in FIXES for marker in markers):
+        return text
+    from iree.compiler import ir
+
+    context = contexts.context()
+    module = ir.Module.parse(text, context)
+    with context:
+        if not fix_module(module):
+            return text
+    return module.operation.get_asm(enable_debug_info=True)
