@@ -12,6 +12,7 @@ from typing import Any
 from . import contexts
 from .gather_bounds import clamp_gather_indices
 from .scatter_bounds import drop_out_of_range_updates
+from .scatter_forms import canonical_scatters
 from .tokens import TOKEN_TYPES, erase_tokens
 from .unsigned_reverse import reverse_signless
 
@@ -20,6 +21,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
+    (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
 )
 

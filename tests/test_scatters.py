@@ -1,5 +1,6 @@
-"""Scatter updates whose window leaves the operand are dropped on both paths, as XLA drops
-them (``rewriter/compile/scatter_bounds.py``).
+"""Scatters on both paths: updates whose window leaves the operand are dropped, as XLA drops
+them (``rewriter/compile/scatter_bounds.py``), and the forms IREE's lowering refuses, batching
+dimensions and wide windows in addressed dimensions, run (``scatter_forms.py``).
 
 Each program runs in a child process: before the fix the compiled loops wrote at the index,
 far past the result's buffer, which takes down the process that runs them.
@@ -55,13 +56,46 @@ def row_sets(x, indices, updates):
     return x.at[indices].set(updates)
 
 
+def batched_update_slices(x, indices, updates):
+    """``jax.vmap`` of ``dynamic_update_slice``: batching dimensions, and windows of two rows
+    in the dimension the indices address (jax clamps the starts)."""
+
+    def one(x, i, u):
+        return lax.dynamic_update_slice(x, u, (i, 0))
+
+    return jax.vmap(one)(x, indices, updates)
+
+
+def batched_adds(x, indices, updates):
+    """``jax.vmap`` of ``x.at[i].add``: batching dimensions and updates out of range."""
+    return jax.vmap(lambda x, i, u: x.at[i].add(u))(x, indices, updates)
+
+
 PROGRAMS = {
+    "row_windows": (
+        row_windows,
+        [np.arange(24, dtype=np.int32).reshape(8, 3), np.array([0, 7, 6, FAR, -FAR, 3], np.int32)],
+        (6, 2, 3),
+    ),
     "elements": (
         elements,
         [np.zeros((8, 3), np.int32), np.array([[1, 2], [1, 3], [FAR, 0], [2, -FAR], [7, 0]])],
         (5,),
     ),
     "row_sets": (row_sets, [np.zeros((8, 3), np.int32), np.array([FAR, 2, 8, -9, 5])], (5, 3)),
+    "batched_update_slices": (
+        batched_update_slices,
+        [np.arange(96, dtype=np.int32).reshape(4, 8, 3), np.array([0, 7, 3, -2])],
+        (4, 2, 3),
+    ),
+    "batched_adds": (
+        batched_adds,
+        [
+            np.arange(96, dtype=np.int32).reshape(4, 8, 3),
+            np.array([[0, 1, 1, 9, -1], [FAR, 2, 7, 7, 0], [3, -FAR, 4, 5, 6], [0, 0, 0, 0, 8]]),
+        ],
+        (4, 5, 3),
+    ),
 }
 
 
@@ -69,7 +103,7 @@ PROGRAMS = {
 @pytest.mark.iree
 @pytest.mark.parametrize("path", sorted(RUNNERS))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_out_of_range_updates_are_dropped_as_jax_drops_them(name, path, tmp_path):
+def test_scatter_runs_as_jax_runs_it(name, path, tmp_path):
     if path == "compile":
         for tool in LLVM_TOOLS:
             require_tool(tool)
