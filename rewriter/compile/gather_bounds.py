@@ -35,7 +35,7 @@ def clamp_gather_indices(module: Any) -> int:
         numbers = dimension_numbers(str(gather.attributes["dimension_numbers"]))
         sizes = list(ir.DenseI64ArrayAttr(gather.attributes["slice_sizes"]))
         start_map = numbers.get("start_index_map", [])
-        vector_dim = numbers.get("index_vector_dim", [indices_type.rank])[0]
+        vector_dim = numbers.get("index_vector_dim", [0])[0]  # 0 when not printed
         limits = [operand_type.shape[d] - sizes[d] for d in start_map]
         with ir.InsertionPoint(gather), gather.location:
             high = component_constant(ir, limits, indices_type, vector_dim)

@@ -6,10 +6,13 @@ or above ``operand_dim - window_size`` in some dimension); jax relies on it for
 lowering writes at the index unchecked: on the compiled path the loops wrote past the
 result's buffer and corrupted the heap (``x.at[100].add`` of an 8-row array).
 
-Both paths make every such update land where nothing reads it: each operand is padded at the
-high end of every dimension an index vector addresses, by that dimension's window size; an
-index component out of range is replaced by the dimension's own size, which starts the
-window in the padding; the results are sliced back to the operands' shapes.
+Both paths make every such update harmless. Where the combiner allows, in place
+(``scatter_masks.py``: the scatters jax writes for ``.add``, ``.max``, ``.min``, ``.mul`` and a
+lone ``.set``). Otherwise each operand is padded at the high end of every dimension an index
+vector addresses, by that dimension's window size; an index component out of range is
+replaced by the dimension's own size, which starts the window in the padding; the results
+are sliced back to the operands' shapes (a copy of the operand, which a lone scatter costs
+XLA too, since the arguments are not donated).
 
 Soundness: a window is dropped exactly when some component is out of range, and then that
 component's window lies in the padding, so the window meets no element of the slice kept;
@@ -21,10 +24,12 @@ hold, are left as they are.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .gather_bounds import component_constant, dimension_numbers
 from .mlir_walk import operations_named
+from .scatter_masks import mask_in_place, outside_range
 
 
 def drop_out_of_range_updates(module: Any) -> int:
@@ -37,23 +42,34 @@ def drop_out_of_range_updates(module: Any) -> int:
         plan = _plan(ir, scatter)
         if plan is None:
             continue
-        padding, limits, sizes, vector_dim = plan
+        rewritten += 1
+        if mask_in_place(ir, scatter, plan.addressed, plan.limits, plan.window, plan.vector_dim):
+            continue
         with ir.InsertionPoint(scatter), scatter.location:
             count = len(scatter.results)
             indices = scatter.operands[count]
-            scatter.operands[count] = _redirected(ir, indices, limits, sizes, vector_dim)
+            scatter.operands[count] = _redirected(
+                ir, indices, plan.limits, plan.sizes, plan.vector_dim
+            )
             for position in range(count):
-                scatter.operands[position] = _padded(ir, scatter.operands[position], padding)
+                scatter.operands[position] = _padded(ir, scatter.operands[position], plan.padding)
         for result in scatter.results:
-            _slice_back(ir, scatter, result, padding)
-        rewritten += 1
+            _slice_back(ir, scatter, result, plan.padding)
     return rewritten
 
 
-def _plan(ir, scatter) -> tuple[list[int], list[int], list[int], int] | None:
-    """The padding of each operand dimension; for each index component the largest start in
-    range and the size that replaces one out of range; the index vector dimension. None to
-    leave the scatter as it is."""
+@dataclass(frozen=True)
+class _Plan:
+    addressed: list[int]  # the operand dimension of each index component
+    window: list[int]  # the window's size in each operand dimension
+    limits: list[int]  # of each component: the largest start in range
+    sizes: list[int]  # of each component: the operand's size, where the padding starts
+    padding: list[int]  # of each operand dimension
+    vector_dim: int
+
+
+def _plan(ir, scatter) -> _Plan | None:
+    """What the rewrite of ``scatter`` needs; None to leave it as it is."""
     count = len(scatter.results)
     operand = ir.RankedTensorType(scatter.operands[0].type)
     indices = ir.RankedTensorType(scatter.operands[count].type)
@@ -76,22 +92,16 @@ def _plan(ir, scatter) -> tuple[list[int], list[int], list[int], int] | None:
         return None
     padding = [window[d] if d in addressed else 0 for d in range(operand.rank)]
     limits = [operand.shape[d] - window[d] for d in addressed]
-    return padding, limits, sizes, numbers.get("index_vector_dim", [indices.rank])[0]
+    vector_dim = numbers.get("index_vector_dim", [0])[0]  # 0 when not printed
+    return _Plan(addressed, window, limits, sizes, padding, vector_dim)
 
 
 def _redirected(ir, indices, limits: list[int], sizes: list[int], vector_dim: int) -> Any:
     """``indices`` with each component outside ``[0, limit]`` replaced by ``size``."""
     indices_type = ir.RankedTensorType(indices.type)
-    flags = ir.RankedTensorType.get(indices_type.shape, ir.IntegerType.get_signless(1))
-
-    def constant(values: list[int]) -> Any:
-        return component_constant(ir, values, indices_type, vector_dim)
-
-    outside = _compare(ir, indices, constant(limits), "GT", flags)
-    if not ir.IntegerType(indices_type.element_type).is_unsigned:
-        below = _compare(ir, indices, constant([0] * len(limits)), "LT", flags)
-        outside = _create(ir, "stablehlo.or", flags, [outside, below])
-    return _create(ir, "stablehlo.select", indices_type, [outside, constant(sizes), indices])
+    outside = outside_range(ir, indices, limits, vector_dim)
+    size = component_constant(ir, sizes, indices_type, vector_dim)
+    return _create(ir, "stablehlo.select", indices_type, [outside, size, indices])
 
 
 def _padded(ir, operand, padding: list[int]) -> Any:
@@ -134,13 +144,6 @@ def _zero(ir, element) -> str:
     if isinstance(element, ir.ComplexType):
         return "(0.0, 0.0)"
     return "0.0"
-
-
-def _compare(ir, left, right, direction: str, type_) -> Any:
-    attribute = ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>")
-    return _create(
-        ir, "stablehlo.compare", type_, [left, right], {"comparison_direction": attribute}
-    )
 
 
 def _create(ir, name: str, type_, operands: list[Any], attributes: dict | None = None) -> Any:

@@ -60,7 +60,7 @@ def _rewrite(ir, scatter) -> bool:
     batching = numbers.get("input_batching_dims", [])
     indices_batching = numbers.get("scatter_indices_batching_dims", [])
     addressed = list(numbers.get("scatter_dims_to_operand_dims", []))
-    vector_dim = numbers.get("index_vector_dim", [indices_type.rank])[0]
+    vector_dim = numbers.get("index_vector_dim", [0])[0]  # 0 when not printed
     windowed = [d for d in range(operand.rank) if d not in set(inserted) | set(batching)]
     window_of = dict(zip(windowed, window_dims, strict=True))  # operand dim -> update dim
     wide = [d for d in addressed if d in window_of]
