@@ -152,7 +152,10 @@ def compile_module(
 
         xla_ffi_include_dir()  # jaxlib's headers must be there before any stage runs
     clang = find_tool(f"clang-{LLVM_VERSION}")
-    library = resolve_blas(blas, clang, [f"--target={target_triple}"] if target_triple else [])
+    target_flag = [f"--target={target_triple}"] if target_triple else []
+    # Remembered with the cache (blas.py): what it found is in the key, and asking again
+    # takes longer than a compile served from the cache.
+    library = resolve_blas(blas, clang, target_flag, remember=use_cache)
     key = None
     if use_cache and iree_version is not None:
         key = _cache_key(
