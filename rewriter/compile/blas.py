@@ -18,17 +18,19 @@ cache. ``resolve_blas(..., remember=True)`` keeps what it found beside the compi
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..abi import bridge_dir
 from .toolchain import ToolchainError
+
+if TYPE_CHECKING:
+    import ctypes
 
 # (symbol prefix, symbol suffix, integer type) of the CBLAS builds we know, most specific first.
 NAMINGS = (
@@ -120,6 +122,8 @@ def system_blas(clang: str | None = None, target: list[str] | None = None) -> Bl
     """The system's OpenBLAS (``libopenblas.so.0``) where ``clang`` (by default the one on
     $PATH) finds libraries for ``target`` (its ``--target=T``; none: this machine); None
     when it finds none, or none with the CBLAS interface."""
+    import subprocess
+
     compiler = clang or shutil.which("clang-22") or shutil.which("cc")
     if compiler is None:
         return None
@@ -180,6 +184,8 @@ def _consulted(choice: str | Path, compiler: str | None, target: list[str]) -> l
     (``-print-search-dirs``), the folder that holds each (a new GCC's folder beside the
     others is a new search folder) and ``libopenblas.so.0`` in each, through its links (an
     OpenBLAS installed, removed, or switched by ``update-alternatives``)."""
+    import subprocess
+
     paths = ["/etc/ld.so.cache"]
     if choice != "auto":
         return [*paths, str(choice), *([shutil.which("nm") or "nm"] if target else [])]
@@ -236,6 +242,8 @@ def bundled_blas() -> Blas | None:
 
 def probe(path: Path) -> Blas | None:
     """The CBLAS naming that ``path`` defines, read by loading it."""
+    import ctypes
+
     try:
         library = ctypes.CDLL(str(path))
     except OSError:
@@ -253,6 +261,8 @@ def probe_symbols(path: Path) -> Blas | None:
     dynamic symbols (``nm -D``) without loading it; plain names are taken as 32-bit
     integers (an ILP64 OpenBLAS that kept them cannot be told apart without running it).
     It is linked by soname alone: where it runs, the target's loader finds it."""
+    import subprocess
+
     nm = shutil.which("nm")
     if nm is None:
         return None
@@ -272,6 +282,8 @@ def probe_symbols(path: Path) -> Blas | None:
 def loader_finds(path: Path) -> bool:
     """Whether the dynamic loader finds ``path`` by its soname alone: one of the libraries
     its cache lists (``ldconfig -p``) is that file."""
+    import subprocess
+
     ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
     if ldconfig is None:
         return False
@@ -297,6 +309,8 @@ def loader_finds(path: Path) -> bool:
 
 def _openblas_with_64_bit_integers(library: ctypes.CDLL) -> bool:
     """OpenBLAS says how it was built in ``openblas_get_config()``; other BLAS are LP64."""
+    import ctypes
+
     if not hasattr(library, "openblas_get_config"):
         return False
     library.openblas_get_config.restype = ctypes.c_char_p
