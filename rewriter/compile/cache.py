@@ -60,9 +60,10 @@ def cache_dir() -> Path:
 
 
 def clear() -> None:
-    """Remove every entry and object of the compile cache."""
-    shutil.rmtree(cache_dir() / "compile", ignore_errors=True)
-    shutil.rmtree(cache_dir() / "objects", ignore_errors=True)
+    """Remove every entry and object of the compile cache, and the BLAS found
+    (``blas.resolve_blas(..., remember=True)``)."""
+    for part in ("compile", "objects", "blas"):
+        shutil.rmtree(cache_dir() / part, ignore_errors=True)
 
 
 def file_identity(path: str | os.PathLike[str] | None) -> list[object] | None:
