@@ -12,11 +12,10 @@ from ..inputs.streams import run_command, say
 from ..plan.c_names import c_name_part
 from ..syntax.diagnostics import RewriteError
 from .build import compile_module
-from .c_api import default_prefix
 from .link_items import joined_link_values, library_name
 from .module_file import read_module_file
+from .prefixes import default_prefix
 from .toolchain import ToolchainError
-from .unserved import unserved_externs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,6 +175,8 @@ def _output_clash(args: argparse.Namespace) -> str | None:
 def _warn_unserved(text: str, args: argparse.Namespace) -> None:
     """Externs with an XLA FFI description that neither --ffi-bridge nor a --link library
     serves: a program that loads the library with ffi_handlers= would find them missing."""
+    from .unserved import unserved_externs  # only here: it imports what little it needs
+
     unserved = unserved_externs(text, args.link, str(args.module))
     if not unserved:
         return

@@ -8,20 +8,29 @@ the CBLAS interface can be named instead (``--blas PATH``); its symbol names and
 width are read from the library itself. NumPy's and SciPy's wheels ship an OpenBLAS too
 (``BUNDLED``): it can be named by path, and is then found through a RUNPATH to the wheel's
 folder, for use on the build machine only.
+
+Finding the system's OpenBLAS asks clang (``-print-file-name``), loads the library and
+reads the loader's cache: 40 ms, more than the rest of a compile served from the compile
+cache. ``resolve_blas(..., remember=True)`` keeps what it found beside the compile cache
+(``blas/``), with the identity of every file and folder the answer came from
+(``_consulted``), and gives it again while they are all the same.
 """
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
+import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..abi import bridge_dir
 from .toolchain import ToolchainError
+
+if TYPE_CHECKING:
+    import ctypes
 
 # (symbol prefix, symbol suffix, integer type) of the CBLAS builds we know, most specific first.
 NAMINGS = (
@@ -82,15 +91,21 @@ def sort_calls_source() -> Path:
 
 
 def resolve_blas(
-    choice: str | Path | None, clang: str | None = None, target: list[str] | None = None
+    choice: str | Path | None,
+    clang: str | None = None,
+    target: list[str] | None = None,
+    remember: bool = False,
 ) -> Blas | None:
     """``"auto"``: the system's OpenBLAS (``system_blas``; None when there is none); ``None``
     or ``"none"``: no BLAS; otherwise the path of a CBLAS library (ToolchainError when it is
     not one). ``clang`` is the compiler whose library search path ``"auto"`` looks in, for
     the ``target`` (``["--target=T"]`` for another machine: its libraries are read, not
-    loaded)."""
+    loaded). With ``remember`` the answer is kept in the compile cache's folder and given
+    again while nothing it came from changed (``_remembered``)."""
     if choice is None or choice == "none":
         return None
+    if remember:
+        return _remembered(choice, clang, target or [])
     if choice == "auto":
         return system_blas(clang, target)
     path = Path(choice)
@@ -107,6 +122,8 @@ def system_blas(clang: str | None = None, target: list[str] | None = None) -> Bl
     """The system's OpenBLAS (``libopenblas.so.0``) where ``clang`` (by default the one on
     $PATH) finds libraries for ``target`` (its ``--target=T``; none: this machine); None
     when it finds none, or none with the CBLAS interface."""
+    import subprocess
+
     compiler = clang or shutil.which("clang-22") or shutil.which("cc")
     if compiler is None:
         return None
@@ -119,6 +136,94 @@ def system_blas(clang: str | None = None, target: list[str] | None = None) -> Bl
     if not found or not Path(found).is_absolute() or not Path(found).is_file():
         return None
     return probe_symbols(Path(found)) if target else probe(Path(found))
+
+
+def _remembered(choice: str | Path, clang: str | None, target: list[str]) -> Blas | None:
+    """``resolve_blas(choice, clang, target)``, from the record of an earlier answer when
+    every file and folder it consulted (``_consulted``) has the identity it had then
+    (``cache.file_identity``: path, size, time, inode), else found again and recorded. The
+    identities are taken before the answer is sought: a change meanwhile makes the record
+    stale at once. A record that cannot be read or written is passed by."""
+    from . import cache
+
+    compiler = clang or shutil.which("clang-22") or shutil.which("cc")
+    question = {
+        "choice": str(choice),
+        "soname": SYSTEM_OPENBLAS,
+        "compiler": cache.file_identity(compiler),
+        "target": target,
+        "environment": cache.tool_environment(),
+    }
+    try:
+        record_file = cache.cache_dir() / "blas" / f"{cache.key_of(question)}.json"
+    except RuntimeError:  # no home folder: nowhere to keep it
+        return resolve_blas(choice, clang, target)
+    try:
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        if all(cache.file_identity(path) == identity for path, identity in record["consulted"]):
+            return _blas_of(record["found"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    consulted = [[path, cache.file_identity(path)] for path in _consulted(choice, compiler, target)]
+    found = resolve_blas(choice, clang, target)
+    try:
+        record_file.parent.mkdir(parents=True, exist_ok=True)
+        partial = record_file.with_name(f".{record_file.name}.{os.getpid()}")
+        text = json.dumps({"consulted": consulted, "found": _record_of(found)})
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, record_file)
+    except OSError:
+        pass
+    return found
+
+
+def _consulted(choice: str | Path, compiler: str | None, target: list[str]) -> list[str]:
+    """What the answer of ``resolve_blas(choice, compiler, target)`` depends on besides the
+    compiler, its arguments and environment: the loader's cache (``loader_finds``); for a
+    path, that file; for ``"auto"``, every folder clang looks for libraries in
+    (``-print-search-dirs``), the folder that holds each (a new GCC's folder beside the
+    others is a new search folder) and ``libopenblas.so.0`` in each, through its links (an
+    OpenBLAS installed, removed, or switched by ``update-alternatives``)."""
+    import subprocess
+
+    paths = ["/etc/ld.so.cache"]
+    if choice != "auto":
+        return [*paths, str(choice), *([shutil.which("nm") or "nm"] if target else [])]
+    if compiler is None:
+        return paths
+    listed = subprocess.run(
+        [compiler, *target, "-print-search-dirs"], capture_output=True, text=True, check=False
+    ).stdout
+    for line in listed.splitlines():
+        if line.startswith("libraries: ="):
+            for folder in line.removeprefix("libraries: =").split(os.pathsep):
+                folder = os.path.realpath(folder)
+                paths += [folder, os.path.dirname(folder), os.path.join(folder, SYSTEM_OPENBLAS)]
+    return paths
+
+
+def _record_of(found: Blas | None) -> dict[str, object] | None:
+    if found is None:
+        return None
+    return {
+        "library": str(found.library),
+        "prefix": found.prefix,
+        "suffix": found.suffix,
+        "integer": found.integer,
+        "by_soname": found.by_soname,
+    }
+
+
+def _blas_of(record: dict[str, object] | None) -> Blas | None:
+    if record is None:
+        return None
+    return Blas(
+        Path(str(record["library"])),
+        str(record["prefix"]),
+        str(record["suffix"]),
+        str(record["integer"]),
+        bool(record["by_soname"]),
+    )
 
 
 def bundled_blas() -> Blas | None:
@@ -137,6 +242,8 @@ def bundled_blas() -> Blas | None:
 
 def probe(path: Path) -> Blas | None:
     """The CBLAS naming that ``path`` defines, read by loading it."""
+    import ctypes
+
     try:
         library = ctypes.CDLL(str(path))
     except OSError:
@@ -154,6 +261,8 @@ def probe_symbols(path: Path) -> Blas | None:
     dynamic symbols (``nm -D``) without loading it; plain names are taken as 32-bit
     integers (an ILP64 OpenBLAS that kept them cannot be told apart without running it).
     It is linked by soname alone: where it runs, the target's loader finds it."""
+    import subprocess
+
     nm = shutil.which("nm")
     if nm is None:
         return None
@@ -173,6 +282,8 @@ def probe_symbols(path: Path) -> Blas | None:
 def loader_finds(path: Path) -> bool:
     """Whether the dynamic loader finds ``path`` by its soname alone: one of the libraries
     its cache lists (``ldconfig -p``) is that file."""
+    import subprocess
+
     ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
     if ldconfig is None:
         return False
@@ -198,6 +309,8 @@ def loader_finds(path: Path) -> bool:
 
 def _openblas_with_64_bit_integers(library: ctypes.CDLL) -> bool:
     """OpenBLAS says how it was built in ``openblas_get_config()``; other BLAS are LP64."""
+    import ctypes
+
     if not hasattr(library, "openblas_get_config"):
         return False
     library.openblas_get_config.restype = ctypes.c_char_p

@@ -13,28 +13,14 @@ from typing import TYPE_CHECKING
 from ..abi import bridge_dir, include_dir
 from ..inputs.files import OutputRefused, install_file, output_problem
 from ..inputs.temporary import temporary_folder
-from ..syntax.diagnostics import Diagnostic, RewriteError
-from ..syntax.source import Source
 from . import blas as blas_libraries
 from . import cache as compile_cache
 from . import contexts, targets
 from .blas import blas_calls_source, resolve_blas, sort_calls_source
-from .c_api import (
-    c_api_header,
-    c_api_source,
-    default_prefix,
-    dimension_variables,
-    make_api,
-    prefix_problem,
-)
 from .entries import Entry, entries_from_json, entries_json, metadata_source, prepare
 from .extras import MissingDependency, needs
-from .input_fixes import fixed_text
-from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
 from .link_items import library_file, link_problem
-from .loop_order import contiguous_innermost
-from .mlir_diagnostics import parse_error
-from .sorts import prepare_sorts
+from .prefixes import default_prefix, prefix_problem
 from .toolchain import (
     LLVM_VERSION,
     PIPELINE_TOOLS,
@@ -53,6 +39,10 @@ from .toolchain import (
     use_workspace_allocators,
     workspace_source,
 )
+
+# A compile served from the cache imports no more than the above: the modules of the
+# stages (c_api, library_calls, sorts, ...) are imported once a compile runs, the grammar
+# and IREE's bindings when they are used.
 
 if TYPE_CHECKING:
     from ..emit.ffi_adapters import Extern
@@ -150,7 +140,10 @@ def compile_module(
 
         xla_ffi_include_dir()  # jaxlib's headers must be there before any stage runs
     clang = find_tool(f"clang-{LLVM_VERSION}")
-    library = resolve_blas(blas, clang, [f"--target={target_triple}"] if target_triple else [])
+    target_flag = [f"--target={target_triple}"] if target_triple else []
+    # Remembered with the cache (blas.py): what it found is in the key, and asking again
+    # takes longer than a compile served from the cache.
+    library = resolve_blas(blas, clang, target_flag, remember=use_cache)
     key = None
     if use_cache and iree_version is not None:
         key = _cache_key(
@@ -179,6 +172,14 @@ def compile_module(
                 return _install_hit(hit, output, header, include_dir)
     if ffi_bridge and use_cache:
         externs = _externs(text, filename or origin)
+    # A compile runs: what its stages and its C API call is imported now, not by a compile
+    # served from the cache, which these imports would slow down more than anything else.
+    from .c_api import c_api_header, c_api_source, dimension_variables, make_api
+    from .input_fixes import fixed_text
+    from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
+    from .loop_order import contiguous_innermost
+    from .sorts import prepare_sorts
+
     # Checked here, not before the cache: what clang says of a triple and a CPU depends on
     # nothing but them and clang, which the key holds.
     target, triple = targets.resolve_target(clang, target_triple, target_cpu)
@@ -437,6 +438,10 @@ def _entries(text: str, filename: str) -> tuple[str, list[Entry]]:
     """``prepare`` (the module with its entries renamed, and the entries), its failures as
     diagnostics: text MLIR rejects, and a module that has no entry point."""
     from iree.compiler import ir
+
+    from ..syntax.diagnostics import Diagnostic, RewriteError
+    from ..syntax.source import Source
+    from .mlir_diagnostics import parse_error
 
     try:
         prepared, entries = prepare(text)

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-from ..plan.c_names import c_name_part, name_problem, safe_c_name
+from ..plan.c_names import c_name_part, name_problem
 from ..syntax.element_types import BY_MLIR
 from .bridge import BRIDGE_EXPORTS
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, under_prefix
+from .prefixes import default_prefix as default_prefix  # still importable from here
+from .prefixes import prefix_problem
 from .toolchain import ToolchainError
 
 
@@ -87,18 +88,6 @@ class Api:
         return {name: under_prefix(self.prefix, name) for name in names}
 
 
-def default_prefix(text: str, output: str | Path) -> str:
-    """The module's name (``module @jit_rms_norm``) as a C identifier and ``_``; for a module
-    without one, the output's name without ``lib`` and suffixes (``libmodel.a``: ``model_``)."""
-    found = re.search(r'^\s*module\s+@(?:"([^"]*)"|([A-Za-z0-9_$.-]+))', text, re.MULTILINE)
-    if found:
-        name = found.group(1) if found.group(1) is not None else found.group(2)
-    else:
-        name = Path(output).name.split(".", 1)[0]
-        name = name[3:] if name.startswith("lib") and len(name) > 3 else name
-    return safe_c_name(name, fallback="m").rstrip("_") + "_"
-
-
 _SPECIFICATION = re.compile(r"polymorphic shapes specifications: (.*?)\. Obtained")
 _ARGUMENT_SHAPE = re.compile(r"args\[([0-9]+)\]\.shape = \(([^)]*)\)")
 
@@ -124,16 +113,6 @@ def dimension_variables(
             if dimension < len(shape) and shape[dimension] < 0:
                 places.setdefault(name, []).append((index, dimension))
     return tuple((name, tuple(at)) for name, at in places.items() if len(at) > 1)
-
-
-def prefix_problem(prefix: str) -> str | None:
-    """Why ``prefix`` cannot start the names of a model's C API, or None."""
-    if not prefix:
-        return "the prefix is empty: every exported name needs one (e.g. --prefix model_)"
-    problem = name_problem(prefix)
-    if problem:
-        return f"--prefix {prefix!r} {problem}"
-    return None
 
 
 def make_api(

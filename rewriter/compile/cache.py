@@ -4,10 +4,11 @@ compiled.
 An entry is a folder named by the key, a SHA-256 of everything that changes what a compile
 writes (``Key``): the module's text, every option, what the options resolve to (the target
 CPU ``native`` stands for, the BLAS library found), the identity of every tool and library
-that takes part (path, size and modification time), the rewriter's own code and C sources,
-and the versions of the Python packages whose code runs in the pipeline. It holds the
-library, the header when one was asked for, the entry points and the warnings the compile
-gave, which a hit gives again.
+that takes part and of each file of the rewriter's own code and C sources (path, size,
+modification time and inode: ``file_identity``, read without reading the file), and the
+versions of the Python packages whose code runs in the pipeline. It holds the library, the
+header when one was asked for, the entry points and the warnings the compile gave, which a
+hit gives again.
 
 Where: ``$REWRITER_CACHE_DIR``, else ``$XDG_CACHE_HOME/rewriter``, else
 ``~/.cache/rewriter`` (``cache_dir``); entries are under ``compile/``. An entry is written
@@ -25,7 +26,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -60,14 +60,17 @@ def cache_dir() -> Path:
 
 
 def clear() -> None:
-    """Remove every entry and object of the compile cache."""
-    shutil.rmtree(cache_dir() / "compile", ignore_errors=True)
-    shutil.rmtree(cache_dir() / "objects", ignore_errors=True)
+    """Remove every entry and object of the compile cache, and the BLAS found
+    (``blas.resolve_blas(..., remember=True)``)."""
+    for part in ("compile", "objects", "blas"):
+        shutil.rmtree(cache_dir() / part, ignore_errors=True)
 
 
 def file_identity(path: str | os.PathLike[str] | None) -> list[object] | None:
-    """What says that a file changed, cheaply: its resolved path, size and modification
-    time in nanoseconds (None for a file that is not there)."""
+    """What says that a file changed, cheaply, without reading it: its resolved path, size,
+    modification time in nanoseconds and inode (a file replaced by another one of the same
+    size and time is another inode). None for no path, ``[path, None]`` for a file that is
+    not there."""
     if path is None:
         return None
     try:
@@ -75,24 +78,37 @@ def file_identity(path: str | os.PathLike[str] | None) -> list[object] | None:
         status = os.stat(resolved)
     except OSError:
         return [os.fspath(path), None]
-    return [resolved, status.st_size, status.st_mtime_ns]
+    return [resolved, status.st_size, status.st_mtime_ns, status.st_ino]
 
 
 @functools.cache
 def package_identity() -> str:
     """A digest of the rewriter's own code and C sources: every file of the package (its
-    version in ``__init__.py`` among them) and of ``abi/``, by content."""
+    version in ``__init__.py`` among them) and of ``abi/``, by name and ``file_identity``.
+
+    Not by content: reading and hashing the 100 files took longer than the rest of a
+    cached compile; an edit, a checkout or an install changes a file's time or inode."""
     from ..abi import bridge_dir
 
     digest = hashlib.sha256()
-    package = Path(__file__).resolve().parent.parent
-    for root in (package, Path(bridge_dir())):
-        for path in sorted(root.rglob("*")):
-            if "__pycache__" in path.parts or not path.is_file() or path.suffix == ".pyc":
-                continue
-            digest.update(str(path.relative_to(root)).encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    for root in (package, bridge_dir()):
+        for path in sorted(_files_under(root)):
+            status = os.stat(path)
+            named = os.path.relpath(path, root)
+            digest.update(
+                f"{named}\0{status.st_size} {status.st_mtime_ns} {status.st_ino}\0".encode()
+            )
     return digest.hexdigest()
+
+
+def _files_under(root: str) -> Iterator[str]:
+    """The files under ``root`` but compiled Python (``__pycache__``, ``.pyc``)."""
+    for folder, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        for name in files:
+            if not name.endswith(".pyc"):
+                yield os.path.join(folder, name)
 
 
 @functools.cache
@@ -118,13 +134,16 @@ def iree_compiler_identity() -> str | None:
 @functools.cache
 def host_cpu() -> str:
     """What ``-march=native`` stands for here: the machine, and the first CPU's model and
-    features from /proc/cpuinfo (or what ``platform`` says where there is none)."""
-    described = [platform.machine(), platform.processor()]
+    features from /proc/cpuinfo (or what ``platform`` says where there is none: its
+    ``processor()`` runs ``uname -p``, which a cached compile need not wait for)."""
+    described = [os.uname().machine]
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
             first = handle.read().split("\n\n", 1)[0]
     except OSError:
-        return " ".join(described)
+        import platform
+
+        return " ".join([platform.machine(), platform.processor()])
     kept = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags", "Features")
     for line in first.splitlines():
         name = line.split(":", 1)[0].strip()

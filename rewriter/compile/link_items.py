@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -72,6 +71,8 @@ def library_file(item: str, clang: str) -> Path | None:
     """The file ``item`` links: its path, or what the linker finds for ``-lNAME``: in the
     folders of ``$LIBRARY_PATH`` (which the compiler driver hands the linker), then on the
     compiler's own search path (``clang -print-file-name``); None when it finds none."""
+    import subprocess
+
     name = library_name(item)
     if name is None:
         return Path(item).resolve()
@@ -92,6 +93,8 @@ def library_file(item: str, clang: str) -> Path | None:
 def defined_symbols(files: Iterable[Path], nm: str) -> set[str]:
     """The symbols that the libraries ``files`` define (dynamic ones of a shared object,
     global ones of an archive), as ``nm`` lists them; a file nm cannot read defines none."""
+    import subprocess
+
     symbols: set[str] = set()
     for file in files:
         options = ["--defined-only", "--format=just-symbols"]

@@ -12,7 +12,6 @@ pipeline ran.
 from __future__ import annotations
 
 import functools
-import subprocess
 from dataclasses import dataclass
 
 from .toolchain import ToolchainError
@@ -75,6 +74,8 @@ def resolve_target(clang: str, triple: str | None, cpu: str | None) -> tuple[Tar
 @functools.cache
 def _normalized(clang: str, triple: str | None) -> str:
     """clang's normalized form of ``triple`` (None: its default, this machine's)."""
+    import subprocess
+
     command = [clang, *([f"--target={triple}"] if triple else []), "-print-target-triple"]
     run = subprocess.run(command, capture_output=True, text=True, check=False)
     if run.returncode != 0 or not run.stdout.strip():
@@ -86,6 +87,8 @@ def _normalized(clang: str, triple: str | None) -> str:
 def known_cpus(clang: str, triple: str) -> tuple[str, ...]:
     """The CPUs clang knows for ``triple`` (``-mcpu=help``); a ToolchainError when LLVM has
     no backend for it."""
+    import subprocess
+
     run = subprocess.run(
         [clang, f"--target={triple}", "-mcpu=help"], capture_output=True, text=True, check=False
     )

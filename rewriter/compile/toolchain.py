@@ -19,7 +19,6 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -475,6 +474,8 @@ def _run_together(stage: str, commands: list[list[str]]) -> None:
     """Run ``commands`` at once, each as ``_run`` runs one: the first that fails raises with
     its diagnostics, once all have ended; whatever ends this process meanwhile ends them
     (SIGTERM, then SIGKILL 5 s later)."""
+    import subprocess
+
     if len(commands) <= 1:
         for command in commands:
             _run(stage, command)

@@ -25,13 +25,15 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..syntax.printable import printable_lines
+
+if TYPE_CHECKING:
+    import subprocess
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 INTERRUPTED = 128 + signal.SIGINT
@@ -90,6 +92,8 @@ def run_tool(command: list[str]) -> subprocess.CompletedProcess[str]:
     this process meanwhile (``Terminated``, Ctrl-C) ends the tool with SIGTERM, as a shell
     would, and SIGKILL only if it is still running 5 s later: a tool that SIGKILL ends (what
     ``subprocess.run`` sends) cannot remove its own temporary files."""
+    import subprocess
+
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:

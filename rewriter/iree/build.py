@@ -41,25 +41,18 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..compile import cache as compile_cache
-from ..compile.composites import call_decompositions
-from ..compile.entries import argument_names
 from ..compile.extras import MissingDependency, needs
-from ..compile.input_fixes import fix_module
-from ..compile.mlir_diagnostics import parse_error
 from ..compile.module_file import read_module_file
-from ..compile.sorts import make_sorts_stable
 from ..compile.toolchain import first_tool_found, wheel_tools
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from .complex_pads import split_complex_pads
-from .exact_math import make_math_exact
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -68,7 +61,12 @@ from .signatures import (
     signatures_of,
     to_json,
 )
-from .sorts import SORT_MODULE, route_sorts_to_imports
+
+if TYPE_CHECKING:
+    import subprocess
+
+# A compile served from the cache imports no more than the above: the rewrites before
+# iree-compile are imported by _write_with_metadata, once a compile runs.
 
 COMPILE_FLAGS = (
     "--iree-input-type=stablehlo",
@@ -270,6 +268,15 @@ def _write_with_metadata(
     and write it as bytecode to ``destination``; return the signatures and whether the
     module now needs libm's f64 ``atan2``."""
     from iree.compiler import ir
+
+    from ..compile.composites import call_decompositions
+    from ..compile.entries import argument_names
+    from ..compile.input_fixes import fix_module
+    from ..compile.mlir_diagnostics import parse_error
+    from ..compile.sorts import make_sorts_stable
+    from .complex_pads import split_complex_pads
+    from .exact_math import make_math_exact
+    from .sorts import SORT_MODULE, route_sorts_to_imports
 
     with ir.Context() as context:
         context.allow_unregistered_dialects = True
