@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rewriter.compile.elf_symbols import exported_names
+from rewriter.compile.elf_symbols import exported_names, needed_libraries
 
 
 @pytest.mark.toolchain("gcc")
@@ -33,6 +33,14 @@ def test_the_defined_dynamic_symbols_are_what_nm_lists(tmp_path: Path):
     assert sorted(names) == sorted(listing)
     assert {"visible_one", "visible_table", "uses_libm"} <= set(names)
     assert "sin" not in names and "also_hidden" not in names  # undefined; hidden
+    dynamic = subprocess.run(
+        ["readelf", "-d", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    needed = [
+        line.split("[", 1)[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line
+    ]
+    assert needed_libraries(library) == needed
+    assert "libm.so.6" in needed
 
 
 @pytest.mark.parametrize(
@@ -42,6 +50,7 @@ def test_a_file_that_is_no_64_bit_elf_file_has_no_names(tmp_path: Path, content:
     path = tmp_path / "x.so"
     path.write_bytes(content)
     assert exported_names(path) == []
+    assert needed_libraries(path) == []
 
 
 def test_a_missing_file_has_no_names(tmp_path: Path):

@@ -241,9 +241,13 @@ def bundled_blas() -> Blas | None:
 
 
 def probe(path: Path) -> Blas | None:
-    """The CBLAS naming that ``path`` defines, read by loading it."""
+    """The CBLAS naming that ``path`` defines, read by loading it (an OpenBLAS picks its
+    kernels as it loads, for the rest of the process: ``openblas_core.py``)."""
     import ctypes
 
+    from .openblas_core import name_openblas_core
+
+    name_openblas_core([path.name])
     try:
         library = ctypes.CDLL(str(path))
     except OSError:

@@ -23,11 +23,12 @@ import numpy as np
 from ..syntax.element_types import BY_MLIR
 from .arguments import check_count, convert, parameters
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
-from .elf_symbols import exported_names
+from .elf_symbols import exported_names, needed_libraries
 from .entries import METADATA_SYMBOL, Entry, entries_from_json, under_prefix
 from .extras import needs
 from .handlers import HandlerError
 from .load_errors import LoadError
+from .openblas_core import name_openblas_core
 
 
 def dtype_of(element: str) -> np.dtype:
@@ -83,6 +84,8 @@ def load(
         import cffi
 
     path = file_path(path)
+    needed = [name for file in (path, *map(file_path, kernels)) for name in needed_libraries(file)]
+    name_openblas_core(needed)  # before OpenBLAS loads: openblas_core.py
     ffi = cffi.FFI()
     libraries = [_load_kernel(ffi, file_path(k)) for k in kernels]
     opened = _path_to_open(path)
