@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+from .terminals import COMMENT, STRING, GrammarChanged
 
 
 @dataclass
@@ -63,8 +63,10 @@ class Compact:
 
 
 # Group 1 and 2 are a string's quotes: substituting r"\1\2" squeezes a string to `""` and
-# a comment (no groups) to nothing, at C speed.
-_SQUEEZE = re.compile(r'(")[^"\\\n]*(?:\\.[^"\\\n]*)*(")|//[^\n]*')
+# a comment (no groups) to nothing, at C speed. STRING's quotes, made groups.
+if not (STRING.startswith('"') and STRING.endswith('"')):
+    raise GrammarChanged(f"the grammar's STRING no longer starts and ends with a quote: {STRING}")
+_SQUEEZE = re.compile('(")' + STRING[1:-1] + f'(")|{COMMENT}')
 _SYM_NAME = 'sym_name = "'
 
 

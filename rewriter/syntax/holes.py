@@ -54,19 +54,20 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .compact import STRING
 from .integers import digits_always_taken, negative_digits_always_taken, range_error
+from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
-FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
-_INT = r"[-+]?[0-9]+"  # the grammar's INT terminal
-_SYMBOL_NAME = r"[A-Za-z_$.\-][\w$.\-]*"
-# What each kind of hole takes: one pattern for shape_of and the matchers alike.
+# What each kind of hole takes: one pattern for shape_of and the matchers alike, each the
+# grammar's (``terminals``): a name what VALUE_ID takes after its `%`, an alias what HASH_ID
+# takes after its `#`, a target SYMBOL's unquoted form after its `@`, numbers FLOAT and INT.
+# A boolean is BOOL's two words: BOOL's look-ahead (no name character after) holds where
+# the hole's does (a blank, `,` or `}` after).
 HOLE_PATTERNS = {
-    "name": r"[A-Za-z0-9_$.\-]+",
-    "alias": _SYMBOL_NAME,
-    "target": _SYMBOL_NAME,
+    "name": VALUE_NAME,
+    "alias": ALIAS_NAME,
+    "target": SYMBOL_NAME,
     "float": FLOAT,
-    "int": _INT,
+    "int": INT,
     "bool": "true|false",
 }
 FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
@@ -78,7 +79,7 @@ def _hole(kind: str) -> str:
 
 _HOLES = re.compile(
     STRING
-    + r"|//[^\n]*"
+    + f"|{COMMENT}"
     + rf"|%{_hole('name')}"
     + rf"|loc\(#{_hole('alias')}\)"
     + rf"|stablehlo\.custom_call[ \t]+@{_hole('target')}"
