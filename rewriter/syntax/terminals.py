@@ -65,6 +65,13 @@ def after(name: str, prefix: str) -> str:
     raise GrammarChanged(f"the grammar's {name} no longer starts with {prefix!r}: {regexp}")
 
 
+def _grouped(regexp: str) -> str:
+    """``regexp`` as one group, so that a terminal whose regexp gains a top-level ``|`` still
+    reads as one piece where a caller writes text around it (``%{VALUE_NAME}``); a group
+    that captures nothing costs the regex engine nothing."""
+    return f"(?:{regexp})"
+
+
 def _bare_symbol_name() -> str:
     """SYMBOL's bare-name form: SYMBOL is ``@`` then a bare name or a STRING."""
     body, string = after("SYMBOL", "@"), terminal("STRING")
@@ -74,12 +81,12 @@ def _bare_symbol_name() -> str:
     return body[len(head) : -len(tail)]
 
 
-STRING = terminal("STRING")  # a quoted string, escapes and all, on one line
-COMMENT = terminal("COMMENT")  # `//` to the line's end
-FLOAT = terminal("FLOAT")
-INT = terminal("INT")
-DIMS = terminal("DIMS")  # a run of dimensions `4x?x`, after `tensor<` and its kin
-VALUE_NAME = after("VALUE_ID", "%")  # the name after `%`
-RESULT_GROUP = terminal("_RESULT_GROUP")  # `%name` or `%name:N`, before a line's `=`
-ALIAS_NAME = after("HASH_ID", "#")  # the name after `#` (an alias)
-SYMBOL_NAME = _bare_symbol_name()  # the name after `@`, when not quoted
+STRING = _grouped(terminal("STRING"))  # a quoted string, escapes and all, on one line
+COMMENT = _grouped(terminal("COMMENT"))  # `//` to the line's end
+FLOAT = _grouped(terminal("FLOAT"))
+INT = _grouped(terminal("INT"))
+DIMS = _grouped(terminal("DIMS"))  # a run of dimensions `4x?x`, after `tensor<` and its kin
+VALUE_NAME = _grouped(after("VALUE_ID", "%"))  # the name after `%`
+RESULT_GROUP = _grouped(terminal("_RESULT_GROUP"))  # `%name` or `%name:N`, before a `=`
+ALIAS_NAME = _grouped(after("HASH_ID", "#"))  # the name after `#` (an alias)
+SYMBOL_NAME = _grouped(_bare_symbol_name())  # the name after `@`, when not quoted

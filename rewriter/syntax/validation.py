@@ -67,7 +67,7 @@ Why a remembered outcome is the outcome the line itself would have:
    attribute values. The range check reads such an integer as ``L : iN`` only (a line
    holding ``array<`` keeps its value, as it keeps its splats), and the types that may
    follow take any nine digits, as they take ``0``.
-6. Every string (``compact.STRING``: the grammar's STRING pattern) outside a comment is
+6. Every string (``terminals.STRING``: the grammar's STRING pattern) outside a comment is
    blanked to ``""``, but ``"stablehlo.custom_call"``; a scan left to right finds them,
    a comment (``//`` to the line's end) taken where it starts first. Outside comments a
    ``"`` can only start STRING or LS_STRING, sit in a quoted SYMBOL (``@"x"``), or start
@@ -192,15 +192,19 @@ _ALIAS_DEFINITION = re.compile(f"#{_ALIAS_NAME_FROM_LETTER}(?=[ \t]*=)")  # at a
 _ALIAS_USE = re.compile(f"(?<=[( ])#{_ALIAS_NAME_FROM_LETTER}")
 _FILE_LOCATION = re.compile(r'(?<="":)[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?(?![\w$.])')
 _DIGITS = re.compile(r"[0-9]+")
-# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`.
+# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`; DIMS's
+# runs of sizes alone (no `?` or `*`: the test checks it takes none that DIMS does not).
 _DIMENSIONS = re.compile(r"<(?!0x)(?:[0-9]+x)+")
+# Point 5's integer: INT's unsigned numbers of at most nine digits (the test checks it
+# takes none that INT does not), which every 32- or 64-bit integer type takes.
+NINE_DIGITS = "[0-9]{1,9}"
 # The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
 # every 32- or 64-bit integer type takes.
 _CONSTANT_VALUE = re.compile(
     rf"arith\.constant (?:(?P<float>{FLOAT}){FLOAT_TYPE}"
     r"|(?P<bool>true|false)(?![\w$.])"
-    r"|(?P<int>[0-9]{1,9})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
-)  # point 5's int: INT's unsigned numbers of at most nine digits (the test checks)
+    rf"|(?P<int>{NINE_DIGITS})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
+)
 _CONSTANT_BLANK = {"float": "0.0", "bool": "true", "int": "0"}
 # A line that binds one name: its indentation and the name, before ` = ` and the rest.
 _ONE_RESULT = re.compile(f"([ \t]*)%{VALUE_NAME}(?= = )")

@@ -100,7 +100,7 @@ from string import Formatter
 from typing import NamedTuple
 
 from .terminals import ALIAS_NAME, FLOAT, SYMBOL_NAME, VALUE_NAME
-from .validation import LineShapes
+from .validation import NINE_DIGITS, LineShapes
 
 # The grammar's names (``terminals``): what VALUE_ID takes after `%`, SYMBOL's unquoted
 # form after `@`, HASH_ID after `#`.
@@ -111,14 +111,12 @@ _ALIAS_NAME = ALIAS_NAME
 _WHOLE_NAME = f"%{_NAME}"  # (a): any literal before
 _CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _ALIAS_NAME))  # (b), (c), (d)
 AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
-_NINE_DIGITS = "[0-9]{1,9}"
 # (e): the literal before a constant's value, and for each literal after it (its type and
 # the start of its location) the pattern of the values blanked there.
 _CONSTANT = " = arith.constant "
 _CONSTANT_VALUES = {
     **{f" : {type_} loc(#": FLOAT for type_ in ("f32", "f64")},
-    # INT's unsigned numbers of up to nine digits (tests/test_grammar_terminals.py checks)
-    **{f" : {sign}i{bits} loc(#": _NINE_DIGITS for sign in ("", "s", "u") for bits in (32, 64)},
+    **{f" : {sign}i{bits} loc(#": NINE_DIGITS for sign in ("", "s", "u") for bits in (32, 64)},
 }
 _CONSTANT_CLASSES = frozenset(_CONSTANT_VALUES.values())
 _SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
