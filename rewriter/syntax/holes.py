@@ -45,7 +45,9 @@ A shape whose matcher has taken many statements is spelled out (``spelled_matche
 literal pieces escaped, a group in each hole's place), which takes exactly the statements
 of the shape by the second point above, without copying the pieces to compare them.
 
-``tests/test_call_shapes.py`` checks the claims on mutated call-dense exports.
+``tests/test_call_shapes.py`` checks the claims on mutated call-dense exports;
+``tests/test_grammar_terminals.py`` that each hole's pattern is its terminal's and holds
+none of the context characters above, nor a quote, backslash or newline.
 """
 
 from __future__ import annotations
