@@ -28,10 +28,10 @@ from ..plan.ffi_facts import (
     parse_facts,
 )
 from ..plan.status import Status
-from ..syntax.compact import STRING
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.element_types import BY_MLIR, BY_XLA, parse_tensor
 from ..syntax.source import Source
+from ..syntax.terminals import STRING
 from ..syntax.typetext import closing_bracket, split_types
 
 if TYPE_CHECKING:

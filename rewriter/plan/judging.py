@@ -19,6 +19,7 @@ from typing import Any
 from ..syntax import model
 from ..syntax.diagnostics import Diagnostic
 from ..syntax.source import Source
+from ..syntax.terminals import VALUE_NAME
 from .attribute_operands import (
     AttributeOperand,
     UnsupportedAttribute,
@@ -105,7 +106,7 @@ class Signature:
 
 
 _FFI_CONFIGS = ("mhlo.backend_config", "backend_config")
-_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+_NAME = re.compile(f"%{VALUE_NAME}")  # the grammar's VALUE_ID
 
 
 def written_view(call: model.CustomCall) -> model.CustomCall:

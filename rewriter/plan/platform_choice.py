@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from ..syntax.compact import Compact, compact
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.source import Source
+from ..syntax.terminals import SYMBOL_NAME, VALUE_NAME
 from .edits import Edit
 from .selection import API_WORDS, OptionWords
 
@@ -48,10 +49,11 @@ PLATFORM_INDEX = '"_platform_index"'
 _CASE_NAME = '"stablehlo.case"'
 _NOTED = frozenset({PLATFORM_INDEX, _CASE_NAME})
 
-_NAME = r"%[A-Za-z0-9_$.\-]+"
+_NAME = f"%{VALUE_NAME}"  # the grammar's VALUE_ID
 _GLOBAL_CONSTANT = re.compile(r"jax\.global_constant[ \t]*=[ \t]*$")
 _FUNCTION = re.compile(
-    r"func\.func(?![\w$.])[ \t]+(?:(public|private|nested)[ \t]+)?@(?:[A-Za-z_$.\-][\w$.\-]*|\"\")"
+    r"func\.func(?![\w$.])[ \t]+(?:(public|private|nested)[ \t]+)?"
+    f'@(?:{SYMBOL_NAME}|"")'  # SYMBOL in the compact text, as scan._SYMBOL
     r"[ \t]*\("
 )
 _ARGUMENT_NAME = re.compile(r"[ \t\r\n]*(" + _NAME + r")[ \t]*:[ \t]*")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 
 from . import model
-from .compact import STRING
 from .diagnostics import Diagnostic
 from .grammar import parser
 from .scan import CallSite, Scan
 from .source import Source
+from .terminals import COMMENT, STRING
 from .to_model import custom_call_from_tree
 
 # Strings and comments are matched whole so that brackets inside them do not count.
-_DEPTH_TOKEN = re.compile(STRING + r"|//[^\n]*|->|[()\[\]{}<>\n]")
+_DEPTH_TOKEN = re.compile(f"{STRING}|{COMMENT}" + r"|->|[()\[\]{}<>\n]")
 _MAX_CONTINUATION_LINES = 64
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+from .terminals import COMMENT, GrammarChanged, terminal
 
 
 @dataclass
@@ -63,8 +63,11 @@ class Compact:
 
 
 # Group 1 and 2 are a string's quotes: substituting r"\1\2" squeezes a string to `""` and
-# a comment (no groups) to nothing, at C speed.
-_SQUEEZE = re.compile(r'(")[^"\\\n]*(?:\\.[^"\\\n]*)*(")|//[^\n]*')
+# a comment (no groups) to nothing, at C speed: STRING's quotes, made groups.
+_STRING = terminal("STRING")
+if not (_STRING.startswith('"') and _STRING.endswith('"')):
+    raise GrammarChanged(f"the grammar's STRING no longer starts and ends with a quote: {_STRING}")
+_SQUEEZE = re.compile('(")' + _STRING[1:-1] + f'(")|{COMMENT}')
 _SYM_NAME = 'sym_name = "'
 
 

@@ -44,17 +44,15 @@ from typing import cast
 from lark import Token, Tree
 
 from . import model
-from .compact import STRING
+from .terminals import COMMENT, DIMS, STRING
 
 # Each alternative starts with a character of its own, so the regex engine skips to the
 # next `"`, `/`, `t`, `m` or `v` at C speed; what may precede a type keyword (no name
 # character: `size_runs` checks) would, as a look-behind, make it try every position.
-_DIMENSION_LIST = re.compile(
-    STRING + r"|//[^\n]*|(?:tensor|memref|vector)<((?:(?:[0-9]+|\?|\*)x)+)"
-)
+_DIMENSION_LIST = re.compile(f"{STRING}|{COMMENT}|(?:tensor|memref|vector)<({DIMS})")
 # The same matches in a text with no string, no comment and no `memref<` or `vector<`: one
 # literal to look for, which the regex engine finds at C speed, not a character class.
-_TENSOR_DIMENSION_LIST = re.compile(r"tensor<((?:(?:[0-9]+|\?|\*)x)+)")
+_TENSOR_DIMENSION_LIST = re.compile(f"tensor<({DIMS})")
 _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 _SIZE = re.compile(r"[0-9]+")
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from .compact import STRING
+from .terminals import COMMENT, STRING
 
-_TOKEN = re.compile(rf"//[^\n]*|{STRING}")
+_TOKEN = re.compile(f"{COMMENT}|{STRING}")
 _BEFORE_NAME = re.compile(r"[{,][ \t]*$")
 _AFTER_NAME = re.compile(r"[ \t]*[=,}]")
 

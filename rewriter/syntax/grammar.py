@@ -18,8 +18,10 @@ GRAMMAR_FILE = "stablehlo.lark"
 START_RULES = ["module_file", "custom_call_stmt", "dictionary"]
 
 
+@functools.cache
 def grammar_text() -> str:
-    """The grammar, from the installed package or, in a source checkout, from ``grammar/``."""
+    """The grammar, from the installed package or, in a source checkout, from ``grammar/``
+    (read once: ``terminals`` reads it at import, ``parser`` when it first parses)."""
     try:
         return (resources.files("rewriter.grammar") / GRAMMAR_FILE).read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError):

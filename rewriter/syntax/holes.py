@@ -45,7 +45,9 @@ A shape whose matcher has taken many statements is spelled out (``spelled_matche
 literal pieces escaped, a group in each hole's place), which takes exactly the statements
 of the shape by the second point above, without copying the pieces to compare them.
 
-``tests/test_call_shapes.py`` checks the claims on mutated call-dense exports.
+``tests/test_call_shapes.py`` checks the claims on mutated call-dense exports;
+``tests/test_grammar_terminals.py`` that each hole's pattern is its terminal's and holds
+none of the context characters above, nor a quote, backslash or newline.
 """
 
 from __future__ import annotations
@@ -54,19 +56,20 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .compact import STRING
 from .integers import digits_always_taken, negative_digits_always_taken, range_error
+from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
-FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"  # the grammar's FLOAT terminal
-_INT = r"[-+]?[0-9]+"  # the grammar's INT terminal
-_SYMBOL_NAME = r"[A-Za-z_$.\-][\w$.\-]*"
-# What each kind of hole takes: one pattern for shape_of and the matchers alike.
+# What each kind of hole takes: one pattern for shape_of and the matchers alike, each the
+# grammar's (``terminals``): a name what VALUE_ID takes after its `%`, an alias what HASH_ID
+# takes after its `#`, a target SYMBOL's unquoted form after its `@`, numbers FLOAT and INT.
+# A boolean is BOOL's two words: BOOL's look-ahead (no name character after) holds where
+# the hole's does (a blank, `,` or `}` after).
 HOLE_PATTERNS = {
-    "name": r"[A-Za-z0-9_$.\-]+",
-    "alias": _SYMBOL_NAME,
-    "target": _SYMBOL_NAME,
+    "name": VALUE_NAME,
+    "alias": ALIAS_NAME,
+    "target": SYMBOL_NAME,
     "float": FLOAT,
-    "int": _INT,
+    "int": INT,
     "bool": "true|false",
 }
 FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
@@ -78,7 +81,7 @@ def _hole(kind: str) -> str:
 
 _HOLES = re.compile(
     STRING
-    + r"|//[^\n]*"
+    + f"|{COMMENT}"
     + rf"|%{_hole('name')}"
     + rf"|loc\(#{_hole('alias')}\)"
     + rf"|stablehlo\.custom_call[ \t]+@{_hole('target')}"

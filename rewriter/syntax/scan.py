@@ -13,11 +13,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .compact import STRING, Compact, compact
+from .compact import Compact, compact
 from .diagnostics import Diagnostic
 from .model import CallForm
 from .source import Source
 from .strings import decode_string
+from .terminals import RESULT_GROUP, STRING, SYMBOL_NAME, VALUE_NAME
 
 # Patterns start with a literal so that the regex engine can skip ahead quickly; what may
 # precede the match is checked by ``_starts_word``, or by a look-behind of fixed width after
@@ -28,15 +29,17 @@ _CUSTOM_CALL = re.compile(
 _GENERIC_CUSTOM_CALL = '"stablehlo.custom_call"'
 _GENERIC_MODULE = '"builtin.module"'
 _MODULE = re.compile(r"module(?![\w$.\-])")
-_SYMBOL = re.compile(r"@(?:[A-Za-z_$.\-][\w$.\-]*|\"\")")
-_QUOTED_SYMBOL = re.compile(r"@" + STRING)
+# SYMBOL in the compact text, where its quoted form's string is squeezed to `""`; then
+# SYMBOL's own pattern reads the quoted one in the original text.
+_SYMBOL = re.compile(f'@(?:{SYMBOL_NAME}|"")')
+_QUOTED_SYMBOL = re.compile(f"@{STRING}")
 # SSA names that do not start with a digit: the only ones a name the rewrite makes can be
 # (plan/naming.py, ValueNamer), and a few in an export, where %0 ... %N are hundreds of
 # thousands.
-_VALUE = re.compile(r"%([A-Za-z_$.\-][A-Za-z0-9_$.\-]*)")
+_VALUE = re.compile(f"%((?![0-9]){VALUE_NAME})")
+# What LS_RESULTS takes before a statement's op, and the blanks after it.
 _STATEMENT_PREFIX = re.compile(
-    r"[ \t]*(?:%[A-Za-z0-9_$.\-]+(?::[0-9]+)?(?:[ \t]*,[ \t]*%[A-Za-z0-9_$.\-]+(?::[0-9]+)?)*"
-    r"[ \t]*=[ \t]*)?"
+    rf"[ \t]*(?:{RESULT_GROUP}(?:[ \t]*,[ \t]*{RESULT_GROUP})*[ \t]*=[ \t]*)?"
 )
 _INVALID_CHAR = re.compile(r"[^\t\n\r\x20-\x7e]")
 _BRACKETS = b"(){}[]"
@@ -359,7 +362,7 @@ def _match_close(masked: str, open_offset: int, closes: dict[int, int] | None = 
     return close
 
 
-_MODULE_HEADER = re.compile(r"[ \t\r\n]*(?:@[A-Za-z_$.\-][\w$.\-]*|@\"\")?[ \t\r\n]*")
+_MODULE_HEADER = re.compile(rf'[ \t\r\n]*(?:@{SYMBOL_NAME}|@"")?[ \t\r\n]*')  # as _SYMBOL
 
 
 _GENERIC_MODULE_OPERANDS = re.compile(r"[ \t]*\([ \t]*\)[ \t]*")

@@ -67,7 +67,7 @@ Why a remembered outcome is the outcome the line itself would have:
    attribute values. The range check reads such an integer as ``L : iN`` only (a line
    holding ``array<`` keeps its value, as it keeps its splats), and the types that may
    follow take any nine digits, as they take ``0``.
-6. Every string (``compact.STRING``: the grammar's STRING pattern) outside a comment is
+6. Every string (``terminals.STRING``: the grammar's STRING pattern) outside a comment is
    blanked to ``""``, but ``"stablehlo.custom_call"``; a scan left to right finds them,
    a comment (``//`` to the line's end) taken where it starts first. Outside comments a
    ``"`` can only start STRING or LS_STRING, sit in a quoted SYMBOL (``@"x"``), or start
@@ -160,53 +160,62 @@ from lark.lexer import Lexer, LexerState, LineCounter
 from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
-from .compact import STRING
 from .diagnostics import Diagnostic
 from .empty_names import first_empty_attribute_name
 from .grammar import parser
-from .holes import FLOAT, FLOAT_TYPE, FoundShapes, ShapeFinder
+from .holes import FLOAT_TYPE, FoundShapes, ShapeFinder
 from .integers import integer_type_width, range_error
 from .line_lexer import LineLexer, NoTerminal
 from .source import Source
+from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
 START = "module_file"
 # Longer lines (a blob of weights) are unique: parsed at once, never hashed or remembered.
 LONG_LINE = 10_000
-_VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
-_LOCATION_ALIAS = re.compile(r"loc\(#[A-Za-z_$.\-][\w$.\-]*\)")
+_VALUE_NAME = re.compile(f"%{VALUE_NAME}")
+_LOCATION_ALIAS = re.compile(rf"loc\(#{ALIAS_NAME}\)")
 # Point 4's L: an INT- or FLOAT-form number, its sign and its fraction as groups 1 and 2.
+# Not the two terminals' text, for the groups: tests/test_grammar_terminals.py checks that
+# it takes exactly what INT or FLOAT takes.
 _SPLAT_NUMBER_FORM = r"([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?"
 _SPLAT = re.compile(rf"dense<{_SPLAT_NUMBER_FORM}>")
-_SYMBOL = re.compile(r"@[A-Za-z_$.\-][\w$.\-]*")
+_SYMBOL = re.compile(f"@{SYMBOL_NAME}")  # a quoted symbol's string is blanked by point 6
 _STRING = re.compile(STRING)
 # Where a line may hold a string that must stay (point 6): a comment, `"stablehlo.custom_call"`.
-_STRING_KEPT_OR_COMMENT = re.compile(rf'(?P<kept>"stablehlo\.custom_call"|//[^\n]*)|{STRING}')
-_ALIAS_DEFINITION = re.compile(r"#[A-Za-z_][\w$.\-]*(?=[ \t]*=)")  # at a line's start
+_STRING_KEPT_OR_COMMENT = re.compile(rf'(?P<kept>"stablehlo\.custom_call"|{COMMENT})|{STRING}')
+# Point 3's alias definitions and uses: HASH_ID's names that start with a letter or `_`
+# (after `(` or a blank, `#-}` and `{-#` are no alias); the test checks the relation.
+_ALIAS_NAME_FROM_LETTER = f"(?=[A-Za-z_]){ALIAS_NAME}"
+_ALIAS_DEFINITION = re.compile(f"#{_ALIAS_NAME_FROM_LETTER}(?=[ \t]*=)")  # at a line's start
 # In an alias definition (point 3): an alias used after `(` or a blank, and the line and
 # column numbers of a file location.
-_ALIAS_USE = re.compile(r"(?<=[( ])#[A-Za-z_][\w$.\-]*")
+_ALIAS_USE = re.compile(f"(?<=[( ])#{_ALIAS_NAME_FROM_LETTER}")
 _FILE_LOCATION = re.compile(r'(?<="":)[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?(?![\w$.])')
 _DIGITS = re.compile(r"[0-9]+")
-# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`.
+# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`; DIMS's
+# runs of sizes alone (no `?` or `*`: the test checks it takes none that DIMS does not).
 _DIMENSIONS = re.compile(r"<(?!0x)(?:[0-9]+x)+")
+# Point 5's integer: INT's unsigned numbers of at most nine digits (the test checks it
+# takes none that INT does not), which every 32- or 64-bit integer type takes.
+NINE_DIGITS = "[0-9]{1,9}"
 # The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
 # every 32- or 64-bit integer type takes.
 _CONSTANT_VALUE = re.compile(
     rf"arith\.constant (?:(?P<float>{FLOAT}){FLOAT_TYPE}"
     r"|(?P<bool>true|false)(?![\w$.])"
-    r"|(?P<int>[0-9]{1,9})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
+    rf"|(?P<int>{NINE_DIGITS})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
 )
 _CONSTANT_BLANK = {"float": "0.0", "bool": "true", "int": "0"}
 # A line that binds one name: its indentation and the name, before ` = ` and the rest.
-_ONE_RESULT = re.compile(r"([ \t]*)%[A-Za-z0-9_$.\-]+(?= = )")
+_ONE_RESULT = re.compile(f"([ \t]*)%{VALUE_NAME}(?= = )")
 # The rest of a constant line as a rewrite writes it, whole: one alias, no `@`, `%` or
 # `array<`. A dense value's body is a hexadecimal string or numbers, lists and booleans (of
 # the letters of `true`, `false` and `E` only): no text a blanking of points 3 to 6 finds.
 _CONSTANT_REST = re.compile(
     r" = arith\.constant "
-    rf"(?:(?P<float>{FLOAT})|(?P<bool>true|false)|(?P<int>[-+]?[0-9]+)"
+    rf"(?:(?P<float>{FLOAT})|(?P<bool>true|false)|(?P<int>{INT})"
     r'|dense<(?P<dense>"0x[0-9A-Fa-f]*"|[-+0-9.eE, \[\]()truefals]*)>)'
-    r"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#[A-Za-z_$.\-][\w$.\-]*\)\n"
+    rf"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#{ALIAS_NAME}\)\n"
 )
 _REMEMBERED_LINES = 1 << 14  # lines' shapes a validation keeps by their keys, at most
 _SPLAT_NUMBER = re.compile(_SPLAT_NUMBER_FORM)

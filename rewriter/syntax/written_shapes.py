@@ -14,8 +14,10 @@ pattern was seen fits that place's class:
 
 - (a) a whole name, ``%`` and a run of ``N = [A-Za-z0-9_$.-]`` (a constant's fresh name);
 - (b) a run of ``N`` after a literal ``%`` (an operand or result: ``%{3}``);
-- (c) a symbol name ``[A-Za-z_$.-][\\w$.-]*`` after a literal ``@`` (the callee);
-- (d) a symbol name after a literal ``loc(#`` and before a literal ``)`` (an alias);
+- (c) a symbol name ``[A-Za-z_$.-][\\w$.-]*`` (SYMBOL's unquoted form) after a literal ``@``
+  (the callee);
+- (d) an alias name (what HASH_ID takes after its ``#``, now the same pattern) after a
+  literal ``loc(#`` and before a literal ``)``;
 
 and in each place a literal character from ``AFTER`` follows it (a blank, ``,():]}``, a
 line break: none a name or symbol character, nor ``<``); or
@@ -97,21 +99,24 @@ from operator import itemgetter
 from string import Formatter
 from typing import NamedTuple
 
-from .holes import FLOAT
-from .validation import LineShapes
+from .terminals import ALIAS_NAME, FLOAT, SYMBOL_NAME, VALUE_NAME
+from .validation import NINE_DIGITS, LineShapes
 
-_NAME = r"[A-Za-z0-9_$.\-]+"
-_SYMBOL_NAME = r"[A-Za-z_$.\-][\w$.\-]*"
+# The grammar's names (``terminals``): what VALUE_ID takes after `%`, SYMBOL's unquoted
+# form after `@`, HASH_ID after `#`.
+_NAME = VALUE_NAME
+_SYMBOL_NAME = SYMBOL_NAME
+_ALIAS_NAME = ALIAS_NAME
 # Each class of blanked field: the pattern its values fit, and how the literal before it ends.
 _WHOLE_NAME = f"%{_NAME}"  # (a): any literal before
-_CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _SYMBOL_NAME))  # (b), (c), (d)
+_CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _ALIAS_NAME))  # (b), (c), (d)
 AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
 # (e): the literal before a constant's value, and for each literal after it (its type and
 # the start of its location) the pattern of the values blanked there.
 _CONSTANT = " = arith.constant "
 _CONSTANT_VALUES = {
     **{f" : {type_} loc(#": FLOAT for type_ in ("f32", "f64")},
-    **{f" : {sign}i{bits} loc(#": "[0-9]{1,9}" for sign in ("", "s", "u") for bits in (32, 64)},
+    **{f" : {sign}i{bits} loc(#": NINE_DIGITS for sign in ("", "s", "u") for bits in (32, 64)},
 }
 _CONSTANT_CLASSES = frozenset(_CONSTANT_VALUES.values())
 _SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
@@ -250,7 +255,7 @@ def _constant_values(lines: list[list[Piece]], classes: dict[int, str]) -> dict[
                 isinstance(name, int)
                 and classes.get(name) == _WHOLE_NAME
                 and isinstance(alias, int)  # after ``loc(#``: of (d) when of its pattern
-                and classes.get(alias) == _SYMBOL_NAME
+                and classes.get(alias) == _ALIAS_NAME
                 and close == ")"
             ):
                 found[number] = fields
