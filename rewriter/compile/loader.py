@@ -27,6 +27,7 @@ from .elf_symbols import exported_names, needed_libraries
 from .entries import METADATA_SYMBOL, Entry, entries_from_json, under_prefix
 from .extras import needs
 from .handlers import HandlerError
+from .heap import keep_freed_memory
 from .load_errors import LoadError
 from .openblas_core import name_openblas_core
 
@@ -86,6 +87,7 @@ def load(
     path = file_path(path)
     needed = [name for file in (path, *map(file_path, kernels)) for name in needed_libraries(file)]
     name_openblas_core(needed)  # before OpenBLAS loads: openblas_core.py
+    keep_freed_memory()  # a call's buffers stay mapped for the next: heap.py
     ffi = cffi.FFI()
     libraries = [_load_kernel(ffi, file_path(k)) for k in kernels]
     opened = _path_to_open(path)
