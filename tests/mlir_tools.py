@@ -123,3 +123,12 @@ def iree_input_pipeline(text: str) -> subprocess.CompletedProcess[str]:
         )
     finally:
         os.unlink(path)
+
+
+def valgrind_environment() -> dict[str, str]:
+    """The environment for a program run under valgrind, which has no AVX-512: OpenBLAS
+    picks AVX2 kernels (``OPENBLAS_CORETYPE``; ``load`` names AVX-512 ones in this process
+    on a CPU that has it, and its children inherit the name)."""
+    import os
+
+    return {**os.environ, "OPENBLAS_CORETYPE": "Haswell"}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mlir_tools import valgrind_environment
 
 from rewriter.plan.c_names import c_name_part, name_problem, safe_c_name
 
@@ -37,6 +38,7 @@ def run_under_valgrind(source: str, library: Path, program: Path):
          str(program)],
         capture_output=True,
         text=True,
+        env=valgrind_environment(),
     )  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from kernel_library import (
     build_handler_library,
     sample,
 )
+from mlir_tools import valgrind_environment
 
 import rewriter
 from rewriter.abi import bridge_dir
@@ -428,6 +429,7 @@ def test_bridge_is_clean_under_valgrind(c_host):
         ],
         capture_output=True,
         text=True,
+        env=valgrind_environment(),
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "ERROR SUMMARY: 0 errors" in run.stderr

@@ -20,6 +20,7 @@ from pathlib import Path
 import jax
 import pytest
 from kernel_library import REPO
+from mlir_tools import valgrind_environment
 
 from rewriter.compile import compile_module
 from rewriter.compile.build import PORTABLE
@@ -144,7 +145,7 @@ def valgrind(executable: Path, calls: int) -> subprocess.CompletedProcess:
     command = ["valgrind", "--leak-check=full", "--error-exitcode=3"]
     command += ["--errors-for-leak-kinds=definite", str(executable), str(calls)]
     start = time.perf_counter()
-    process = run(command, timeout=600)
+    process = run(command, timeout=600, env=valgrind_environment())
     summary = re.findall(
         r"^==\d+== +((?:total heap|.* lost:|All heap|ERROR).*)$", process.stderr, re.M
     )
