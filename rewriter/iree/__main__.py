@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from ..inputs.files import cannot_write, output_problem, same_file
 from ..inputs.streams import run_command, say
 from ..syntax.diagnostics import RewriteError
-from .build import COMPILE_FLAGS, BuildError, compile_module, target_flags
+from .build import COMPILE_FLAGS, DATA_TILING, BuildError, compile_module, target_flags
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,7 +27,7 @@ def _main(argv: Sequence[str] | None) -> int:
         description="Compile a module rewritten with --abi iree into a .vmfb that "
         "rewriter.iree.load can run (iree-compile "
         + " ".join((*COMPILE_FLAGS, *target_flags()))
-        + ").",
+        + f", and {DATA_TILING} unless the module has complex elements).",
     )
     parser.add_argument("file", metavar="FILE", help="the rewritten module (.mlir)")
     parser.add_argument("-o", "--output", metavar="OUT", required=True, help="the .vmfb")
