@@ -132,3 +132,19 @@ def valgrind_environment() -> dict[str, str]:
     import os
 
     return {**os.environ, "OPENBLAS_CORETYPE": "Haswell"}
+
+
+def logging_tools(folder, log) -> None:
+    """Fill ``folder`` (a $REWRITER_TOOL_PATH) with scripts that append their name and
+    arguments to ``log``, then run the tool: which tools a compile runs, questions
+    (``-print-file-name``, ``-print-search-dirs``) included."""
+    from rewriter.compile.toolchain import PIPELINE_TOOLS
+
+    folder.mkdir()
+    for name in PIPELINE_TOOLS:
+        script = folder / name
+        script.write_text(
+            f'#!/bin/sh\necho "{name} $*" >> "{log}"\nexec "{find_tool(name)}" "$@"\n',
+            encoding="utf-8",
+        )
+        script.chmod(0o755)

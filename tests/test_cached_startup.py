@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from mlir_tools import require_tool
+from mlir_tools import logging_tools, require_tool
 
 from rewriter.compile import blas as blas_module
-from rewriter.compile.toolchain import LLVM_VERSION, PIPELINE_TOOLS, find_tool
+from rewriter.compile.toolchain import LLVM_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,16 +61,8 @@ NOT_IMPORTED = (
 
 
 def _logging_tools(folder: Path, log: Path) -> dict[str, str]:
-    """The environment of a command line whose tools ($REWRITER_TOOL_PATH) log every run,
-    questions (``-print-file-name``, ``-print-search-dirs``) included."""
-    folder.mkdir()
-    for name in PIPELINE_TOOLS:
-        script = folder / name
-        script.write_text(
-            f'#!/bin/sh\necho "{name} $*" >> "{log}"\nexec "{find_tool(name)}" "$@"\n',
-            encoding="utf-8",
-        )
-        script.chmod(0o755)
+    """The environment of a command line whose tools log every run (``logging_tools``)."""
+    logging_tools(folder, log)
     return dict(os.environ, REWRITER_TOOL_PATH=str(folder))
 
 

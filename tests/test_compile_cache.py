@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mlir_tools import require_tool
+from mlir_tools import logging_tools, require_tool
 
 from rewriter.compile import blas as blas_module
 from rewriter.compile import cache as compile_cache
@@ -314,14 +314,7 @@ def test_a_hit_installs_the_header_and_the_include_files(tmp_path, tool_runs):
 def _logging_tools(tmp_path: Path) -> tuple[Path, Path]:
     """A $REWRITER_TOOL_PATH folder of scripts that log their arguments, then run the tool."""
     folder, log = tmp_path / "logging-tools", tmp_path / "tools.log"
-    folder.mkdir()
-    for name in PIPELINE_TOOLS:
-        script = folder / name
-        script.write_text(
-            f'#!/bin/sh\necho "{name} $*" >> "{log}"\nexec "{toolchain.find_tool(name)}" "$@"\n',
-            encoding="utf-8",
-        )
-        script.chmod(0o755)
+    logging_tools(folder, log)
     return folder, log
 
 
