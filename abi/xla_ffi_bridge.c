@@ -495,6 +495,14 @@ static bool build_attrs(arena *a, const rw_ffi_call_spec *spec, int64_t count, i
   return true;
 }
 
+/* A token operand or result as XLA hands it to a handler: a rank-0 buffer of TOKEN type
+ * (xla::ffi::Token), whose data nothing reads; it points at a byte, never NULL. */
+static XLA_FFI_Buffer token_buffer(void) {
+  static char token_data;
+  return (XLA_FFI_Buffer){XLA_FFI_Buffer_STRUCT_SIZE, NULL, XLA_FFI_DataType_TOKEN, &token_data,
+                          0, NULL};
+}
+
 /* Logical dims of operand `t` from its descriptor's physical sizes. */
 static void logical_dims(const rw_ffi_tensor *t, const descriptor *d, int64_t *dims) {
   for (int64_t k = 0; k < t->rank; ++k) dims[t->major_to_minor[k]] = d->sizes_and_strides[k];
@@ -529,6 +537,10 @@ static bool allocate_results(const rw_ffi_call_spec *spec, char *results, void *
   bool ok = true;
   for (int64_t r = 0; r < spec->num_results; ++r) {
     const rw_ffi_tensor *t = &spec->results[r];
+    if (t->dtype == XLA_FFI_DataType_TOKEN) { /* no descriptor: the extern returns none */
+      buffers[r] = token_buffer();
+      continue;
+    }
     descriptor *d = (descriptor *)results;
     results += descriptor_size(t->rank);
     if (!result_dims(spec, t, operands, dims)) ok = false;
@@ -568,6 +580,13 @@ static bool build_args(const rw_ffi_call_spec *spec, void *const *operands, aren
   for (int64_t i = 0; i < count; ++i) {
     if (spec->is_shape_operand[i]) continue; /* XLA drops result-shape operands */
     const rw_ffi_tensor *t = &spec->operands[i];
+    if (t->dtype == XLA_FFI_DataType_TOKEN) { /* no descriptor: the extern takes none */
+      buffers[out->size] = token_buffer();
+      out->args[out->size] = &buffers[out->size];
+      out->types[out->size] = XLA_FFI_ArgType_BUFFER;
+      ++out->size;
+      continue;
+    }
     const descriptor *d = operands[i];
     logical_dims(t, d, dims);
     void *copy = NULL;
@@ -617,7 +636,8 @@ void rw_ffi_call(const rw_ffi_call_spec *spec, void *results, void *const *opera
     return;
   }
   /* Results first: the compiled caller uses and frees them whatever happens next. */
-  bool ok = !results || allocate_results(spec, results, operands, rets, dims);
+  /* `results` is NULL when the call has none but tokens, which need no descriptor. */
+  bool ok = allocate_results(spec, results, operands, rets, dims);
   for (int64_t r = 0; r < spec->num_results; ++r) {
     frame.rets.rets[r] = &rets[r];
     frame.rets.types[r] = XLA_FFI_RetType_BUFFER;

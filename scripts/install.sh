@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.."
 # for the packaging, pre-commit and symbol tests; llvm-22 (llvm-objcopy, llvm-ar) for static
 # libraries; the system's OpenBLAS, the BLAS a compiled model links by default; Debian's
 # cross compilers for aarch64 and qemu's user-mode emulator for the cross-compilation test;
-# cmake for samples/deploy.
-APT_PACKAGES=(gcc g++ binutils git mlir-22-tools clang-22 llvm-22 valgrind libopenblas-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user cmake)
+# cmake for samples/deploy; Open MPI (mpicc, and mpirun's runtime) for mpi4jax, which pip
+# builds from source (the mpi extra below).
+APT_PACKAGES=(gcc g++ binutils git mlir-22-tools clang-22 llvm-22 valgrind libopenblas-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user cmake libopenmpi-dev openmpi-bin)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do
@@ -68,4 +69,16 @@ if [ "$(dpkg --print-architecture 2>/dev/null)" = "amd64" ] \
 fi
 
 python="${PYTHON:-$(command -v python || command -v python3)}"
-"$python" -m pip install --quiet --disable-pip-version-check '.[test]'
+# The mpi extra (mpi4jax, tests/test_third_party.py) has no wheel: pip builds it with
+# mpicc, so it is installed with the test extra where Open MPI is; without it its tests are
+# skipped, naming the install. Its build also compiles a CUDA extension wherever it finds
+# nvcc, and fails without the whole CUDA toolkit ("cuda_runtime.h: No such file or
+# directory"): CUDA_PATH names an empty folder, so that it builds for the CPU alone. pip
+# keeps the wheel it builds, and installs nothing already installed.
+extras=test
+if command -v mpicc >/dev/null; then
+    extras=test,mpi
+fi
+no_cuda="$(mktemp -d)"
+trap 'rmdir "$no_cuda"' EXIT
+CUDA_PATH="$no_cuda" "$python" -m pip install --quiet --disable-pip-version-check ".[$extras]"

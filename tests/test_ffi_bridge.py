@@ -265,6 +265,41 @@ def test_dictionary_attributes_reach_the_handler(tmp_path, handler_libraries):
     assert module.main(x).tobytes() == expected.tobytes()
 
 
+# A program with an ordered effect as jax.export writes it (mpi4jax's, without MPI).
+ORDERED = (Path(__file__).parent / "data" / "ordered_tokens.mlir").read_text()
+
+
+@pytest.mark.parametrize("path", ["compile", pytest.param("iree", marks=pytest.mark.iree)])
+def test_handlers_that_take_and_give_tokens_run_in_order(tmp_path, handler_libraries, path):
+    """Token operands and results reach the handlers as XLA's TOKEN buffers (a handler
+    bound to ffi::Token refuses a call frame without them), the externs take none, main's
+    token parameter and result are gone from the entry point, and the calls run in program
+    order: fence 1, 2, 3, each time."""
+    checks = ctypes.CDLL(str(handler_libraries[1]))
+    checks.FenceLog.restype = ctypes.c_int64
+    checks.FenceLog.argtypes = [ctypes.c_int64]
+    handlers = {
+        "fence": jax.ffi.pycapsule(checks.Fence),
+        "ordered_scale": jax.ffi.pycapsule(checks.OrderedScale),
+    }
+    x = np.array([1.0, -2.0, 3.5, 8.0], np.float32)
+    if path == "compile":
+        module = tmp_path / "ordered.mlir"
+        module.write_text(rewriter.rewrite(ORDERED).text)
+        compile_module(module, tmp_path / "libordered.so", ffi_bridge=True)
+        main = load(tmp_path / "libordered.so", ffi_handlers=handlers).main
+    else:
+        from rewriter.iree import load as iree_load
+
+        module = tmp_path / "ordered.iree.mlir"
+        module.write_text(rewriter.rewrite(ORDERED, abi="iree").text)
+        main = iree_load(module, imports=handlers).main
+    checks.FenceReset()
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(main(x)), x * np.float32(3) * np.float32(0.5))
+    assert [checks.FenceLog(i) for i in range(7)] == [1, 2, 3, 1, 2, 3, -1]
+
+
 def test_missing_handler_is_a_load_error(tmp_path, handler_libraries):
     tutorial = ctypes.CDLL(str(handler_libraries[0]))
     register_once("rms_norm_tutorial", tutorial.RmsNorm)

@@ -620,9 +620,8 @@ def test_program_runs_and_agrees_with_jax(
 
 
 # A while loop that carries a token from one iteration to the next, as StableHLO writes it
-# (jax 0.10 cannot lower a token in a loop carry, and the rewriter refuses custom calls that
-# take or give one: docs/constructs.md): the token orders nothing, the loop doubles x three
-# times.
+# (jax 0.10 cannot lower a token in a loop carry): the token orders nothing, the loop
+# doubles x three times.
 TOKEN_LOOP = """module @jit_token_loop {
   func.func public @main(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %token = stablehlo.create_token : !stablehlo.token

@@ -1,7 +1,13 @@
 """Third-party JAX libraries whose CPU kernels are XLA FFI handlers, from the package index
 (klujax: KLU sparse solves; sparsax: SuiteSparse's CHOLMOD and UMFPACK; jax-finufft:
-FINUFFT's non-uniform FFTs), exported, rewritten and run on both paths against ``jax.jit``:
-solves, log-determinants, transforms and their gradients.
+FINUFFT's non-uniform FFTs; mpi4jax: MPI collectives), exported, rewritten and run on both
+paths against ``jax.jit``: solves, log-determinants, transforms, collectives and their
+gradients.
+
+mpi4jax's calls thread a token (an ordered effect: ``main`` takes and returns one) and
+carry the addresses of MPI's communicator, datatype and op handles as attributes, valid in
+the process that exported the program only: each program is exported and run in this one,
+a singleton MPI world (no mpirun), where every collective is its one rank's.
 
 The handlers are the ones the libraries register with JAX at import, read back from JAX's
 registry (``registered_handlers``): the same capsules ``jax.jit`` calls.
@@ -24,12 +30,20 @@ LIBRARIES = {
     "klujax": "klujax==0.5.2 jaxtyping",
     "sparsax": "sparsax==0.9.0",
     "jax_finufft": "jax-finufft==1.3.1",
+    # the mpi extra: built from source against an MPI (scripts/install.sh installs both)
+    "mpi4jax": "mpi4jax==0.9.1.post2 mpi4py (after apt-get install libopenmpi-dev openmpi-bin)",
 }
 
 
 def library(name: str):
     """The library ``name``, imported; skipped with its install command when it is missing
-    (failed under CI=true: CI installs the test extra, which names it)."""
+    (failed under CI=true: CI runs scripts/install.sh, which installs the test extra, which
+    names it, and mpi4jax's mpi extra)."""
+    if name == "mpi4jax":
+        # Open MPI refuses to start as root without these (containers, CI); MPI starts on
+        # the import of mpi4py, as a singleton world.
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     try:
         return importlib.import_module(name)
     except ImportError:
@@ -139,7 +153,46 @@ def programs() -> dict[str, Program]:
             x64=precision == 64,
         )
 
+    def mpi(make) -> Program:
+        """A program of mpi4jax's collectives (f64), ``make(mpi4jax, MPI)``; bit for bit:
+        on one rank each collective gives its input back (or its rank's part)."""
+
+        def program(mpi4jax):
+            from mpi4py import MPI
+
+            return make(mpi4jax, MPI)
+
+        return Program("mpi4jax", program, lambda: (np.linspace(-1.0, 2.0, 6),))
+
+    def collectives(m, MPI):
+        def run(x):
+            total = m.allreduce(x, op=MPI.SUM)
+            shared = m.bcast(total * 2, root=0)
+            return m.sendrecv(shared, shared + 1, source=0, dest=0)
+
+        return run
+
+    def gathers(m, MPI):
+        def run(x):
+            m.barrier()
+            gathered = m.allgather(x)
+            largest = m.reduce(x * 3, op=MPI.MAX, root=0)
+            running = m.scan(x, op=MPI.PROD)
+            back = m.scatter(m.gather(x - 1, root=0), root=0)
+            return gathered, largest, running, back, m.alltoall(x[None] * 2)
+
+        return run
+
+    def allreduce_gradient(m, MPI):
+        import jax
+        import jax.numpy as jnp
+
+        return jax.grad(lambda x: (m.allreduce(jnp.sin(x), op=MPI.SUM) ** 2).sum())
+
     return {
+        "mpi4jax_allreduce_bcast_sendrecv": mpi(collectives),
+        "mpi4jax_gathers_reduce_scan_alltoall_barrier": mpi(gathers),
+        "mpi4jax_allreduce_gradient": mpi(allreduce_gradient),
         "klujax_solve": Program(
             "klujax", lambda k: lambda a, b: k.solve(ROWS, COLUMNS, a, b), sparse_inputs
         ),

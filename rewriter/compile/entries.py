@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 
 from ..plan.naming import NamePool, c_identifier
 from . import contexts
+from .tokens import drop_entry_tokens, is_token
 
 ENTRY_PREFIX = "rw_entry_"
 METADATA_SYMBOL = "rw_model_metadata"
@@ -67,6 +68,8 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
             if visibility is not None and ir.StringAttr(visibility).value != "public":
                 continue
             name = ir.StringAttr(op.attributes["sym_name"]).value
+            if _takes_tokens(ir, op):  # the caller has none to pass (tokens.py)
+                drop_entry_tokens(op)
             symbol = pool.claim(ENTRY_PREFIX + c_identifier(name))
             ir.SymbolTable.replace_all_symbol_uses(name, symbol, module.operation)
             ir.SymbolTable.set_symbol_name(op, symbol)
@@ -84,6 +87,13 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
                 )
             )
     return module.operation.get_asm(enable_debug_info=True), entries
+
+
+def _takes_tokens(ir, function) -> bool:
+    """Whether the function's signature has a token (jax.export's ``main`` of a program
+    with ordered effects)."""
+    signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    return any(is_token(t) for t in [*signature.inputs, *signature.results])
 
 
 def _read_only_arguments(ir, function) -> None:

@@ -150,23 +150,25 @@ def _disagreement(facts: ExternFacts, head: str) -> str | None:
         return "its types cannot be read"
     parameters, results = types
     leaves = leaf_paths(facts.attributes)
-    if len(parameters) != len(facts.operands) + len(leaves) or len(results) != len(facts.results):
+    # Tokens are described (the handler gets them) but not declared (the extern does not).
+    described, described_results = facts.declared()
+    if len(parameters) != len(described) + len(leaves) or len(results) != len(described_results):
         return (
-            f"{len(facts.operands)} operands, {len(leaves)} attributes and "
-            f"{len(facts.results)} results described, {len(parameters)} parameters and "
+            f"{len(described)} operands, {len(leaves)} attributes and "
+            f"{len(described_results)} results described, {len(parameters)} parameters and "
             f"{len(results)} results declared"
         )
-    operands = zip(facts.operands, parameters[: len(facts.operands)], strict=True)
+    operands = zip(described, parameters[: len(described)], strict=True)
     pairs = [("operand", i, t, p) for i, (t, p) in enumerate(operands)]
     pairs += [
-        ("result", i, t, r) for i, (t, r) in enumerate(zip(facts.results, results, strict=True))
+        ("result", i, t, r) for i, (t, r) in enumerate(zip(described_results, results, strict=True))
     ]
     for role, index, tensor, type_text in pairs:
         declared = parse_tensor(type_text)
         physical = tuple(tensor.dims[axis] for axis in tensor.major_to_minor)
         if declared is None or declared.dims != physical or not _same_kind(declared, tensor.dtype):
             return f"{role} {index} is {tensor.text()} in the description, {type_text} declared"
-    for (path, leaf), type_text in zip(leaves, parameters[len(facts.operands) :], strict=True):
+    for (path, leaf), type_text in zip(leaves, parameters[len(described) :], strict=True):
         if not _travels_as(leaf, type_text):
             return (
                 f"attribute {path} is {leaf.value_text()} in the description, {type_text} declared"
@@ -303,8 +305,10 @@ def _adapter(extern: Extern, index: int) -> str:
         f"    {len(facts.attributes)}, {len(entries)}, {attributes},",
         "};",
     ]
-    parameters = ["void *results"] if facts.results else []
-    parameters += [f"void *operand{i}" for i in range(len(facts.operands))]
+    # A token is no parameter: the bridge hands the handler a TOKEN buffer in its place.
+    has_results = any(not t.is_token for t in facts.results)
+    parameters = ["void *results"] if has_results else []
+    parameters += [f"void *operand{i}" for i, t in enumerate(facts.operands) if not t.is_token]
     values = []
     for index, (path, leaf) in enumerate(leaf_paths(facts.attributes)):
         c_type = scalar_c_type(leaf.dtype) if leaf.kind == AttributeKind.SCALAR else "void *"
@@ -313,14 +317,16 @@ def _adapter(extern: Extern, index: int) -> str:
         )
         scalar = leaf.kind == AttributeKind.SCALAR
         values.append(f"&attribute{index}" if scalar else f"attribute{index}")
-    operand_values = ", ".join(f"operand{i}" for i in range(len(facts.operands)))
+    operand_values = ", ".join(
+        "NULL" if t.is_token else f"operand{i}" for i, t in enumerate(facts.operands)
+    )
     lines.append(f"void _mlir_ciface_{symbol}({', '.join(parameters) or 'void'}) {{")
     if facts.operands:
         lines.append(f"  void *const operands[] = {{{operand_values}}};")
     if values:
         lines.append(f"  void *const attributes[] = {{{', '.join(values)}}};")
     lines.append(
-        f"  rw_ffi_call(&{prefix}_spec, {'results' if facts.results else 'NULL'}, "
+        f"  rw_ffi_call(&{prefix}_spec, {'results' if has_results else 'NULL'}, "
         f"{'operands' if facts.operands else 'NULL'}, {'attributes' if values else 'NULL'});"
     )
     lines += ["}", "", ""]
@@ -328,6 +334,8 @@ def _adapter(extern: Extern, index: int) -> str:
 
 
 def _tensor(lines: list[str], name: str, tensor: TensorFacts, shape_operand: int) -> str:
+    if tensor.is_token:
+        return "{XLA_FFI_DataType_TOKEN, 0, 0, NULL, NULL, -1}"
     row = BY_XLA[tensor.dtype]
     dtype, size = row.ffi_name, row.size
     dims = _array(

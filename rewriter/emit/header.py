@@ -20,7 +20,7 @@ from ..plan.attribute_operands import AttributeOperand
 from ..plan.c_names import safe_c_name, unique_c_name
 from ..plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from ..plan.ffi_facts import AttributeKind, leaf_paths, mlir_element
-from ..plan.mlir_text import tensor_type
+from ..plan.mlir_text import is_token, tensor_type
 from ..plan.status import Status
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from ..syntax.element_types import BY_DESCRIPTOR, BY_MLIR, ELEMENT_TYPES, parse_tensor
@@ -176,8 +176,9 @@ def _layout_notes(call) -> list[str]:
         ("result", call.result_types, call.extern_result_types, call.result_perms),
     )
     for prefix, logical, physical, perms in groups:
-        for index, (logical_type, physical_type, perm) in enumerate(
-            zip(logical, physical, perms, strict=True)
+        kept = [(t, p) for t, p in zip(logical, perms, strict=True) if not is_token(t)]
+        for index, ((logical_type, perm), physical_type) in enumerate(
+            zip(kept, physical, strict=True)
         ):
             if perm != tuple(range(len(perm))):
                 notes.append(_layout_note(f"{prefix}{index}", logical_type, physical_type, perm))
@@ -198,7 +199,8 @@ def _described_layout_notes(
 ) -> list[str]:
     """``_layout_notes`` of a call, from the extern's description (a rewritten module)."""
     notes = []
-    groups = (("arg", facts.operands, parameter_types), ("result", facts.results, result_types))
+    operands, results = facts.declared()
+    groups = (("arg", operands, parameter_types), ("result", results, result_types))
     for prefix, tensors, physical in groups:
         for index, (tensor, physical_type) in enumerate(zip(tensors, physical, strict=False)):
             perm = tensor.major_to_minor
@@ -273,12 +275,13 @@ def _declared_extern(text, filename, declaration, symbol, rest, descriptions) ->
     where = f"{filename}:{line}:{column}"
     used = _parameter_names()
     parameters = []
-    for index, (type_text, tensor) in enumerate(zip(parameter_types, facts.operands, strict=False)):
+    operands, described_results = facts.declared()  # tokens are no parameters
+    for index, (type_text, tensor) in enumerate(zip(parameter_types, operands, strict=False)):
         element = mlir_element(tensor.dtype)
         c_type = descriptor_type(type_text, element) + " *"
         parameters.append(Parameter(_unique(f"arg{index}", used), c_type))
     leaves = leaf_paths(facts.attributes)
-    for type_text, (path, leaf) in zip(parameter_types[len(facts.operands) :], leaves, strict=True):
+    for type_text, (path, leaf) in zip(parameter_types[len(operands) :], leaves, strict=True):
         if leaf.kind == AttributeKind.SCALAR:
             c_type = scalar_c_type(leaf.dtype)
         else:
@@ -287,7 +290,7 @@ def _declared_extern(text, filename, declaration, symbol, rest, descriptions) ->
         parameters.append(Parameter(_unique(path, used), c_type))
     result_types = [
         descriptor_type(t, mlir_element(r.dtype))
-        for t, r in zip(results, facts.results, strict=True)
+        for t, r in zip(results, described_results, strict=True)
     ]
     notes = _described_layout_notes(facts, parameter_types, results)
     return Prototype(symbol, facts.target, where, parameters, result_types, layout_notes=notes)

@@ -31,6 +31,10 @@ from .mlir_text import dictionary, integer_list, string_list, string_literal
 
 FACTS_ATTRIBUTE = "rewriter.xla_ffi"
 
+# The dtype of a token operand or result (``!stablehlo.token``): the handler receives it as
+# a rank-0 buffer of XLA's TOKEN type, which carries no data; the extern never sees it.
+TOKEN_DTYPE = "token"
+
 _SHAPE = re.compile(r"([a-z0-9]+)\[([^\]]*)\](?:\{([0-9,]*)\})?")
 
 
@@ -66,6 +70,10 @@ class TensorFacts:
     minor_to_major: tuple[int, ...]
 
     @property
+    def is_token(self) -> bool:
+        return self.dtype == TOKEN_DTYPE
+
+    @property
     def major_to_minor(self) -> tuple[int, ...]:
         return tuple(reversed(self.minor_to_major))
 
@@ -76,6 +84,8 @@ class TensorFacts:
 
     @classmethod
     def parse(cls, text: str) -> TensorFacts:
+        if text == f"{TOKEN_DTYPE}[]":
+            return cls(TOKEN_DTYPE, (), ())
         match = _SHAPE.fullmatch(text)
         if not match or match.group(1) not in BY_XLA:
             raise FactsError(f"'{text}' is not an XLA shape such as f32[3,3]{{1,0}}")
@@ -150,6 +160,14 @@ class ExternFacts:
     def leaves(self) -> list[AttributeFacts]:
         return [leaf for attribute in self.attributes for leaf in attribute.leaves()]
 
+    def declared(self) -> tuple[tuple[TensorFacts, ...], tuple[TensorFacts, ...]]:
+        """The operands and results the extern declares: all but the tokens, which the
+        handler gets and the extern does not."""
+        return (
+            tuple(t for t in self.operands if not t.is_token),
+            tuple(t for t in self.results if not t.is_token),
+        )
+
 
 # ---------------------------------------------------------------- from a call
 
@@ -184,6 +202,8 @@ def attribute_facts(attributes: Sequence[AttributeOperand]) -> tuple[AttributeFa
 
 
 def _tensor(type_: model.Type, major_to_minor: tuple[int, ...]) -> TensorFacts:
+    if type_.kind == model.TypeKind.TOKEN:
+        return TensorFacts(TOKEN_DTYPE, (), ())
     return TensorFacts(xla_dtype(type_.element), type_.sizes, tuple(reversed(major_to_minor)))
 
 

@@ -30,6 +30,7 @@ from .attribute_operands import valueless as valueless_operand
 from .calling_conventions import Abi
 from .ffi_facts import ExternFacts, FactsError, attribute_facts, signature_facts
 from .layouts import LayoutError, Permutation, permutations, physical
+from .mlir_text import is_token
 from .status import Status
 
 
@@ -174,8 +175,17 @@ def judge_signature(view: model.CustomCall) -> Signature:
         tuple(t.text for t in view.result_types),
         tuple(operand_perms),
         tuple(result_perms),
-        tuple(physical(t, p) for t, p in zip(view.input_types, operand_perms, strict=True)),
-        tuple(physical(t, p) for t, p in zip(view.result_types, result_perms, strict=True)),
+        # A token is no parameter or result of the extern (replacement.py threads it).
+        tuple(
+            physical(t, p)
+            for t, p in zip(view.input_types, operand_perms, strict=True)
+            if not is_token(t)
+        ),
+        tuple(
+            physical(t, p)
+            for t, p in zip(view.result_types, result_perms, strict=True)
+            if not is_token(t)
+        ),
         tensor_facts,
     )
 
@@ -337,9 +347,13 @@ def _bound_results(binding: str) -> int:
 
 
 def _unsupported(call: model.CustomCall) -> tuple[int, str] | None:
-    """Rule 7: constructs a selected call may have that the contract cannot express yet."""
+    """Rule 7: constructs a selected call may have that the contract cannot express yet.
+    Tokens can be expressed: the extern leaves them out, and the call's token results are
+    its token operands (``replacement.replacement_form``)."""
     for type_ in (*call.input_types, *call.result_types):
-        if type_.kind in (model.TypeKind.TUPLE, model.TypeKind.TOKEN):
+        if type_.kind == model.TypeKind.TOKEN:
+            continue
+        if type_.kind == model.TypeKind.TUPLE:
             what = str(type_.kind)
             return call.span.start, (
                 f"custom call @{call.target} has a {what} type ({type_.text}); "

@@ -18,6 +18,13 @@ _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 
 # ---------------------------------------------------------------- types
 
+TOKEN_TYPES = ("!stablehlo.token", "!mhlo.token")
+
+
+def is_token(type_: object) -> bool:
+    """Whether a parsed type (``model.Type``) or a type's text is a token."""
+    return getattr(type_, "text", type_) in TOKEN_TYPES
+
 
 def tensor_type(dims: Iterable[object], element: str) -> str:
     """``tensor<2x?x3xf32>`` from dims (sizes, or ``"?"``) and an element type."""
@@ -42,6 +49,19 @@ def function_type(parameters: Iterable[str], results: str | Sequence[str]) -> st
 def func_call(callee: str, arguments: Iterable[str], callee_type: str) -> str:
     """``func.call @callee(%a, %b) : (A, B) -> R``."""
     return f"func.call @{callee}({', '.join(arguments)}) : {callee_type}"
+
+
+def optimization_barrier(results: str, values: Sequence[str], types: Sequence[str]) -> str:
+    """``%r:2 = stablehlo.optimization_barrier %a, %b : A, B``."""
+    return f"{results} = stablehlo.optimization_barrier {', '.join(values)} : {', '.join(types)}"
+
+
+def after_all(result: str, tokens: Sequence[str]) -> str:
+    """``%t = stablehlo.after_all %a, %b : !stablehlo.token``; no tokens:
+    ``stablehlo.create_token``."""
+    if not tokens:
+        return f"{result} = stablehlo.create_token : !stablehlo.token"
+    return f"{result} = stablehlo.after_all {', '.join(tokens)} : !stablehlo.token"
 
 
 def arith_constant(result: str, value: str, type_: str = "") -> str:

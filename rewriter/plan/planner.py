@@ -31,12 +31,19 @@ from .layouts import Wrapper, is_identity
 from .mlir_text import (
     dictionary,
     function_type,
+    is_token,
     private_function,
     string_literal,
 )
 from .naming import SymbolNamer, ValueNamer
 from .platforms import gpu_platform, gpu_target_message
-from .replacement import ReplacementForm, operand_types, reorder, replacement_form
+from .replacement import (
+    ReplacementForm,
+    call_results_text,
+    operand_types,
+    reorder,
+    replacement_form,
+)
 from .selection import API_WORDS, OptionWords, skip_reason
 from .status import Status
 
@@ -295,18 +302,28 @@ class _Externs:
                 wrapper = self.wrappers[key] = self.symbols.fresh(
                     f"{symbol[len(abi.prefix) :]}_layout"
                 )
+                inputs = _without_tokens(call.input_types, report.operand_perms)
+                results = _without_tokens(call.result_types, report.result_perms)
                 module_declarations[wrapper] = Wrapper(
                     wrapper,
                     symbol,
-                    call.input_types,
-                    report.operand_perms,
+                    inputs[0],
+                    inputs[1],
                     tuple(a.type for a in report.attributes),
-                    call.result_types,
-                    report.result_perms,
+                    results[0],
+                    results[1],
                     report.parameter_order,
                 )
             report.wrapper = self.wrappers[key]
         return renamed, differs
+
+
+def _without_tokens(
+    types: Sequence[model.Type], perms: Sequence[tuple[int, ...]]
+) -> tuple[tuple[model.Type, ...], tuple[tuple[int, ...], ...]]:
+    """The types and their permutations, tokens left out (the extern takes none)."""
+    kept = [(t, p) for t, p in zip(types, perms, strict=True) if not is_token(t)]
+    return tuple(t for t, _ in kept), tuple(p for _, p in kept)
 
 
 def _keeps_layouts(report: CallReport) -> bool:
@@ -330,7 +347,7 @@ def _extern_type(report: CallReport) -> str:
 
 
 def _logical_type(call: model.CustomCall, report: CallReport) -> str:
-    return function_type(operand_types(call, report.attributes), call.results_text)
+    return function_type(operand_types(call, report.attributes), call_results_text(call))
 
 
 # Input descriptors are the caller's own buffers, read only (abi/README.md).

@@ -16,7 +16,16 @@ from string import Formatter
 from ..syntax import model
 from .attribute_operands import AttributeOperand
 from .call_shapes import LITERAL, CallShape, Literal, escape_format
-from .mlir_text import arith_bitcast, arith_constant, func_call, function_type
+from .mlir_text import (
+    after_all,
+    arith_bitcast,
+    arith_constant,
+    func_call,
+    function_type,
+    is_token,
+    optimization_barrier,
+    results_text,
+)
 from .naming import ValueNamer, ssa_base
 
 CALLEE = "callee"  # the field of the callee's name, which is known last
@@ -90,19 +99,75 @@ def replacement_form(
             lines.append(cast + location)
             name = bits
         names.append(name)
-    operands = [fields.text(operand) for operand in call.operands]
+    operands = [
+        fields.text(operand)
+        for operand, type_ in zip(call.operands, call.input_types, strict=True)
+        if not is_token(type_)
+    ]
     arguments = reorder([*operands, *names], order)
     types = [escape_format(t) for t in reorder(operand_types(call, attributes), order)]
-    callee_type = function_type(types, escape_format(call.results_text))
+    callee_type = function_type(types, escape_format(call_results_text(call)))
     binding = f"{fields.text(call.results)} = " if call.results else ""
+    tokens = _token_results(call, fields, hints, location, lines)
+    if tokens is not None:  # the results are rebound below, tokens among them
+        binding = tokens[0]
     lines.append(binding + func_call(f"{{{CALLEE}}}", arguments, callee_type) + location)
+    if tokens is not None:
+        lines.append(tokens[1] + location)
     pattern = escape_format(newline + call.indent).join(lines)
     return ReplacementForm(pattern, fields.holes, tuple(hints))
 
 
+def _token_results(
+    call: model.CustomCall,
+    fields: CallShape | Literal,
+    hints: list[str],
+    location: str,
+    lines: list[str],
+) -> tuple[str, str] | None:
+    """For a call with token results that are bound: the binding of the extern's call (a
+    fresh name, or none) and the ``stablehlo.optimization_barrier`` that binds the call's
+    own results: the extern's results, and for each token result the call's token operand
+    (``after_all`` of its token operands when it has several, ``create_token`` when none;
+    written into ``lines``). The extern takes and gives no token: the calls stay in
+    order as calls of externs, which no pass reorders or drops."""
+    if not call.results or not any(is_token(t) for t in call.result_types):
+        return None
+    kept = [t for t in call.result_types if not is_token(t)]
+    extern_binding = ""
+    values: list[str] = []
+    if kept:
+        fresh = f"{{{fields.holes + len(hints)}}}"
+        hints.append("ffi_results")
+        extern_binding = f"{fresh}:{len(kept)} = " if len(kept) > 1 else f"{fresh} = "
+        values = [f"{fresh}#{i}" for i in range(len(kept))] if len(kept) > 1 else [fresh]
+    token_operands = [
+        fields.text(operand)
+        for operand, type_ in zip(call.operands, call.input_types, strict=True)
+        if is_token(type_)
+    ]
+    if len(token_operands) == 1:
+        token = token_operands[0]
+    else:
+        token = f"{{{fields.holes + len(hints)}}}"
+        hints.append("token")
+        lines.append(after_all(token, token_operands) + location)
+    taken = iter(values)
+    rebound = [token if is_token(t) else next(taken) for t in call.result_types]
+    types = [escape_format(t.text) for t in call.result_types]
+    return extern_binding, optimization_barrier(fields.text(call.results), rebound, types)
+
+
+def call_results_text(call: model.CustomCall) -> str:
+    """The result part of the extern's function type: the call's, its tokens left out."""
+    if not any(is_token(t) for t in call.result_types):
+        return call.results_text
+    return results_text([t.text for t in call.result_types if not is_token(t)])
+
+
 def operand_types(call: model.CustomCall, attributes: Sequence[AttributeOperand]) -> list[str]:
-    """The call's operand types, then its attributes' (contract order)."""
-    return [t.text for t in call.input_types] + [a.type for a in attributes]
+    """The call's operand types but tokens, then its attributes' (contract order)."""
+    return [t.text for t in call.input_types if not is_token(t)] + [a.type for a in attributes]
 
 
 def reorder(items: Sequence[str], order: Sequence[int]) -> list[str]:

@@ -6,6 +6,10 @@
 // offset is cfg.offset or, nested one level deeper, cfg.inner.offset.  JAX passes a dict
 // kwarg as a dictionary attribute (flat: its values must be hashable), so the bridge's
 // dictionaries are checked against XLA's own, and a nested one against the handler's view.
+// OrderedScale and Fence take and give a token, as mpi4jax's handlers do (jax writes an
+// ordered effect as a token threaded through the calls; XLA hands each a TOKEN buffer).
+// OrderedScale: y = x * factor. Fence: appends its `id` to a log that FenceLog reads back
+// (FenceReset empties it), so a test sees in which order the calls ran.
 // FutureVersion: answers XLA's metadata probe with API version 0.99, which no host of the
 // 0.x C API may accept; written against the raw C API, as a handler from the future would be.
 #include <cmath>
@@ -61,6 +65,40 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(ConfiguredAffine, ConfiguredAffineImpl,
                                   .Ret<ffi::Buffer<ffi::F32>>()
                                   .Attr<ffi::Dictionary>("cfg")
                                   .Attr<bool>("flip"));
+
+ffi::Error OrderedScaleImpl(ffi::Buffer<ffi::F32> x, ffi::Token, ffi::ResultBuffer<ffi::F32> y,
+                            ffi::Result<ffi::Token>, float factor) {
+  for (size_t i = 0; i < x.element_count(); ++i) {
+    y->typed_data()[i] = x.typed_data()[i] * factor;
+  }
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(OrderedScale, OrderedScaleImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Token>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Token>()
+                                  .Attr<float>("factor"));
+
+static int64_t fence_log[64];
+static int64_t fence_count = 0;
+
+ffi::Error FenceImpl(ffi::Token, ffi::Result<ffi::Token>, int64_t id) {
+  if (fence_count < 64) fence_log[fence_count++] = id;
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Fence, FenceImpl,
+                              ffi::Ffi::Bind().Arg<ffi::Token>().Ret<ffi::Token>().Attr<int64_t>(
+                                  "id"));
+
+extern "C" int64_t FenceLog(int64_t index) {
+  return index < fence_count ? fence_log[index] : -1;
+}
+
+extern "C" void FenceReset(void) { fence_count = 0; }
 
 extern "C" XLA_FFI_Error *FutureVersion(XLA_FFI_CallFrame *frame) {
   if (frame->extension_start != nullptr &&
