@@ -20,6 +20,7 @@ WRITERS = [
     "call_dense",
     "round_trip",
     "speed",
+    "shape_sweep",
     "compile_speed",
     "compile_time",
     "call_overhead",

@@ -28,7 +28,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 SCRIPTS = [
     "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
     "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py", "compile_time.py",
-    "op_complexity.py",
+    "op_complexity.py", "shape_sweep.py",
 ]  # fmt: skip
 
 
@@ -51,6 +51,12 @@ def test_help_prints_usage(name):
             "unknown program 'nope' (choose from rms_norm, block, attention, conv)",
         ),
         ("op_complexity.py", "nope", "unknown op 'nope' (choose from argsort, lexsort,"),
+        (
+            "shape_sweep.py",
+            "--programs=nope",
+            "unknown program 'nope' (choose from block, attention, conv)",
+        ),
+        ("shape_sweep.py", "--dtypes=f16", "unknown dtype 'f16' (choose from f32, f64)"),
     ],
 )
 def test_a_wrong_argument_is_named(name, argument, error):
@@ -58,6 +64,29 @@ def test_a_wrong_argument_is_named(name, argument, error):
     assert done.returncode == 2
     assert f"error: {error}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.toolchain
+@pytest.mark.iree
+def test_shape_sweep_runs_every_path_in_both_float_types():
+    """A smoke run at the tiniest shape: every path gives a figure and agrees with jax.jit
+    in float32 and in float64, and the worst ratio of each path is reported. Not timed."""
+    done = run_script("shape_sweep.py", "--tiny", "--programs=block", "--rounds=1")
+    assert done.returncode == 0, done.stderr
+    assert "failed:" not in done.stdout, done.stdout
+    rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| block")]
+    assert {(cells[1], cells[3]) for cells in rows} == {
+        (dtype, path)
+        for dtype in ("f32", "f64")
+        for path in ("jax", "compile", "iree", "iree-sync")
+    }
+    for cells in rows:
+        limit = 1e-4 if cells[1] == "f32" else 1e-12
+        assert float(cells[6].rstrip(" |")) < limit, cells
+    summary = done.stdout.split("The worst ratio to jax.jit per path", 1)[1]
+    for path in ("compile", "iree", "iree-sync"):  # 2 cases, none failed
+        (line,) = [line for line in summary.splitlines() if line.startswith(f"| {path} |")]
+        assert line.endswith(" of 2 | 0 |"), line
 
 
 def test_call_dense_times_its_actions_in_turns():
