@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from ..emit.ffi_adapters import Extern, scalar_c_type
 from ..plan.ffi_facts import leaf_paths
-from .dispatches import SCALAR_C_TYPES, import_symbol
+from .dispatches import SCALAR_C_TYPES, dispatch_type, import_symbol
 from .signatures import ImportSignature
 from .values import dtype_of, tensor_type
 
@@ -90,9 +90,7 @@ static int rw_dispatch_take_result(const char *symbol, int index, void *allocate
 """
 
 
-def dispatch_source(
-    signatures: Sequence[ImportSignature], externs: Mapping[str, Extern]
-) -> str:
+def dispatch_source(signatures: Sequence[ImportSignature], externs: Mapping[str, Extern]) -> str:
     """The C source of the executable imports of ``signatures`` (their adapters are those of
     ``externs``, by import name, compiled alongside)."""
     return _PRELUDE + "\n".join(_function(s, externs[s.name]) for s in signatures)
@@ -115,7 +113,7 @@ def _function(signature: ImportSignature, extern: Extern) -> str:
         if type_.startswith("tensor<"):
             fields += [f"char *p{index};", f"int64_t o{index};"]
         else:
-            fields.append(f"{SCALAR_C_TYPES[type_]} p{index};")
+            fields.append(f"{SCALAR_C_TYPES[dispatch_type(type_)]} p{index};")
     for index in range(len(signature.results)):
         fields += [f"char *r{index};", f"int64_t k{index};"]
     lines = [
@@ -144,8 +142,9 @@ def _function(signature: ImportSignature, extern: Extern) -> str:
             arguments.append(f"&d{index}")
         else:
             leaf = leaves[index - signature.operand_count]
-            prototype.append(scalar_c_type(leaf.dtype))
-            arguments.append(f"p->p{place}")
+            c_type = scalar_c_type(leaf.dtype)
+            prototype.append(c_type)
+            arguments.append(f"({c_type})p->p{place}")
     results = [tensor_type(t) for t in signature.results]
     members = " ".join(f"{_descriptor_type(len(d))} r{j};" for j, (d, _) in enumerate(results))
     lines += [

@@ -36,6 +36,14 @@ IMPORT_PREFIX = "rw_ffi_dispatch_"  # the executable import of @ffi.S: rw_ffi_di
 EXECUTABLE_PREFIX = "rw_ffi_"
 # Scalars a dispatch takes as push constants, and their C types in the adapter's params.
 SCALAR_C_TYPES = {"f32": "float", "f64": "double", "i32": "int32_t", "i64": "int64_t"}
+# Narrower integers are widened to i32 before the dispatch: IREE 3.13 hands an i16 operand
+# of a dispatch over cut to 8 bits (-300 arrives as -44); i1 and i8 go the same way.
+WIDENED = {"i1": "arith.extui", "i8": "arith.extsi", "i16": "arith.extsi"}
+
+
+def dispatch_type(type_: str) -> str:
+    """The type in which the dispatch receives a scalar parameter of type ``type_``."""
+    return "i32" if type_ in WIDENED else type_
 
 
 def why_not(signature: ImportSignature) -> str | None:
@@ -48,7 +56,7 @@ def why_not(signature: ImportSignature) -> str | None:
         return "no results: a dispatch nobody reads would be dropped with its effect"
     for type_ in (*signature.parameters, *signature.results):
         if not type_.startswith("tensor<"):
-            if type_ not in SCALAR_C_TYPES:
+            if dispatch_type(type_) not in SCALAR_C_TYPES:
                 return f"a dispatch takes no {type_} scalar"
             continue
         tensor = parse_tensor(type_)
@@ -132,14 +140,20 @@ def _definitions(signature: ImportSignature) -> str:
     executable = EXECUTABLE_PREFIX + name
     parameters, results = signature.parameters, signature.results
     arguments = ", ".join(f"%a{i}: {t}" for i, t in enumerate(parameters))
-    operands = ", ".join(f"%a{i}" for i in range(len(parameters)))
+    widen = [
+        f"  %w{i} = {WIDENED[t]} %a{i} : {t} to i32"
+        for i, t in enumerate(parameters)
+        if t in WIDENED
+    ]
+    operands = ", ".join(f"%w{i}" if t in WIDENED else f"%a{i}" for i, t in enumerate(parameters))
+    passed = [dispatch_type(t) for t in parameters]
     result_list = ", ".join(results)
     values = ["%r"] if len(results) == 1 else [f"%r#{i}" for i in range(len(results))]
     count = "" if len(results) == 1 else f":{len(results)}"
     # The workgroup function: bindings (tensors) and values (scalars), then the results.
     inner_arguments = [
         f"%p{i}: {'!stream.binding' if t.startswith('tensor<') else t}"
-        for i, t in enumerate(parameters)
+        for i, t in enumerate(passed)
     ] + [f"%q{j}: !stream.binding" for j in range(len(results))]
     body: list[str] = ["%c0 = arith.constant 0 : index"]
     call_values: list[str] = []
@@ -148,13 +162,22 @@ def _definitions(signature: ImportSignature) -> str:
     def unpack(binding: str, type_: str) -> None:
         tensor = parse_tensor(type_)
         assert tensor is not None
-        dims = "x".join(str(d) for d in tensor.dims)
-        memref = f"memref<{dims}x{tensor.element}>" if dims else f"memref<{tensor.element}>"
+        # Every binding is viewed as 1-d, the adapter knows the shape: IREE 3.13 gives the
+        # base pointer of a 0-d subspan with its offset already added, and reports the
+        # offset as well; 1-d views are what its own code uses (flattened subspans).
+        count = 1
+        for size in tensor.dims:
+            count *= size or 1
+        memref = f"memref<{count}x{tensor.element}>"
         base = f"memref<{tensor.element}>"
-        rank = len(tensor.dims)
-        body.append(f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}")
+        rank = 1
+        body.append(
+            f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}"
+        )
         extra = ", ".join(["index"] * (2 * rank))
-        names = ", ".join([f"%b{binding}", f"%o{binding}"] + [f"%x{binding}_{k}" for k in range(2 * rank)])
+        names = ", ".join(
+            [f"%b{binding}", f"%o{binding}"] + [f"%x{binding}_{k}" for k in range(2 * rank)]
+        )
         body.append(
             f"{names} = iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
             f"{base}, index{', ' + extra if extra else ''}"
@@ -162,7 +185,7 @@ def _definitions(signature: ImportSignature) -> str:
         call_values.extend([f"%b{binding}", f"%o{binding}"])
         call_types.extend([base, "index"])
 
-    for i, type_ in enumerate(parameters):
+    for i, type_ in enumerate(passed):
         if type_.startswith("tensor<"):
             unpack(f"p{i}", type_)
         else:
@@ -188,8 +211,9 @@ def _definitions(signature: ImportSignature) -> str:
         "  }",
         "}",
         f"func.func private @{signature.module}.{name}({arguments}) -> ({result_list}) {{",
+        *widen,
         f"  %r{count} = flow.dispatch @{executable}::@{executable}({operands}) : "
-        f"({', '.join(parameters)}) -> ({result_list})",
+        f"({', '.join(passed)}) -> ({result_list})",
         f"  return {', '.join(values)} : {result_list}",
         "}",
     ]

@@ -89,7 +89,9 @@ class FfiBridge:
         if self.dispatched:
             self.ffi.cdef(DISPATCH_CDEF)
             self.ffi.cdef(
-                "\n".join(f"int {import_symbol(s)}(void *, void *, void *);" for s in self.dispatched)
+                "\n".join(
+                    f"int {import_symbol(s)}(void *, void *, void *);" for s in self.dispatched
+                )
             )
         self.library = self.ffi.dlopen(str(library))
         self.bridge = Bridge(self.ffi, self.library)

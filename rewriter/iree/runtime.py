@@ -33,6 +33,7 @@ from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
+from . import plugin
 from .build import (
     ARGUMENT_NAMES_KEY,
     WRITES_ARGUMENTS_KEY,
@@ -40,7 +41,6 @@ from .build import (
     compile_module,
     read_vmfb,
 )
-from . import plugin
 from .ffi_handlers import FfiBridge
 from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
