@@ -5,9 +5,10 @@ context, reserved)``, IREE's calling convention for executable imports: ``params
 to a struct of the call's arguments in order, as the code packs them (natural C
 alignment): the base pointer and element offset of each tensor binding, each scalar, then
 the base and offset of each result binding. The function written here turns them into
-the memref descriptors of the C contract (the shapes are static: the tensor types), calls
-the import's adapter ``_mlir_ciface_S`` of the FFI bridge in contract order, checks the
-results it got against their types and copies them into the result bindings.
+the memref descriptors of the C contract (the shapes are static: the tensor types), the
+results' on their bindings too, and calls the import's adapter ``_mlir_ciface_S`` of the FFI
+bridge in contract order, the bridge told (``rw_ffi_results_given``) to hand the handler
+those buffers, after checking them against the results' shapes, instead of allocating.
 
 A failing handler cannot raise from a worker thread: its message is kept as the library's
 first error (``rw_dispatch_take_error``) and the import returns nonzero, which fails the
@@ -36,6 +37,7 @@ _PRELUDE = r"""/* Executable imports of FFI calls compiled into dispatches (rewr
 
 const char *rw_ffi_last_error(void);
 void rw_ffi_clear_error(void);
+void rw_ffi_results_given(int given);
 
 static pthread_mutex_t rw_dispatch_lock = PTHREAD_MUTEX_INITIALIZER;
 static char rw_dispatch_error[4096];
@@ -60,31 +62,6 @@ int rw_dispatch_take_error(char *out, int64_t capacity) {
   rw_dispatch_failed = 0;
   pthread_mutex_unlock(&rw_dispatch_lock);
   return failed;
-}
-
-/* A result the adapter allocated: checked against its static shape (row-major), copied
- * into the result binding and freed.  Returns 0, or 1 after recording why not. */
-static int rw_dispatch_take_result(const char *symbol, int index, void *allocated,
-                                   const char *aligned, int64_t offset, int64_t rank,
-                                   const int64_t *sizes_and_strides, const int64_t *dims,
-                                   int64_t element_size, char *into) {
-  int64_t count = 1, stride = 1;
-  int ok = aligned != NULL;
-  for (int64_t k = rank - 1; k >= 0; --k) {
-    ok = ok && sizes_and_strides[k] == dims[k] && sizes_and_strides[rank + k] == stride;
-    stride *= dims[k];
-    count *= dims[k];
-  }
-  if (ok) memcpy(into, aligned + offset * element_size, (size_t)(count * element_size));
-  free(allocated);
-  if (!ok) {
-    char message[256];
-    snprintf(message, sizeof message,
-             "@%s: result %d of the handler does not have the shape of its type", symbol,
-             index);
-    return rw_dispatch_fail(message);
-  }
-  return 0;
 }
 
 """
@@ -147,6 +124,12 @@ def _function(signature: ImportSignature, extern: Extern) -> str:
             arguments.append(f"({c_type})p->p{place}")
     results = [tensor_type(t) for t in signature.results]
     members = " ".join(f"{_descriptor_type(len(d))} r{j};" for j, (d, _) in enumerate(results))
+    initial = []
+    for j, (dims, element) in enumerate(results):
+        size = dtype_of(element).itemsize
+        pointer = f"p->r{j} + p->k{j} * {size}"
+        values = ", ".join(map(str, [*dims, *_row_major(dims)]))
+        initial.append(f"{{{pointer}, {pointer}, 0{', {' + values + '}' if dims else ''}}}")
     lines += [
         f"void _mlir_ciface_{name}({', '.join(prototype) or 'void'});",
         f"int {symbol}(void *params, void *context, void *reserved) {{",
@@ -154,27 +137,15 @@ def _function(signature: ImportSignature, extern: Extern) -> str:
         "  (void)reserved;",
         f"  const {symbol}_params *p = params;",
         *body,
-        f"  struct {{ {members} }} results;",
-        "  memset(&results, 0, sizeof results);",
+        f"  struct {{ {members} }} results = {{{', '.join(initial)}}};",
         "  rw_ffi_clear_error();",
+        "  rw_ffi_results_given(1); /* the handler writes into the result bindings */",
         f"  _mlir_ciface_{name}({', '.join(arguments)});",
+        "  rw_ffi_results_given(0);",
         "  const char *error = rw_ffi_last_error();",
         "  int failed = error ? rw_dispatch_fail(error) : 0;",
         "  rw_ffi_clear_error();",
     ]
-    for j, (dims, element) in enumerate(results):
-        size = dtype_of(element).itemsize
-        dims_name = f"dims{j}"
-        lines.append(
-            f"  static const int64_t {dims_name}[] = {{{', '.join(map(str, dims)) or '1'}}};"
-        )
-        layout = f"results.r{j}.sizes_and_strides" if dims else "NULL"
-        lines.append(
-            f"  if (failed) free(results.r{j}.allocated); else failed = "
-            f'rw_dispatch_take_result("{name}", {j}, results.r{j}.allocated, '
-            f"results.r{j}.aligned, results.r{j}.offset, {len(dims)}, {layout}, {dims_name}, "
-            f"{size}, p->r{j} + p->k{j} * {size});"
-        )
     lines += ["  return failed;", "}", ""]
     return "\n".join(lines)
 

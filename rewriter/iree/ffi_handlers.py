@@ -82,7 +82,16 @@ class FfiBridge:
         clang = find_tool(f"clang-{LLVM_VERSION}")
         reuse = ObjectCache(clang)
         objects = compile_objects(sources, work / "objects", "-O2", flags, reuse, shared_dir)
-        link_shared_object(objects, library, [], flags=[*flags, "-pthread"], exports=exports)
+        # -Bsymbolic: the dispatches' imports call this library's own adapters, never those
+        # of another module's bridge loaded before with the same names.
+        link_shared_object(
+            objects,
+            library,
+            [],
+            flags=[*flags, "-pthread"],
+            exports=exports,
+            arguments=["-Wl,-Bsymbolic"],
+        )
         self.ffi = cffi.FFI()
         self.ffi.cdef(BRIDGE_CDEF)
         self.ffi.cdef(_declarations(signatures, externs))
