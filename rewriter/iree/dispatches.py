@@ -170,17 +170,13 @@ def _definitions(signature: ImportSignature) -> str:
             count *= size or 1
         memref = f"memref<{count}x{tensor.element}>"
         base = f"memref<{tensor.element}>"
-        rank = 1
         body.append(
             f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}"
         )
-        extra = ", ".join(["index"] * (2 * rank))
-        names = ", ".join(
-            [f"%b{binding}", f"%o{binding}"] + [f"%x{binding}_{k}" for k in range(2 * rank)]
-        )
         body.append(
-            f"{names} = iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
-            f"{base}, index{', ' + extra if extra else ''}"
+            f"%b{binding}, %o{binding}, %n{binding}, %s{binding} = "
+            f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
+            f"{base}, index, index, index"
         )
         call_values.extend([f"%b{binding}", f"%o{binding}"])
         call_types.extend([base, "index"])
