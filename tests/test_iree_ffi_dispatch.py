@@ -193,3 +193,44 @@ def test_side_effect_and_dynamic_shapes_still_run_from_a_mlir(rewritten, capsule
     for _ in range(4):
         module.main(np.array([1.0, -2.5, 4.0], np.float32))
     assert counter.count_calls_value() == 4 * 3
+
+
+FALLBACK = """
+import sys
+import iree.runtime as rt
+import numpy as np
+rt.Config("local-sync")  # the driver exists before load can name the plugin
+from rewriter.compile import jaxlib_handlers
+from rewriter.iree import LoadError, load
+a = np.load(sys.argv[3])
+got = load(sys.argv[1], imports=jaxlib_handlers(), driver="local-sync").main(a)
+print(np.asarray(got).tobytes().hex())
+try:
+    load(sys.argv[2], imports=jaxlib_handlers(), driver="local-sync")
+except LoadError as error:
+    print(error)
+"""
+
+
+def test_a_driver_made_before_load_serves_ffi_calls_as_imports(rewritten, tmp_path):
+    """IREE reads --executable_plugin when it creates a driver: one made earlier lacks the
+    plugin, so a .mlir's calls stay imports and a .vmfb with dispatches is refused."""
+    import subprocess
+    import sys
+
+    a = np.random.default_rng(3).standard_normal((4, 4)).astype(np.float32)
+    a = a @ a.T + 4 * np.eye(4, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    text = jax.export.export(jax.jit(jnp.linalg.cholesky))(a).mlir_module()
+    path = rewritten("cholesky_fallback", text)
+    vmfb = dispatched_vmfb(path, tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", FALLBACK, str(path), str(vmfb), str(tmp_path / "a.npy")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    expected = np.asarray(jax.jit(jnp.linalg.cholesky)(a))
+    assert lines[0] == expected.tobytes().hex()
+    assert "are compiled as dispatches, but the driver local-sync was created before" in lines[1]
