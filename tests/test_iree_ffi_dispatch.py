@@ -108,7 +108,7 @@ def test_a_chain_of_calls_is_bitwise_jax_and_never_enters_python(
     kernels = sample("two_targets")
 
     def chain(x):
-        for _ in range(8):
+        for _ in range(20):
             x = kernels.offset(kernels.scale(x, 1.01), 0.1)
         return x
 
@@ -118,6 +118,32 @@ def test_a_chain_of_calls_is_bitwise_jax_and_never_enters_python(
     got = module.main(x)
     assert got.tobytes() == np.asarray(jax.jit(chain)(x)).tobytes()
     assert no_python_imports == []
+
+
+def test_a_chain_of_calls_is_a_few_dispatches(rewritten):
+    """40 calls in a row, two bindings each: two dispatches (IREE allows 64 bindings)."""
+    from iree.compiler import ir
+
+    from rewriter.iree.dispatches import route_ffi_to_dispatches
+    from rewriter.iree.signatures import signatures_of
+
+    kernels = sample("two_targets")
+
+    def chain(x):
+        for _ in range(20):
+            x = kernels.offset(kernels.scale(x, 1.01), 0.1)
+        return x
+
+    x = np.zeros(16, np.float32)
+    text = rewritten("chain_count", rewriter.export(chain, x).original).read_text()
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        module = ir.Module.parse(text)
+        signatures = route_ffi_to_dispatches(module, signatures_of(module), True)
+        routed = str(module)
+    assert all(s.dispatch for s in signatures)
+    assert routed.count("flow.dispatch @rw_ffi_run") == 2
+    assert "call @ffi." not in routed
 
 
 def test_the_vm_import_path_is_still_taken_for_python_callables(

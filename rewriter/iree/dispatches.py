@@ -131,22 +131,152 @@ def route_ffi_to_dispatches(
             for new in list(parsed.body.operations):
                 new.operation.move_before(op)
             op.erase()
+        _fuse_runs(ir, module, by_symbol)
     return [replace(s, dispatch=True) if s.name in chosen else s for s in signatures]
+
+
+def _fuse_runs(ir: Any, module: Any, dispatched: Mapping[str, ImportSignature]) -> None:
+    """Make each run of two or more dispatched calls in a block (nothing but constants
+    between them) one dispatch that makes the calls in turn: on ``local-task`` every
+    dispatch is handed to a worker thread, about 1.7 us on a busy machine, which a chain
+    of FFI calls then pays once."""
+    runs: list[list[Any]] = []
+
+    def visit(block: Any) -> None:
+        current: list[Any] = []
+        for operation in block.operations:
+            op = operation.operation
+            if op.name == "func.call":
+                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                if callee in dispatched:
+                    current.append((op, dispatched[callee]))
+                    continue
+            elif op.name == "arith.constant":
+                continue  # a constant between two calls leaves them one run
+            if len(current) > 1:
+                runs.append(current)
+            current = []
+            for region in op.regions:
+                for inner in region.blocks:
+                    visit(inner)
+        if len(current) > 1:
+            runs.append(current)
+
+    for operation in list(module.body.operations):
+        for region in operation.operation.regions:
+            for block in region.blocks:
+                visit(block)
+    runs = [part for run in runs for part in _within_limits(run) if len(part) > 1]
+    first = module.body.operations[0]
+    for number, run in enumerate(runs):
+        externals: list[Any] = []  # the values the run takes from outside
+        calls = []
+        for index, (op, signature) in enumerate(run):
+            refs: list[Ref] = []
+            for value in op.operands:
+                ref = next(
+                    (
+                        ("r", c, j)
+                        for c, (earlier, _) in enumerate(run[:index])
+                        for j, result in enumerate(earlier.results)
+                        if result == value
+                    ),
+                    None,
+                )
+                if ref is None:
+                    position = next((k for k, v in enumerate(externals) if v == value), None)
+                    if position is None:
+                        position = len(externals)
+                        externals.append(value)
+                    ref = ("x", position)
+                refs.append(ref)
+            calls.append((signature, refs))
+        name = f"rw_ffi_run{number}"
+        text = _run_definitions(name, f"{name}_call", [str(v.type) for v in externals], calls)
+        parsed = ir.Module.parse(text)  # alive while its operations move out
+        for new in list(parsed.body.operations):
+            new.operation.move_before(first)
+        last = run[-1][0]
+        old_results = [result for op, _ in run for result in op.results]
+        with ir.InsertionPoint(last), last.location:
+            call = ir.Operation.create(
+                "func.call",
+                results=[result.type for result in old_results],
+                operands=externals,
+                attributes={"callee": ir.FlatSymbolRefAttr.get(f"{name}_call")},
+            )
+        for old, new in zip(old_results, call.results, strict=True):
+            old.replace_all_uses_with(new)
+        for op, _ in reversed(run):
+            op.erase()
+
+
+# A parameter of a call in a run: ("x", k) the run's k-th external value, ("r", c, j) the
+# j-th result of the run's c-th call.
+Ref = tuple
 
 
 def _definitions(signature: ImportSignature) -> str:
     """The executable and the body of ``@ffi.S``, as MLIR text."""
-    name = signature.name
-    executable = EXECUTABLE_PREFIX + name
-    parameters, results = signature.parameters, signature.results
-    arguments = ", ".join(f"%a{i}: {t}" for i, t in enumerate(parameters))
+    refs = [("x", i) for i in range(len(signature.parameters))]
+    return _run_definitions(
+        EXECUTABLE_PREFIX + signature.name,
+        f"{signature.module}.{signature.name}",
+        list(signature.parameters),
+        [(signature, refs)],
+    )
+
+
+# IREE's local executables take at most 64 bindings and 64 push constants a dispatch
+# ("dispatch requiring 65 bindings exceeds limit of 64"); a run stays below both.
+MAX_BINDINGS = 60
+MAX_CONSTANTS = 60
+
+
+def _within_limits(run: list[Any]) -> list[list[Any]]:
+    """``run`` cut into runs whose dispatch needs no more bindings and push constants than
+    IREE allows, counting every tensor parameter and result as a binding of its own (an
+    upper bound) and an 8-byte scalar as two constants."""
+    parts: list[list[Any]] = [[]]
+    bindings = constants = 0
+    for item in run:
+        signature = item[1]
+        tensors = sum(t.startswith("tensor<") for t in signature.parameters)
+        more_bindings = tensors + len(signature.results)
+        more_constants = sum(
+            2 if dispatch_type(t) in ("i64", "f64") else 1
+            for t in signature.parameters
+            if not t.startswith("tensor<")
+        )
+        if parts[-1] and (
+            bindings + more_bindings > MAX_BINDINGS or constants + more_constants > MAX_CONSTANTS
+        ):
+            parts.append([])
+            bindings = constants = 0
+        parts[-1].append(item)
+        bindings += more_bindings
+        constants += more_constants
+    return parts
+
+
+def _run_definitions(
+    executable: str,
+    function: str,
+    externals: list[str],
+    calls: list[tuple[ImportSignature, list[Ref]]],
+) -> str:
+    """One executable that makes ``calls`` in order, each import of the dispatch code, and
+    a private function ``@function`` that dispatches it: it takes the values the calls take
+    from outside (``externals``, their types) and returns every result of every call."""
+    results = [t for signature, _ in calls for t in signature.results]
+    arguments = ", ".join(f"%a{i}: {t}" for i, t in enumerate(externals))
     widen = [
         f"  %w{i} = {WIDENED[t]} %a{i} : {t} to i32"
-        for i, t in enumerate(parameters)
+        for i, t in enumerate(externals)
         if t in WIDENED
     ]
-    operands = ", ".join(f"%w{i}" if t in WIDENED else f"%a{i}" for i, t in enumerate(parameters))
-    passed = [dispatch_type(t) for t in parameters]
+    operands = ", ".join(f"%w{i}" if t in WIDENED else f"%a{i}" for i, t in enumerate(externals))
+    passed = [dispatch_type(t) for t in externals]
     result_list = ", ".join(results)
     values = ["%r"] if len(results) == 1 else [f"%r#{i}" for i in range(len(results))]
     count = "" if len(results) == 1 else f":{len(results)}"
@@ -156,8 +286,7 @@ def _definitions(signature: ImportSignature) -> str:
         for i, t in enumerate(passed)
     ] + [f"%q{j}: !stream.binding" for j in range(len(results))]
     body: list[str] = ["%c0 = arith.constant 0 : index"]
-    call_values: list[str] = []
-    call_types: list[str] = []
+    unpacked: dict[str, tuple[str, str]] = {}  # binding -> (base value, its type)
 
     def unpack(binding: str, type_: str) -> None:
         tensor = parse_tensor(type_)
@@ -165,10 +294,10 @@ def _definitions(signature: ImportSignature) -> str:
         # Every binding is viewed as 1-d, the adapter knows the shape: IREE 3.13 gives the
         # base pointer of a 0-d subspan with its offset already added, and reports the
         # offset as well; 1-d views are what its own code uses (flattened subspans).
-        count = 1
-        for size in tensor.dims:
-            count *= size or 1
-        memref = f"memref<{count}x{tensor.element}>"
+        size = 1
+        for dim in tensor.dims:
+            size *= dim or 1
+        memref = f"memref<{size}x{tensor.element}>"
         base = f"memref<{tensor.element}>"
         body.append(
             f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}"
@@ -178,19 +307,45 @@ def _definitions(signature: ImportSignature) -> str:
             f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
             f"{base}, index, index, index"
         )
-        call_values.extend([f"%b{binding}", f"%o{binding}"])
-        call_types.extend([base, "index"])
+        unpacked[binding] = (f"%b{binding}", base)
 
     for i, type_ in enumerate(passed):
         if type_.startswith("tensor<"):
             unpack(f"p{i}", type_)
-        else:
-            call_values.append(f"%p{i}")
-            call_types.append(type_)
     for j, type_ in enumerate(results):
         unpack(f"q{j}", type_)
-    symbol = import_symbol(signature)
-    types = ", ".join(call_types)
+    first_result = []  # per call, the index of its first result among all results
+    for index in range(len(calls)):
+        first_result.append(sum(len(s.results) for s, _ in calls[:index]))
+    declarations: dict[str, str] = {}
+    for index, (signature, refs) in enumerate(calls):
+        call_values: list[str] = []
+        call_types: list[str] = []
+        bindings = []
+        for ref, type_ in zip(refs, signature.parameters, strict=True):
+            if ref[0] == "r":
+                bindings.append(f"q{first_result[ref[1]] + ref[2]}")
+            elif type_.startswith("tensor<"):
+                bindings.append(f"p{ref[1]}")
+            else:
+                bindings.append(None)
+                call_values.append(f"%p{ref[1]}")
+                call_types.append(dispatch_type(type_))
+                continue
+            base, base_type = unpacked[bindings[-1]]
+            call_values.extend([base, f"%o{bindings[-1]}"])
+            call_types.extend([base_type, "index"])
+        for j in range(len(signature.results)):
+            binding = f"q{first_result[index] + j}"
+            base, base_type = unpacked[binding]
+            call_values.extend([base, f"%o{binding}"])
+            call_types.extend([base_type, "index"])
+        symbol = import_symbol(signature)
+        types = ", ".join(call_types)
+        declarations[symbol] = (
+            f"    func.func private @{symbol}({types}) attributes {{llvm.bareptr = true}}"
+        )
+        body.append(f"func.call @{symbol}({', '.join(call_values)}) : ({types}) -> ()")
     lines = [
         f"stream.executable private @{executable} {{",
         f"  stream.executable.export public @{executable} workgroups() -> (index, index, index) {{",
@@ -198,15 +353,14 @@ def _definitions(signature: ImportSignature) -> str:
         "    stream.return %c1, %c1, %c1 : index, index, index",
         "  }",
         "  builtin.module {",
-        f"    func.func private @{symbol}({types}) attributes {{llvm.bareptr = true}}",
+        *declarations.values(),
         f"    func.func @{executable}({', '.join(inner_arguments)}) {{",
         *(f"      {line}" for line in body),
-        f"      func.call @{symbol}({', '.join(call_values)}) : ({types}) -> ()",
         "      return",
         "    }",
         "  }",
         "}",
-        f"func.func private @{signature.module}.{name}({arguments}) -> ({result_list}) {{",
+        f"func.func private @{function}({arguments}) -> ({result_list}) {{",
         *widen,
         f"  %r{count} = flow.dispatch @{executable}::@{executable}({operands}) : "
         f"({', '.join(passed)}) -> ({result_list})",
