@@ -11,7 +11,9 @@ own, and resolves ``rw_ffi_dispatch_S`` when it loads the executable through the
 executable plugin of ``plugin.py``, which hands over the adapter that ``FfiBridge`` compiled
 for the import (``dispatch_source``): memref descriptors on the bindings, the bridge's
 XLA FFI call (the same checks of shapes and dtypes as the compiled path), writing into
-the result bindings. No Python runs during a call.
+the result bindings. No Python runs during a call. A run of such calls in one block
+(``_fuse_runs``) becomes one dispatch making them in turn, each reading the bindings the
+ones before it wrote.
 
 Only what a dispatch can take is routed (``why_not``): tensors of static shapes with at
 least one element, numbers of 8 to 64 bits, scalars of 32 or 64 bits, and at least one
