@@ -163,12 +163,20 @@ def test_handler_error_in_a_dispatch_is_raised_with_its_message(rewritten, tmp_p
     def checked_sqrt(x):
         return jax.ffi.ffi_call("checked_sqrt", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
 
+    def fourth_root(x):  # two calls in a row: one dispatch making both
+        return checked_sqrt(checked_sqrt(x))
+
+    capsule = jax.ffi.pycapsule(checks.CheckedSqrt)
     x = np.array([4.0, -1.0, 9.0], np.float32)
-    path = rewritten("checked_sqrt", rewriter.export(checked_sqrt, x).original)
-    module = load(path, imports={"checked_sqrt": jax.ffi.pycapsule(checks.CheckedSqrt)})
-    with pytest.raises(HandlerError, match="checked_sqrt: element 1 is negative"):
-        module.main(x)
-    np.testing.assert_array_equal(module.main(np.array([4.0, 1.0, 9.0], np.float32)), [2, 1, 3])
+    for function, good, expected in (
+        (checked_sqrt, [4.0, 1.0, 9.0], [2, 1, 3]),
+        (fourth_root, [16.0, 1.0, 81.0], [2, 1, 3]),
+    ):
+        path = rewritten(function.__name__, rewriter.export(function, x).original)
+        module = load(path, imports={"checked_sqrt": capsule})
+        with pytest.raises(HandlerError, match="checked_sqrt: element 1 is negative"):
+            module.main(x)
+        np.testing.assert_array_equal(module.main(np.array(good, np.float32)), expected)
 
 
 def test_jaxlib_cholesky_in_a_dispatch_matches_the_vm_import(rewritten, tmp_path):
