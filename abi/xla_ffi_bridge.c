@@ -530,8 +530,33 @@ static bool result_dims(const rw_ffi_call_spec *spec, const rw_ffi_tensor *t,
   return ok;
 }
 
+/* Set by rw_ffi_results_given: this thread's next calls write into the result descriptors
+ * the caller filled (IREE's dispatches: the results' own bindings) instead of allocating. */
+static _Thread_local bool results_given;
+
+void rw_ffi_results_given(int given) { results_given = given != 0; }
+
+/* A result the caller gave: its sizes must be the result's (physical order, row-major). */
+static bool given_result(const rw_ffi_call_spec *spec, const rw_ffi_tensor *t, descriptor *d,
+                         XLA_FFI_Buffer *buffer, int64_t *dims) {
+  int64_t stride = 1;
+  for (int64_t k = t->rank - 1; k >= 0; --k) {
+    int64_t size = dims[t->major_to_minor[k]];
+    if (d->sizes_and_strides[k] != size || d->sizes_and_strides[t->rank + k] != stride) {
+      set_last_error("@%s: a result buffer of '%s' has not the shape of the result",
+                     spec->symbol, spec->target);
+      return false;
+    }
+    stride *= size ? size : 1;
+  }
+  void *data = (char *)d->aligned + d->offset * t->element_size;
+  *buffer = (XLA_FFI_Buffer){XLA_FFI_Buffer_STRUCT_SIZE, NULL, t->dtype, data, t->rank, dims};
+  return true;
+}
+
 /* Allocates every result, zero-filled and of its full size (the compiled caller relies on
- * static sizes and frees the buffers), into the results struct; fills `buffers`. */
+ * static sizes and frees the buffers), into the results struct; fills `buffers`.  With
+ * rw_ffi_results_given, the results struct holds the buffers already. */
 static bool allocate_results(const rw_ffi_call_spec *spec, char *results, void *const *operands,
                              XLA_FFI_Buffer *buffers, int64_t *dims) {
   bool ok = true;
@@ -544,6 +569,11 @@ static bool allocate_results(const rw_ffi_call_spec *spec, char *results, void *
     descriptor *d = (descriptor *)results;
     results += descriptor_size(t->rank);
     if (!result_dims(spec, t, operands, dims)) ok = false;
+    if (results_given) {
+      if (!ok || !given_result(spec, t, d, &buffers[r], dims)) return false;
+      dims += t->rank;
+      continue;
+    }
     int64_t count = 1, stride = 1;
     for (int64_t k = t->rank - 1; k >= 0; --k) { /* physical order, row-major strides */
       int64_t size = dims[t->major_to_minor[k]];

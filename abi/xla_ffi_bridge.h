@@ -106,6 +106,12 @@ typedef struct rw_ffi_call_spec {
 void rw_ffi_call(const rw_ffi_call_spec *spec, void *results, void *const *operands,
                  void *const *attribute_values);
 
+/* With `given` nonzero, this thread's later calls take the results pointer as descriptors
+ * of buffers the caller allocated (row-major in the declared layout, of the result's
+ * static sizes) and write into them; 0 goes back to allocating.  rewriter.iree's
+ * dispatches use it to let a handler write into IREE's own buffers. */
+void rw_ffi_results_given(int given);
+
 #ifdef __cplusplus
 }
 #endif

@@ -231,7 +231,8 @@ def prepare_iree(case: Case, work: Path, options: Options, driver: str = "local-
     source = work / "program.iree.mlir"
     source.write_text(rewriter.rewrite(text, abi="iree").text)
     vmfb = work / "program.vmfb"
-    _, signatures = compile_module(source, vmfb, extra_args=options.iree_flags)
+    # Every custom call is served by an XLA FFI handler: each becomes a dispatch that calls it.
+    _, signatures = compile_module(source, vmfb, extra_args=options.iree_flags, ffi_dispatch=True)
     imports = {s.name: case.handlers[parse_facts(s.ffi_facts).target] for s in signatures}
     module = load(vmfb, imports=imports, driver=driver)
     return lambda *arrays: _as_tuple(module.main(*arrays))

@@ -46,6 +46,7 @@ def test_wheel_ships_grammar_and_abi(wheel: Path):
     assert "rewriter/abi_files/README.md" in names
     assert "rewriter/abi_files/xla_ffi_bridge.h" in names
     assert "rewriter/abi_files/xla_ffi_bridge.c" in names
+    assert "rewriter/abi_files/iree_ffi_plugin.c" in names
     assert "rewriter/abi_files/blas_calls.c" in names
     assert "rewriter/abi_files/sort_calls.c" in names
     assert "rewriter/abi_files/memref_copy.c" in names

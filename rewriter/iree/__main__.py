@@ -1,5 +1,5 @@
 """``python -m rewriter.iree MODEL.mlir -o MODEL.vmfb [--cpu CPU] [--target-triple TRIPLE]
-[--no-cache]``:
+[--no-cache] [--ffi-dispatch]``:
 compile a module rewritten with ``--abi iree`` for llvm-cpu (this machine's CPU unless told
 otherwise), with the import signatures ``rewriter.iree.load`` needs."""
 
@@ -50,6 +50,14 @@ def _main(argv: Sequence[str] | None) -> int:
         help="compile even when the compile cache holds this module compiled with the same "
         "flags and tools, and store nothing in it",
     )
+    parser.add_argument(
+        "--ffi-dispatch",
+        action="store_true",
+        help="compile each FFI call that can be one into a dispatch that calls its XLA FFI "
+        "handler from the compiled code (microseconds a call, where an import served from "
+        "Python takes a hundred); rewriter.iree.load must then get an XLA FFI handler for "
+        "each of them",
+    )
     args = parser.parse_args(argv)
     if same_file(args.output, args.file):
         parser.error(f"-o {args.output} is the input file {args.file}; nothing was written")
@@ -64,6 +72,7 @@ def _main(argv: Sequence[str] | None) -> int:
             cpu=args.cpu,
             triple=args.target_triple,
             cache=not args.no_cache,
+            ffi_dispatch=args.ffi_dispatch,
         )
     except RewriteError as error:  # the module does not parse, or has no entry point
         for diagnostic in error.diagnostics:
@@ -75,8 +84,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except OSError as error:  # the output cannot be written
         say(f"{args.output}: error: {cannot_write(args.output, error)}")
         return 1
-    names = ", ".join(f"{s.module}.{s.name}" for s in signatures) or "none"
+    names = ", ".join(f"{s.module}.{s.name}" for s in signatures if not s.dispatch) or "none"
     say(f"{args.output}: imports {names}")
+    dispatched = ", ".join(f"{s.module}.{s.name}" for s in signatures if s.dispatch)
+    if dispatched:
+        say(f"{args.output}: dispatches {dispatched}")
     return 0
 
 

@@ -42,6 +42,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -163,6 +164,7 @@ def compile_module(
     triple: str | None = None,
     extra_args: tuple[str, ...] = (),
     cache: bool = True,
+    ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
 ) -> tuple[bytes, list[ImportSignature]]:
     """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
     (also written to ``output`` when given) and the signatures of its imports.
@@ -172,6 +174,12 @@ def compile_module(
     A module MLIR cannot parse, or one without a public function, is a RewriteError at its
     line; ``output`` is replaced atomically (``rewriter.inputs.files``), and one whose
     folder is missing fails before iree-compile runs (``OSError``).
+
+    ``ffi_dispatch`` chooses the imports whose calls become dispatches that call an XLA
+    FFI handler from the compiled code, where they can (``dispatches.py``; the others stay
+    imports): ``True`` all, or import names and targets (a collection, or a mapping to
+    bools, looked up as ``load``'s ``imports`` are); ``load`` must then serve each of
+    those with an XLA FFI handler.
 
     A module compiled before with the same flags and tools comes from the compile cache
     (``rewriter/compile/cache.py``); ``cache=False`` compiles and stores nothing."""
@@ -188,7 +196,7 @@ def compile_module(
     command += extra_args
     key = None
     if cache and bindings is not None:
-        key = _cache_key(text, command, bindings)
+        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch))
         with compile_cache.lookup(key) as hit:
             if hit is not None:
                 try:
@@ -207,7 +215,7 @@ def compile_module(
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(
-            text, str(path), embedded, system_library_allowed
+            text, str(path), embedded, system_library_allowed, ffi_dispatch
         )
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
@@ -239,7 +247,13 @@ def _import_iree() -> None:
         raise BuildError(str(error)) from None
 
 
-def _cache_key(text: str, command: list[str], bindings: str) -> str:
+def _selection_key(selection: bool | Collection[str] | Mapping[str, bool]) -> object:
+    from .dispatches import selection_key  # imported only when a selection is made
+
+    return selection_key(selection) if selection else None
+
+
+def _cache_key(text: str, command: list[str], bindings: str, dispatch: object = None) -> str:
     """The key of a compile in the cache: the module, iree-compile's flags and identity,
     this machine's CPU when the code is for it (``=host``), the bindings that rewrite the
     module first and the rewriter's own code."""
@@ -253,6 +267,7 @@ def _cache_key(text: str, command: list[str], bindings: str) -> str:
             "host_cpu": host_cpu if any(a.endswith("=host") for a in command) else None,
             "iree-base-compiler": bindings,
             "rewriter": compile_cache.package_identity(),
+            **({"ffi_dispatch": dispatch} if dispatch is not None else {}),
         }
     )
 
@@ -275,7 +290,11 @@ def _embedded_chosen(command: list[str]) -> bool:
 
 
 def _write_with_metadata(
-    text: str, filename: str, destination: Path, atan2_in_f64: bool
+    text: str,
+    filename: str,
+    destination: Path,
+    atan2_in_f64: bool,
+    ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``), add the import signatures to the module's ``iree.reflection``
@@ -289,6 +308,7 @@ def _write_with_metadata(
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
     from .complex_pads import split_complex_pads
+    from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
     from .sorts import SORT_MODULE, route_sorts_to_imports
 
@@ -311,6 +331,8 @@ def _write_with_metadata(
                 f"the import module name {SORT_MODULE!r} is reserved for the sorts of the "
                 "IREE path: rewrite with another --iree-module"
             )
+        if ffi_dispatch:
+            signatures = route_ffi_to_dispatches(module, signatures, ffi_dispatch)
         libm_needed = make_math_exact(module, atan2_in_f64)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         fix_module(module)  # input_fixes.py

@@ -6,6 +6,10 @@ the handler registered for the target. They are compiled with the bridge into a 
 shared library (as ``--ffi-bridge`` does), registered with the given handlers, and then
 serve the imports exactly like a C kernel (``KernelImport``): descriptors on the buffer
 views' memory. A handler's error is raised by the call as ``HandlerError`` with its message.
+
+Imports compiled into dispatches (``dispatches.py``) get, in the same library, the
+executable imports of ``dispatch_adapters.py``, which call the same adapters from IREE's
+worker threads; ``dispatch_functions`` gives their addresses to the executable plugin.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from ..compile.handlers import HandlerError, handler_address
 from ..compile.toolchain import LLVM_VERSION, compile_objects, find_tool, link_shared_object
 from ..emit.ffi_adapters import Extern, scalar_c_type
 from ..plan.ffi_facts import FactsError, parse_facts
+from .dispatch_adapters import CDEF as DISPATCH_CDEF
+from .dispatch_adapters import dispatch_source, exported_symbols
+from .dispatches import import_symbol
 from .kernels import KernelImport
 from .signatures import ImportSignature
 from .values import dtype_of, tensor_type
@@ -35,7 +42,8 @@ class FfiBridge:
     ):
         """Build the adapters of ``signatures``, each served by ``handlers[name]`` (by
         import name); every handler is checked (``handler_address``) before anything is
-        compiled or called, and one target takes one handler."""
+        compiled or called, and one target takes one handler. Those marked ``dispatch``
+        also get their executable imports (``dispatch_adapters.py``)."""
         import cffi
 
         externs = {}
@@ -60,24 +68,63 @@ class FfiBridge:
                     "another handler: one handler serves all the imports of a target"
                 )
         sources, flags = bridge_sources(list(externs.values()), work, "rewriter.iree")
+        self.dispatched = [s for s in signatures if s.dispatch]
+        if self.dispatched:
+            dispatch_file = work / "dispatch_adapters.c"
+            dispatch_file.write_text(dispatch_source(self.dispatched, externs), encoding="utf-8")
+            sources.append(dispatch_file)
         shared_dir = Path(bridge_dir())
         library = work / "libffi_bridge.so"
         # The adapters are what cffi calls here, so they are exported with the host API.
-        exports = (*BRIDGE_EXPORTS, "_mlir_ciface_*")
+        exports = (*BRIDGE_EXPORTS, "_mlir_ciface_*", *exported_symbols(self.dispatched))
         # The bridge's own C file compiles alike for every module: its object comes from
         # the compile cache after the first time.
         clang = find_tool(f"clang-{LLVM_VERSION}")
         reuse = ObjectCache(clang)
         objects = compile_objects(sources, work / "objects", "-O2", flags, reuse, shared_dir)
-        link_shared_object(objects, library, [], flags=flags, exports=exports)
+        # -Bsymbolic: the dispatches' imports call this library's own adapters, never those
+        # of another module's bridge loaded before with the same names.
+        link_shared_object(
+            objects,
+            library,
+            [],
+            flags=[*flags, "-pthread"],
+            exports=exports,
+            arguments=["-Wl,-Bsymbolic"],
+        )
         self.ffi = cffi.FFI()
         self.ffi.cdef(BRIDGE_CDEF)
         self.ffi.cdef(_declarations(signatures, externs))
+        if self.dispatched:
+            self.ffi.cdef(DISPATCH_CDEF)
+            self.ffi.cdef(
+                "\n".join(
+                    f"int {import_symbol(s)}(void *, void *, void *);" for s in self.dispatched
+                )
+            )
         self.library = self.ffi.dlopen(str(library))
         self.bridge = Bridge(self.ffi, self.library)
         self.handlers = dict(handlers)  # capsules: their libraries must stay loaded
         for target, address in addresses.items():
             self.bridge.register(target, address)
+
+    def dispatch_functions(self) -> dict[str, int]:
+        """The address of each executable import of the dispatched calls, by symbol."""
+        return {
+            import_symbol(s): int(
+                self.ffi.cast("uintptr_t", getattr(self.library, import_symbol(s)))
+            )
+            for s in self.dispatched
+        }
+
+    def take_dispatch_error(self) -> str | None:
+        """The message of the first dispatched call that failed since the last time."""
+        if not self.dispatched:
+            return None
+        buffer = self.ffi.new("char[]", 4096)
+        if not self.library.rw_dispatch_take_error(buffer, len(buffer)):
+            return None
+        return self.ffi.string(buffer).decode("utf-8", "replace")
 
     def serve(self, signature: ImportSignature, device):
         """A callable for ``PyModuleInterface`` that calls the adapter of ``signature``."""

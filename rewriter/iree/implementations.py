@@ -17,7 +17,7 @@ module does not call: a mapping may hold a library's whole table (``jaxlib_handl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from ..compile.handlers import missing_handlers_hint, named_mapping, unused_keys_note
@@ -36,6 +36,19 @@ def target_of(signature: ImportSignature) -> str | None:
         return None
 
 
+def chosen_key(
+    signature: ImportSignature, keys: Collection[str], all_targets: Collection[str]
+) -> str | None:
+    """The key of ``keys`` that serves ``signature`` (module docstring), None if none does;
+    ``all_targets`` holds the targets of every import of the module."""
+    name, target = signature.name, target_of(signature)
+    if name in keys and (name == target or name not in all_targets):
+        return name
+    if target is not None and target in keys:
+        return target
+    return None
+
+
 def implementations(
     path: Path, signatures: Sequence[ImportSignature], imports: Mapping[str, object]
 ) -> dict[str, object]:
@@ -48,15 +61,11 @@ def implementations(
     used: set[str] = set()
     missing = []
     for signature in signatures:
-        name, target = signature.name, targets[signature.name]
-        if name in imports and (name == target or name not in all_targets):
-            key = name
-        elif target is not None and target in imports:
-            key = target
-        else:
+        key = chosen_key(signature, imports, all_targets)
+        if key is None:
             missing.append(signature)
             continue
-        chosen[name] = imports[key]
+        chosen[signature.name] = imports[key]
         used.add(key)
     if missing:
         listed = ", ".join(

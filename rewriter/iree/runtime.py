@@ -25,7 +25,7 @@ import numpy as np
 
 from ..compile.arguments import Parameter, check_count, convert
 from ..compile.extras import needs
-from ..compile.handlers import is_ffi_handler
+from ..compile.handlers import HandlerError, is_ffi_handler
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
@@ -33,6 +33,7 @@ from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
+from . import plugin
 from .build import (
     ARGUMENT_NAMES_KEY,
     WRITES_ARGUMENTS_KEY,
@@ -230,20 +231,26 @@ def _load(
 ) -> IreeModule:
     import iree.runtime as rt
 
-    data, signatures = _program(path, cpu, compile_args)
+    config, plugin_problem = _config(driver)
+    # FFI calls served by XLA FFI handlers become dispatches when the driver has the plugin.
+    selection = {k: is_ffi_handler(v) for k, v in imports.items()} if not plugin_problem else {}
+    data, signatures = _program(path, cpu, compile_args, selection)
     sorts = [s for s in signatures if s.module == SORT_MODULE]
     signatures = [s for s in signatures if s.module != SORT_MODULE]
-    _check_modules(path, signatures)
     chosen = implementations(path, signatures, imports)
-    config = rt.Config(driver)
+    _check_dispatched(path, signatures, chosen, plugin_problem)
+    vm_imports = [s for s in signatures if not s.dispatch]
+    _check_modules(path, vm_imports)
     errors = _Errors()
     bridge = _ffi_bridge(path, signatures, chosen)
     keep_alive: list[object] = [config, errors, bridge]
-    modules = _import_modules(signatures, chosen, bridge, config.device, errors)
+    modules = _import_modules(vm_imports, chosen, bridge, config.device, errors)
     modules += _sort_modules(sorts, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
+    functions = bridge.dispatch_functions() if bridge is not None else {}
     try:
-        context = rt.SystemContext(vm_modules=[*modules, program], config=config)
+        with plugin.registered(functions) if functions else contextlib.nullcontext():
+            context = rt.SystemContext(vm_modules=[*modules, program], config=config)
     except RuntimeError as error:
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
     keep_alive += [context, modules]
@@ -257,16 +264,62 @@ def _load(
             _parameters(program, name),
             config.device,
             _writes_arguments(program, name),
+            bridge.take_dispatch_error if bridge is not None and functions else None,
         )
         for name in handles
     }
     return IreeModule(functions, keep_alive, handles)
 
 
+def _config(driver: str):
+    """``iree.runtime.Config(driver)``, the executable plugin named first
+    (``plugin.config``); and why the driver cannot serve FFI calls in dispatches, or None
+    when it can."""
+    import iree.runtime as rt
+
+    try:
+        config = plugin.config(driver)
+    except (ToolchainError, OSError) as error:
+        return rt.Config(driver), f"the executable plugin cannot be built: {error}"
+    if not plugin.has_plugin(driver):
+        return config, (
+            f"the driver {driver} was created before rewriter.iree could name its "
+            "executable plugin (--executable_plugin): load a module before anything else "
+            "creates the driver"
+        )
+    return config, None
+
+
+def _check_dispatched(
+    path: Path,
+    signatures: list[ImportSignature],
+    chosen: Mapping[str, object],
+    plugin_problem: str | None,
+) -> None:
+    """The calls compiled into dispatches can be served: by XLA FFI handlers, through the
+    plugin."""
+    dispatched = [s for s in signatures if s.dispatch]
+    if not dispatched:
+        return
+    listed = ", ".join(f"{s.module}.{s.name}" for s in dispatched)
+    if plugin_problem:
+        raise LoadError(f"{path}: {listed} are compiled as dispatches, but {plugin_problem}")
+    others = [f"{s.module}.{s.name}" for s in dispatched if not is_ffi_handler(chosen[s.name])]
+    if others:
+        raise LoadError(
+            f"{path}: {', '.join(others)} are compiled as dispatches that only an XLA FFI "
+            "handler can serve; give one, or compile without ffi_dispatch for these"
+        )
+
+
 def _program(
-    path: Path, cpu: str | None, compile_args: tuple[str, ...]
+    path: Path,
+    cpu: str | None,
+    compile_args: tuple[str, ...],
+    ffi_dispatch: Mapping[str, bool],
 ) -> tuple[bytes, list[ImportSignature]]:
-    """The ``.vmfb`` bytes and import signatures: a ``.vmfb`` read, anything else compiled."""
+    """The ``.vmfb`` bytes and import signatures: a ``.vmfb`` read, anything else compiled
+    (the calls ``ffi_dispatch`` chooses as dispatches)."""
     try:
         if path.suffix == ".vmfb":
             return path.read_bytes(), read_vmfb(path)
@@ -276,7 +329,8 @@ def _program(
                 "rewriter.compile with rewriter.compile.load; rewriter.iree.load takes a .vmfb "
                 "or a module rewritten with --abi iree (.mlir)"
             )
-        return compile_module(path, cpu=cpu, extra_args=compile_args)
+        chosen = ffi_dispatch if any(ffi_dispatch.values()) else False
+        return compile_module(path, cpu=cpu, extra_args=compile_args, ffi_dispatch=chosen)
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
     except OSError as error:
@@ -418,6 +472,7 @@ def _public_function(
     expected: list[Parameter | None] | None,
     device,
     copy: bool,
+    dispatch_error: Callable[[], str | None] | None = None,
 ) -> Callable[..., object]:
     def call(*arrays):
         invoker = handles.get(name)
@@ -430,7 +485,13 @@ def _public_function(
             )
         imported: list[object] = []  # the memory of the arguments, until the results are out
         with errors.call() as raised:
-            returned = invoker(*[input_view(device, a, imported, copy) for a in arrays])
+            try:
+                returned = invoker(*[input_view(device, a, imported, copy) for a in arrays])
+            except RuntimeError:
+                message = dispatch_error() if dispatch_error is not None else None
+                if message is not None:
+                    raise HandlerError(message) from None
+                raise
         if raised:
             raise raised[0] from None
         if isinstance(returned, tuple):

@@ -40,6 +40,9 @@ class ImportSignature:
     # The rewriter.xla_ffi dictionary (rewriter/plan/ffi_facts.py) as text, "" when the extern
     # has none: what serving the import with an XLA FFI handler needs.
     ffi_facts: str = ""
+    # Compiled into a dispatch that calls its handler from the executable (dispatches.py):
+    # no VM import, served only by an XLA FFI handler through the executable plugin.
+    dispatch: bool = False
 
     @property
     def operand_count(self) -> int:
@@ -172,6 +175,7 @@ def from_json(text: str) -> list[ImportSignature]:
                     tuple(map(int, entry["order"])),
                     tuple(map(str, entry["attribute_types"])),
                     str(entry.get("ffi_facts", "")),
+                    bool(entry.get("dispatch", False)),
                 )
             )
             for entry in document["imports"]
