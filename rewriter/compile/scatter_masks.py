@@ -86,7 +86,7 @@ def identity(ir, op: str, element) -> str | None:
             return values.get(op)
         lowest = 0 if unsigned else -(1 << (width - 1))
         highest = (1 << width) - 1 if unsigned else (1 << (width - 1)) - 1
-        values = {
+        numbers = {
             "stablehlo.add": 0,
             "stablehlo.multiply": 1,
             "stablehlo.maximum": lowest,
@@ -94,7 +94,7 @@ def identity(ir, op: str, element) -> str | None:
             "stablehlo.or": 0,
             "stablehlo.and": highest if unsigned else -1,
         }
-        found = values.get(op)
+        found = numbers.get(op)
         return None if found is None else str(found)
     if text not in _INFINITIES:
         return None

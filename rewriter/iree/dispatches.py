@@ -176,7 +176,7 @@ def _fuse_runs(ir: Any, module: Any, dispatched: Mapping[str, ImportSignature]) 
         for index, (op, signature) in enumerate(run):
             refs: list[Ref] = []
             for value in op.operands:
-                ref = next(
+                ref: Ref | None = next(
                     (
                         ("r", c, j)
                         for c, (earlier, _) in enumerate(run[:index])
@@ -323,19 +323,20 @@ def _run_definitions(
     for index, (signature, refs) in enumerate(calls):
         call_values: list[str] = []
         call_types: list[str] = []
-        bindings = []
+        bindings: list[str | None] = []
         for ref, type_ in zip(refs, signature.parameters, strict=True):
             if ref[0] == "r":
-                bindings.append(f"q{first_result[ref[1]] + ref[2]}")
+                binding = f"q{first_result[ref[1]] + ref[2]}"
             elif type_.startswith("tensor<"):
-                bindings.append(f"p{ref[1]}")
+                binding = f"p{ref[1]}"
             else:
                 bindings.append(None)
                 call_values.append(f"%p{ref[1]}")
                 call_types.append(dispatch_type(type_))
                 continue
-            base, base_type = unpacked[bindings[-1]]
-            call_values.extend([base, f"%o{bindings[-1]}"])
+            bindings.append(binding)
+            base, base_type = unpacked[binding]
+            call_values.extend([base, f"%o{binding}"])
             call_types.extend([base_type, "index"])
         for j in range(len(signature.results)):
             binding = f"q{first_result[index] + j}"

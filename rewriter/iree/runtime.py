@@ -247,9 +247,9 @@ def _load(
     modules = _import_modules(vm_imports, chosen, bridge, config.device, errors)
     modules += _sort_modules(sorts, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
-    functions = bridge.dispatch_functions() if bridge is not None else {}
+    dispatched = bridge.dispatch_functions() if bridge is not None else {}
     try:
-        with plugin.registered(functions) if functions else contextlib.nullcontext():
+        with plugin.registered(dispatched) if dispatched else contextlib.nullcontext():
             context = rt.SystemContext(vm_modules=[*modules, program], config=config)
     except RuntimeError as error:
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
@@ -264,7 +264,7 @@ def _load(
             _parameters(program, name),
             config.device,
             _writes_arguments(program, name),
-            bridge.take_dispatch_error if bridge is not None and functions else None,
+            bridge.take_dispatch_error if bridge is not None and dispatched else None,
         )
         for name in handles
     }
