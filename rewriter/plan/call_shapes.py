@@ -484,7 +484,8 @@ class CallShapes:
         ``valueless`` operands and their operands' values; None when an attribute is in
         error (the call is judged on its own, for its diagnostic)."""
         attributes: list[Any] = list(shape.constants)
-        found: list[tuple[AttributeOperand, int, str]] = []
+        numbers: list[int] = []
+        own: list[str] = []
         for leaf, text in zip(shape.leaves, values, strict=True):
             one = leaf.operands.get(text)
             if one is None:
@@ -497,8 +498,9 @@ class CallShapes:
                 if len(leaf.operands) < _SHARED:
                     leaf.operands[text] = one
             attributes[leaf.index] = one[0]
-            found.append(one)
-        operands = (tuple(attributes), tuple([f[1] for f in found]), tuple([f[2] for f in found]))
+            numbers.append(one[1])
+            own.append(one[2])
+        operands = (tuple(attributes), tuple(numbers), tuple(own))
         if len(shape.by_values) < _SHARED:
             shape.by_values[values] = operands
         return operands
