@@ -8,7 +8,6 @@ import pickle
 
 import pytest
 
-from rewriter.plan.attribute_operands import AttributeOperand
 from rewriter.syntax import model
 from rewriter.syntax.records import quick_init
 
@@ -26,7 +25,6 @@ QUICK = [
     model.SymbolAttr,
     model.OtherAttr,
     model.UnitAttr,
-    AttributeOperand,
 ]
 
 
@@ -78,7 +76,6 @@ def test_quick_init_makes_what_the_dataclass_makes(kind):
 def test_quick_init_takes_keywords_and_defaults():
     made = model.Type(text="tensor<2xf32>", kind=model.TypeKind.TENSOR)
     assert (made.element, made.dims, made.ranked) == ("", (), True)
-    assert AttributeOperand("p", "f32", "f32", "1.0", "f32").keys == ()
 
 
 def test_quick_init_refuses_what_it_cannot_make():

@@ -11,12 +11,11 @@ registers on x86-64, which a C `uint16_t` parameter would not read (see abi/READ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 from ..syntax import model
 from ..syntax.element_types import parse_tensor
 from ..syntax.integers import range_error
-from ..syntax.records import quick_init
 from .mlir_text import dense_list, dense_string, tensor_type
 
 _INT_TYPE = re.compile(r"(?:[su]?i)([0-9]+)")
@@ -35,9 +34,7 @@ class UnsupportedAttribute(Exception):
         self.offset = attr.span.start  # where in the file (``operand_of`` moves it)
 
 
-# No slots: ``quick_init`` makes one in a third of the instructions (one or two a call).
-@quick_init
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AttributeOperand:
     """One extra operand of the call: the constant ops that make it and the type passed."""
 
@@ -146,7 +143,7 @@ def but_value(operand: AttributeOperand) -> tuple[object, ...]:
 
 
 # The three above and the tests of ``but_value`` spell every field out:
-assert tuple(item.name for item in fields(AttributeOperand)) == (
+assert AttributeOperand.__slots__ == (
     "path",
     "source_type",
     "type",

@@ -1,5 +1,5 @@
-"""Frozen dataclasses made in a third of the instructions: the model's values (spans,
-attributes, types) and the attribute operands are made per call and per statement.
+"""Frozen dataclasses made in less than half the instructions: the model's values
+(spans, attributes, types) are made per call and per statement.
 
 A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` (its own
 ``__setattr__`` refuses), about 1,400 instructions a field in CPython 3.11: a
@@ -10,7 +10,9 @@ makes: the same fields, in the same order, in the same dictionary, with the same
 defaults; equality, hashing, ``repr``, ``dataclasses.replace`` and pickling read that
 dictionary and are unchanged, and the instance stays frozen (its ``__setattr__`` still
 refuses). Only plain fields qualify (no ``default_factory``, ``init=False``,
-``InitVar`` or ``__post_init__``): for any other class it refuses at import.
+``InitVar`` or ``__post_init__``): for any other class it refuses at import. Classes
+with slots keep them (``AttributeOperand``: a dictionary an instance, kept by every
+call's report, took a long-attribute export's peak memory past its limit).
 ``tests/test_records.py`` compares both ``__init__``s on every class it is applied to.
 """
 
