@@ -360,7 +360,7 @@ class CallShapes:
         self.finder = ShapeFinder() if found is None else found.finder
         self.found_at = {} if found is None else found.at
         self.lines = LineCounter(source)  # calls are placed in file order
-        self.models = SizedModels(_parse_statement, _statement_model)
+        self.models = _shared_models()
         # By the finder's shape; None: a shape not to reuse.
         self.shapes: dict[KnownShape, CallShape | _Pinned | None] = {}
 
@@ -484,7 +484,8 @@ class CallShapes:
         ``valueless`` operands and their operands' values; None when an attribute is in
         error (the call is judged on its own, for its diagnostic)."""
         attributes: list[Any] = list(shape.constants)
-        found: list[tuple[AttributeOperand, int, str]] = []
+        numbers: list[int] = []
+        own: list[str] = []
         for leaf, text in zip(shape.leaves, values, strict=True):
             one = leaf.operands.get(text)
             if one is None:
@@ -497,8 +498,9 @@ class CallShapes:
                 if len(leaf.operands) < _SHARED:
                     leaf.operands[text] = one
             attributes[leaf.index] = one[0]
-            found.append(one)
-        operands = (tuple(attributes), tuple([f[1] for f in found]), tuple([f[2] for f in found]))
+            numbers.append(one[1])
+            own.append(one[2])
+        operands = (tuple(attributes), tuple(numbers), tuple(own))
         if len(shape.by_values) < _SHARED:
             shape.by_values[values] = operands
         return operands
@@ -630,6 +632,25 @@ def _parse_statement(text: str) -> Any:
 
 def _statement_model(tree: Any, text: str) -> model.CustomCall:
     return custom_call_from_tree(tree, text, 0)
+
+
+# The statement models of every rewrite, by the parse and model functions in use.
+_MODELS: dict[tuple[object, object], SizedModels] = {}
+_KEPT_PARSES = 1024  # a shape's parse is a few hundred small objects
+
+
+def _shared_models() -> SizedModels:
+    """Statement models by their text apart from sizes, shared by every rewrite of the
+    process: the shapes of a file like one rewritten before cost no lark parse (the
+    fixed cost of a rewrite). ``SizedModels`` says why what it keeps is sound; kept by the
+    functions that make it (``_parse_statement``, ``custom_call_from_tree``), so that
+    a parse made by other functions (one edited, or wrapped by a test) is not served."""
+    key = (_parse_statement, custom_call_from_tree)
+    models = _MODELS.get(key)
+    if models is None:
+        _MODELS.clear()
+        models = _MODELS[key] = SizedModels(_parse_statement, _statement_model, _KEPT_PARSES)
+    return models
 
 
 def _offset(starts: list[int], ends: list[int], offset: int) -> Offset | None:

@@ -259,17 +259,29 @@ class Sized:
 class SizedModels:
     """Custom call models by statement text, lark's parse shared between the statements
     that differ only in sizes. ``parse(text)`` is lark's model of a text; it raises on
-    text that does not parse."""
+    text that does not parse.
+
+    One instance may serve every rewrite of a process (``call_shapes`` keeps one, with a
+    ``limit``), so that a file's shapes seen before cost no lark parse. Sound because what
+    it keeps by a text is made from that text alone: ``parse_tree`` and ``to_model`` read
+    nothing else (the grammar is built once a process, ``grammar.parser``); a ``Sized`` is
+    not changed once made; and each model it gives out is new in every mutable part
+    (``_Recipe.step`` rebuilds each list and each mutable dataclass, the call itself among
+    them), sharing only frozen parts, as the statements of one file already share them.
+    """
 
     def __init__(
         self,
         parse_tree: Callable[[str], Tree],
         to_model: Callable[[Tree, str], model.CustomCall],
+        limit: int | None = None,
     ):
         self.parse_tree = parse_tree
         self.to_model = to_model
-        # Each sentinel parse; None: each statement parsed on its own.
+        # Each sentinel parse; None: each statement parsed on its own. With ``limit``, the
+        # oldest is dropped once that many are kept (an instance shared by all rewrites).
         self._apart: dict[str, Sized | None] = {}
+        self.limit = limit
 
     def apart(self, text: str) -> tuple[Sized, SizesOf] | None:
         """The statement ``text`` is apart from its sizes, and its sizes; None when it is
@@ -279,9 +291,14 @@ class SizedModels:
         if apart is None:
             return None
         apart_text, sentinel_runs = apart
-        if apart_text not in self._apart:
-            self._apart[apart_text] = self._parse_apart(apart_text, sentinel_runs)
-        sized = self._apart[apart_text]
+        kept = self._apart
+        if apart_text in kept:
+            sized = kept[apart_text]
+        else:
+            sized = self._parse_apart(apart_text, sentinel_runs)
+            if self.limit is not None and len(kept) >= self.limit:
+                del kept[next(iter(kept))]  # the oldest
+            kept[apart_text] = sized
         if sized is None:
             return None
         return sized, sized.sizes(text, runs)

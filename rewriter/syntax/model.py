@@ -6,6 +6,7 @@ import functools
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from .element_types import dim_sizes
+from .records import quick_init
 from .text_enum import TextEnum
 
 
@@ -30,6 +31,7 @@ def field_names_if_dataclass(kind: type) -> tuple[str, ...] | None:
         return names
 
 
+@quick_init
 @dataclass(frozen=True)
 class Span:
     start: int
@@ -54,6 +56,7 @@ class CallForm(TextEnum):
     GENERIC = "generic"  # "stablehlo.custom_call"(...) <{call_target_name = ...}>
 
 
+@quick_init
 @dataclass(frozen=True)
 class Type:
     """A type as written, plus what the rewrite needs to know about it."""
@@ -73,12 +76,14 @@ class Type:
 # Attribute values. Every value keeps its source text and span, for diagnostics and copying.
 
 
+@quick_init
 @dataclass(frozen=True)
 class Attr:
     text: str
     span: Span
 
 
+@quick_init
 @dataclass(frozen=True)
 class NumberAttr(Attr):
     literal: str  # as written, sign included
@@ -86,16 +91,19 @@ class NumberAttr(Attr):
     is_float: bool
 
 
+@quick_init
 @dataclass(frozen=True)
 class BoolAttr(Attr):
     value: bool
 
 
+@quick_init
 @dataclass(frozen=True)
 class StringAttr(Attr):
     value: bytes  # escapes decoded
 
 
+@quick_init
 @dataclass(frozen=True)
 class DenseAttr(Attr):
     body: str  # the text of `dense<...>` or `dense_resource<...>`
@@ -103,12 +111,14 @@ class DenseAttr(Attr):
     keyword: str  # "dense", "dense_resource" or "sparse"
 
 
+@quick_init
 @dataclass(frozen=True)
 class ArrayAttr(Attr):
     element_type: str
     elements: tuple[str, ...]
 
 
+@quick_init
 @dataclass(frozen=True)
 class DictAttr(Attr):
     entries: tuple[tuple[str, Attr], ...]
@@ -120,16 +130,19 @@ class DictAttr(Attr):
         return None
 
 
+@quick_init
 @dataclass(frozen=True)
 class ListAttr(Attr):
     items: tuple[Attr, ...]
 
 
+@quick_init
 @dataclass(frozen=True)
 class SymbolAttr(Attr):
     pass
 
 
+@quick_init
 @dataclass(frozen=True)
 class OtherAttr(Attr):
     """Any attribute the contract gives no meaning to (dialect attributes, types, ...)."""
@@ -137,6 +150,7 @@ class OtherAttr(Attr):
     description: str
 
 
+@quick_init
 @dataclass(frozen=True)
 class UnitAttr(Attr):
     pass
