@@ -34,7 +34,7 @@ def quick_init(cls: type[T]) -> type[T]:
     names: list[str] = []
     parameters: list[str] = []
     defaults: dict[str, Any] = {}
-    for item in dataclasses.fields(cls):
+    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
         if not item.init or item.kw_only or item.default_factory is not dataclasses.MISSING:
             raise TypeError(f"quick_init: {cls.__name__}.{item.name} is no plain field")
         names.append(item.name)
@@ -53,5 +53,5 @@ def quick_init(cls: type[T]) -> type[T]:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__annotations__ = dict(cls.__init__.__annotations__)
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
     return cls
