@@ -131,7 +131,12 @@ def compile_module(
             raise ToolchainError(str(link_problem(item)))
     static = Path(output).suffix == ".a"
     with_api = static or header is not None or prefix is not None
-    check_tools(PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()))
+    try:
+        check_tools(PIPELINE_TOOLS + (STATIC_TOOLS if with_api else ()))
+    except ToolchainError:
+        if ffi_bridge and use_cache:  # a description that cannot be read is the first error
+            _externs(text, filename or origin)
+        raise
     chosen_prefix = default_prefix(text, output) if prefix is None else prefix
     if with_api and prefix_problem(chosen_prefix):
         raise ToolchainError(str(prefix_problem(chosen_prefix)))
