@@ -13,13 +13,24 @@ import pytest
 import rewriter
 from rewriter import cli
 from rewriter.emit import json_text, notebook
+from rewriter.plan.attribute_kinds import CParameter, IreeValue, OperandKind
 from rewriter.plan.calling_conventions import Abi, AbiKind
 from rewriter.plan.ffi_facts import AttributeKind
 from rewriter.plan.status import Status
 from rewriter.syntax.diagnostics import Severity
 from rewriter.syntax.model import CallForm, TypeKind
 
-ENUMS = (Status, Severity, TypeKind, CallForm, AttributeKind, AbiKind)
+ENUMS = (
+    Status,
+    Severity,
+    TypeKind,
+    CallForm,
+    AttributeKind,
+    AbiKind,
+    OperandKind,
+    CParameter,
+    IreeValue,
+)
 MEMBERS = [member for enum in ENUMS for member in enum]
 
 CALL = "stablehlo.custom_call @{target}(%arg0) {{mhlo.backend_config = {{}}}} : (tensor<2xf32>)"

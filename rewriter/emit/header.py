@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from ..plan.attribute_kinds import CParameter
 from ..plan.attribute_operands import AttributeOperand
 from ..plan.c_names import safe_c_name, unique_c_name
 from ..plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
@@ -106,8 +107,9 @@ def _scalar_c_type(element: str) -> str:
 
 
 def attribute_c_type(attribute: AttributeOperand) -> str:
-    """The C parameter type of one attribute operand (abi/README.md)."""
-    if attribute.type.startswith("tensor<"):
+    """The C parameter type of one attribute operand (abi/README.md): its kind's
+    ``c_parameter`` (``plan.attribute_kinds``)."""
+    if attribute.kind.c_parameter == CParameter.DESCRIPTOR:
         return descriptor_type(attribute.type, attribute.own_element) + " *"
     return _scalar_c_type(attribute.source_type)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compile.loader import dtype_of
+from ..plan.attribute_kinds import IreeValue, kind_of, own_element
 from ..syntax.element_types import parse_tensor
 
 
@@ -120,28 +121,26 @@ def integer_bits(value: int, bits: int, signed: bool) -> int:
 
 
 def attribute_value(raw, source_type: str):
-    """What a Python implementation receives for one FFI attribute.
+    """What a Python implementation receives for one FFI attribute: its kind's
+    ``iree_value`` (``plan.attribute_kinds``), read from the type the module recorded.
 
     Scalars become numpy scalars of the attribute's own type (``ui8`` as ``np.uint8``,
     ``f16``/``bf16`` decoded from the bits the contract passes, ``i1`` as ``np.bool_``);
     tensors (dense and array attributes) numpy arrays with the attribute's element type;
     strings ``bytes``.
     """
-    if isinstance(raw, np.ndarray):
-        if source_type == "string":
-            return raw.tobytes()
-        if source_type.startswith("array<"):
-            return raw.view(dtype_of(source_type[len("array<") : -1]))
-        if source_type.startswith("tensor<"):
-            return raw.view(dtype_of(tensor_type(source_type)[1]))
-        return raw
-    if source_type in ("f16", "bf16"):
+    decoding = kind_of(source_type).iree_value
+    if decoding == IreeValue.BYTES:
+        return raw.tobytes()
+    if decoding == IreeValue.ARRAY:
+        return raw.view(dtype_of(own_element(source_type) or ""))
+    if decoding == IreeValue.HALF_BITS:
         bits = np.uint16(integer_bits(raw, 16, signed=False))
         return bits.view(dtype_of(source_type))[()]
-    if source_type in ("f32", "f64"):
+    if decoding == IreeValue.FLOAT:
         return dtype_of(source_type).type(raw)
-    dtype = dtype_of(source_type)
-    if dtype == np.bool_:
+    if decoding == IreeValue.BOOL:
         return np.bool_(raw)
+    dtype = dtype_of(source_type)
     width = dtype.itemsize * 8
     return dtype.type(integer_bits(raw, width, signed=dtype.kind == "i"))

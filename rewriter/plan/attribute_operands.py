@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, replace
 
 from ..syntax import model
-from ..syntax.element_types import parse_tensor
 from ..syntax.integers import range_error
+from .attribute_kinds import KindRow, kind_of, own_element
 from .mlir_text import dense_list, dense_string, tensor_type
 
 _INT_TYPE = re.compile(r"(?:[su]?i)([0-9]+)")
@@ -46,15 +46,17 @@ class AttributeOperand:
     keys: tuple[str, ...] = ()  # the names on the way to the attribute, outermost first
 
     @property
+    def kind(self) -> KindRow:
+        """The row of ``attribute_kinds.KINDS`` for this operand, read from ``source_type``
+        (which the rule that made the operand wrote)."""
+        return kind_of(self.source_type)
+
+    @property
     def own_element(self) -> str | None:
         """The element type of an array or dense attribute as the attribute has it
         (``ui8`` of ``array<ui8>`` or ``tensor<2xui8>``: the signedness ``type`` drops);
         None for scalars, strings, and a tensor type the parser does not read."""
-        source = self.source_type
-        if source.startswith("array<"):
-            return source[len("array<") : -1]
-        tensor = parse_tensor(source) if source.startswith("tensor<") else None
-        return tensor.element if tensor else None
+        return own_element(self.source_type)
 
 
 def ffi_attributes(call: model.CustomCall) -> tuple[list[tuple[str, model.Attr]], str | None]:
@@ -173,8 +175,7 @@ def _operand(path: str, attr: model.Attr) -> AttributeOperand:
     if isinstance(attr, model.NumberAttr):
         return _number(path, attr)
     if isinstance(attr, model.BoolAttr):
-        # `arith.constant true` takes no type: the boolean literal is already i1.
-        return AttributeOperand(path, "i1", "i1", attr.text, "")
+        return _bool(path, attr)
     if isinstance(attr, model.StringAttr):
         return _string_operand(path, attr.value)
     if isinstance(attr, model.DenseAttr):
@@ -224,6 +225,11 @@ def _number(path: str, attr: model.NumberAttr) -> AttributeOperand:
         raise UnsupportedAttribute(attr, f"attribute '{path}': {problem}")
     signless = f"i{width.group(1)}"
     return AttributeOperand(path, type_, signless, attr.literal, signless)
+
+
+def _bool(path: str, attr: model.BoolAttr) -> AttributeOperand:
+    # `arith.constant true` takes no type: the boolean literal is already i1.
+    return AttributeOperand(path, "i1", "i1", attr.text, "")
 
 
 def _string_operand(path: str, value: bytes) -> AttributeOperand:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..syntax import model
 from ..syntax.element_types import BY_MLIR, BY_XLA, parse_tensor
-from ..syntax.text_enum import TextEnum
+from .attribute_kinds import FfiKind, OperandKind
 from .attribute_operands import AttributeOperand
 from .layouts import dense_integers
 from .mlir_text import dictionary, integer_list, string_list, string_literal
@@ -103,13 +103,8 @@ class TensorFacts:
         return cls(match.group(1), dims, minor_to_major)
 
 
-class AttributeKind(TextEnum):
-    """What an FFI handler receives for an attribute."""
-
-    SCALAR = "scalar"  # one value of ``dtype``
-    ARRAY = "array"  # a flat array of ``dtype`` (dense and array<> attributes)
-    STRING = "string"  # bytes
-    DICT = "dict"  # a nested dictionary of ``entries``
+# What an FFI handler receives for an attribute: the ``ffi`` column of ``attribute_kinds``.
+AttributeKind = FfiKind
 
 
 @dataclass(frozen=True)
@@ -251,23 +246,25 @@ def _entries(node: dict[str, object]) -> tuple[AttributeFacts, ...]:
 
 
 def _leaf(name: str, attribute: AttributeOperand) -> AttributeFacts:
-    """What FFI makes of one attribute operand: a scalar, a flat array or a string."""
-    source = attribute.source_type
-    if source == "string":
+    """What FFI makes of one attribute operand: its kind's ``ffi`` (``attribute_kinds``),
+    with the dtype and, for arrays, the shape."""
+    row = attribute.kind
+    if row.ffi == FfiKind.STRING:
         return AttributeFacts(name, AttributeKind.STRING)
-    if source.startswith("array<"):
+    if row.kind == OperandKind.ARRAY:
         # The operand is tensor<Nx...>: N elements of the array's own element type.
         operand = parse_tensor(attribute.type)
         count = operand.dims[0] if operand and operand.dims else None
         element = xla_dtype(attribute.own_element or "")
         return AttributeFacts(name, AttributeKind.ARRAY, element, (count or 0,))
-    if source.startswith("tensor<"):
+    if row.ffi == FfiKind.ARRAY:
+        source = attribute.source_type
         tensor = parse_tensor(source)
         if tensor is None or not tensor.is_static:
             raise FactsError(f"attribute type {source} is not a static tensor")
         dims = tuple(d for d in tensor.dims if d is not None)
         return AttributeFacts(name, AttributeKind.ARRAY, xla_dtype(tensor.element), dims)
-    return AttributeFacts(name, AttributeKind.SCALAR, xla_dtype(source))
+    return AttributeFacts(name, AttributeKind.SCALAR, xla_dtype(attribute.source_type))
 
 
 # ---------------------------------------------------------------- from a declaration
