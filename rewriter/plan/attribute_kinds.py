@@ -77,40 +77,19 @@ class KindRow:
     iree_value: IreeValue
 
 
-KINDS: dict[OperandKind, KindRow] = {
-    row.kind: row
-    for row in (
-        KindRow(
-            OperandKind.INTEGER, ("_number",), FfiKind.SCALAR, CParameter.SCALAR, IreeValue.INTEGER
-        ),
-        KindRow(
-            OperandKind.BOOL,
-            ("_bool", "_number"),
-            FfiKind.SCALAR,
-            CParameter.SCALAR,
-            IreeValue.BOOL,
-        ),
-        KindRow(
-            OperandKind.FLOAT, ("_number",), FfiKind.SCALAR, CParameter.SCALAR, IreeValue.FLOAT
-        ),
-        KindRow(
-            OperandKind.HALF, ("_number",), FfiKind.SCALAR, CParameter.SCALAR, IreeValue.HALF_BITS
-        ),
-        KindRow(
-            OperandKind.STRING,
-            ("_string_operand",),
-            FfiKind.STRING,
-            CParameter.DESCRIPTOR,
-            IreeValue.BYTES,
-        ),
-        KindRow(
-            OperandKind.ARRAY, ("_array",), FfiKind.ARRAY, CParameter.DESCRIPTOR, IreeValue.ARRAY
-        ),
-        KindRow(
-            OperandKind.DENSE, ("_dense",), FfiKind.ARRAY, CParameter.DESCRIPTOR, IreeValue.ARRAY
-        ),
-    )
-}
+_K, _F, _C, _I = OperandKind, FfiKind, CParameter, IreeValue
+# fmt: off
+KINDS: dict[OperandKind, KindRow] = {row.kind: row for row in (
+    #        kind        rules                         FFI         C parameter    IREE value
+    KindRow(_K.INTEGER, ("_number",),                  _F.SCALAR, _C.SCALAR,     _I.INTEGER),
+    KindRow(_K.BOOL,    ("_bool", "_number"),          _F.SCALAR, _C.SCALAR,     _I.BOOL),
+    KindRow(_K.FLOAT,   ("_number",),                  _F.SCALAR, _C.SCALAR,     _I.FLOAT),
+    KindRow(_K.HALF,    ("_number",),                  _F.SCALAR, _C.SCALAR,     _I.HALF_BITS),
+    KindRow(_K.STRING,  ("_string_operand",),          _F.STRING, _C.DESCRIPTOR, _I.BYTES),
+    KindRow(_K.ARRAY,   ("_array",),                   _F.ARRAY,  _C.DESCRIPTOR, _I.ARRAY),
+    KindRow(_K.DENSE,   ("_dense",),                   _F.ARRAY,  _C.DESCRIPTOR, _I.ARRAY),
+)}
+# fmt: on
 
 _INTEGER = re.compile(r"[su]?i[0-9]+")
 
