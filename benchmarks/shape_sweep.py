@@ -42,17 +42,15 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks import blocks  # noqa: E402
+from benchmarks.blocks import DTYPES  # noqa: E402
 from benchmarks.report import figures, header, row  # noqa: E402
-
-DTYPES = {"f32": np.float32, "f64": np.float64}
-
 
 # ---------------------------------------------------------------- the programs
 
@@ -72,77 +70,22 @@ class Case:
         return f"{self.program} {self.dtype} {self.shape}"
 
 
-def _normal(rng, dtype, *shape, scale: float = 1.0) -> np.ndarray:
-    return (rng.standard_normal(shape) * scale).astype(dtype)
-
-
 def block_case(dtype: str, batch: int, width: int, layers: int = 4) -> Case:
-    """``layers`` layers of layer norm, GELU and two width x width matmuls."""
-    kind = DTYPES[dtype]
-
-    def block(x, *weights):
-        for w1, w2 in zip(weights[::2], weights[1::2], strict=True):
-            mean = x.mean(-1, keepdims=True)
-            h = (x - mean) / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5)
-            x = x + jax.nn.gelu(h @ w1) @ w2
-        return x
-
-    rng = np.random.default_rng(0)
-    weights = [_normal(rng, kind, width, width, scale=width**-0.5) for _ in range(2 * layers)]
-    shape = f"batch {batch}, width {width}"
-    return Case("block", dtype, shape, block, [_normal(rng, kind, batch, width), *weights])
+    return Case("block", dtype, *_parts(blocks.block(dtype, batch, width, layers)))
 
 
 def attention_case(dtype: str, batch: int, tokens: int, width: int, heads: int) -> Case:
-    """Self-attention: projections, a softmax and two batched matmuls per head."""
-    kind = DTYPES[dtype]
-    scale = kind(1 / np.sqrt(width // heads))
-
-    def attention(x, wq, wk, wv, wo):
-        def split(t):
-            return t.reshape(batch, tokens, heads, width // heads)
-
-        q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
-        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) * scale
-        mixed = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
-        return x + mixed.reshape(batch, tokens, width) @ wo
-
-    rng = np.random.default_rng(1)
-    weights = [_normal(rng, kind, width, width, scale=width**-0.5) for _ in range(4)]
-    shape = f"batch {batch}, tokens {tokens}, width {width}, heads {heads}"
-    inputs = [_normal(rng, kind, batch, tokens, width), *weights]
-    return Case("attention", dtype, shape, attention, inputs)
+    return Case("attention", dtype, *_parts(blocks.attention(dtype, batch, tokens, width, heads)))
 
 
 def conv_case(
     dtype: str, images: int, size: int, channels: tuple[int, int, int], kernel: int
 ) -> Case:
-    """Images of size x size x 3, three kernel x kernel convolutions (the last two with
-    stride 2) with ReLU, global average pooling, a dense layer of 10."""
-    kind = DTYPES[dtype]
+    return Case("conv", dtype, *_parts(blocks.conv(dtype, images, size, channels, kernel)))
 
-    def conv(x, w, stride):
-        return jax.lax.conv_general_dilated(
-            x, w, (stride, stride), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
-        )
 
-    def net(x, w1, w2, w3, dense):
-        x = jax.nn.relu(conv(x, w1, 1))
-        x = jax.nn.relu(conv(x, w2, 2))
-        x = jax.nn.relu(conv(x, w3, 2))
-        return x.mean(axis=(1, 2)) @ dense
-
-    rng = np.random.default_rng(2)
-    c1, c2, c3 = channels
-    inputs = [
-        _normal(rng, kind, images, size, size, 3),
-        _normal(rng, kind, kernel, kernel, 3, c1, scale=(kernel * kernel * 3) ** -0.5),
-        _normal(rng, kind, kernel, kernel, c1, c2, scale=(kernel * kernel * c1) ** -0.5),
-        _normal(rng, kind, kernel, kernel, c2, c3, scale=(kernel * kernel * c2) ** -0.5),
-        _normal(rng, kind, c3, 10, scale=0.1),
-    ]
-    shape = f"{images} images {size}x{size}, channels {c1}/{c2}/{c3}, kernel {kernel}"
-    return Case("conv", dtype, shape, net, inputs)
+def _parts(program: blocks.Program) -> tuple[str, Callable[..., object], list[np.ndarray]]:
+    return program.shape, program.function, program.inputs
 
 
 PROGRAMS: dict[str, Callable[..., Case]] = {

@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
+from benchmarks import blocks  # noqa: E402
 from benchmarks.report import figures  # noqa: E402
 
 
@@ -79,64 +80,23 @@ def _normal(rng, *shape, scale: float = 1.0) -> np.ndarray:
 
 def block_case(work: Path) -> Case:
     """4 layers of layer norm, GELU and two 512x512 matmuls, batch 128; no custom call."""
-
-    def block(x, *weights):
-        for w1, w2 in zip(weights[::2], weights[1::2], strict=True):
-            mean = x.mean(-1, keepdims=True)
-            h = (x - mean) / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5)
-            x = x + jax.nn.gelu(h @ w1) @ w2
-        return x
-
-    rng = np.random.default_rng(0)
-    weights = [_normal(rng, 512, 512, scale=512**-0.5) for _ in range(8)]
-    return Case(block, [_normal(rng, 128, 512), *weights])
+    return _block_case(blocks.block("f32", batch=128, width=512))
 
 
 def attention_case(work: Path) -> Case:
     """Self-attention: batch 4, 128 tokens, width 256, 8 heads; projections, a softmax and
     two batched matmuls per head."""
-    batch, tokens, width, heads = 4, 128, 256, 8
-
-    def attention(x, wq, wk, wv, wo):
-        def split(t):
-            return t.reshape(batch, tokens, heads, width // heads)
-
-        q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
-        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) / np.float32(np.sqrt(width // heads))
-        mixed = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
-        return x + mixed.reshape(batch, tokens, width) @ wo
-
-    rng = np.random.default_rng(1)
-    weights = [_normal(rng, width, width, scale=width**-0.5) for _ in range(4)]
-    return Case(attention, [_normal(rng, batch, tokens, width), *weights])
+    return _block_case(blocks.attention("f32", batch=4, tokens=128, width=256, heads=8))
 
 
 def conv_case(work: Path) -> Case:
     """A small conv net: 16 images of 32x32x3, three 3x3 convolutions (16, 32, 64 channels,
     the last two with stride 2) with ReLU, global average pooling, a dense layer of 10."""
+    return _block_case(blocks.conv("f32", images=16, size=32, channels=(16, 32, 64), kernel=3))
 
-    def conv(x, w, stride):
-        return jax.lax.conv_general_dilated(
-            x, w, (stride, stride), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
-        )
 
-    def net(x, w1, w2, w3, dense):
-        x = jax.nn.relu(conv(x, w1, 1))
-        x = jax.nn.relu(conv(x, w2, 2))
-        x = jax.nn.relu(conv(x, w3, 2))
-        return x.mean(axis=(1, 2)) @ dense
-
-    rng = np.random.default_rng(2)
-    return Case(
-        net,
-        [
-            _normal(rng, 16, 32, 32, 3),
-            _normal(rng, 3, 3, 3, 16, scale=0.2),
-            _normal(rng, 3, 3, 16, 32, scale=0.1),
-            _normal(rng, 3, 3, 32, 64, scale=0.06),
-            _normal(rng, 64, 10, scale=0.1),
-        ],
-    )
+def _block_case(program: blocks.Program) -> Case:
+    return Case(program.function, program.inputs)
 
 
 def lapack_case(work: Path) -> Case:
