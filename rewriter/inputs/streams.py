@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..syntax.printable import printable_lines
+from .signal_handlers import handlers_set
 
 if TYPE_CHECKING:
     import subprocess
@@ -161,24 +162,16 @@ def _silence(stream: Any) -> None:
 def _terminating_raises() -> Iterator[None]:
     """SIGTERM and SIGHUP raise Terminated for the duration (where signals can be set: the
     main thread), unless they were ignored."""
-    previous: dict[int, Any] = {}
 
     def terminate(signum: int, frame: object) -> None:
-        for number in previous:  # a second signal must not cut the cleanup short
+        # A second signal must not cut the cleanup short (the ones not replaced were ignored
+        # already); the block's end sets the old handlers back.
+        for number in TERMINATING:
             signal.signal(number, signal.SIG_IGN)
         raise Terminated(signum)
 
-    try:
-        for number in TERMINATING:
-            if signal.getsignal(number) is not signal.SIG_IGN:
-                previous[number] = signal.signal(number, terminate)
-    except ValueError:  # not the main thread: signals stay as they are
-        pass
-    try:
+    with handlers_set(TERMINATING, terminate, keep=lambda old: old is signal.SIG_IGN):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 class _Guarded:

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .signal_handlers import handlers_set
+
 HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -32,20 +34,12 @@ HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 def signals_held() -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP that arrive during the block take effect when it ends."""
     arrived: list[int] = []
-    previous: dict[int, signal._HANDLER] = {}
     try:
-        for number in HELD:
-            handler = signal.getsignal(number)
-            if handler is not None:  # None: a handler not set from Python, left alone
-                previous[number] = signal.signal(number, lambda n, _: arrived.append(n))
-    except ValueError:  # not the main thread
-        pass
-    try:
-        yield
+        # A handler that is None was not set from Python: it is left alone.
+        with handlers_set(HELD, lambda n, _: arrived.append(n), keep=lambda old: old is None):
+            yield
     finally:
-        for held, handler in previous.items():
-            signal.signal(held, handler)
-        for signum in dict.fromkeys(arrived):
+        for signum in dict.fromkeys(arrived):  # the old handlers are back: they run now
             signal.raise_signal(signum)
 
 
