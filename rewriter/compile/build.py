@@ -180,6 +180,7 @@ def compile_module(
     # A compile runs: what its stages and its C API call is imported now, not by a compile
     # served from the cache, which these imports would slow down more than anything else.
     from .c_api import c_api_header, c_api_source, dimension_variables, make_api
+    from .f64_math import vectorizable_f64_math
     from .input_fixes import fixed_text
     from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
     from .loop_order import contiguous_innermost
@@ -197,7 +198,7 @@ def compile_module(
     marked_sorts = 0
 
     def library_calls(module: str) -> str:
-        module = contiguous_innermost(widen_f32_atan2(module))
+        module = contiguous_innermost(vectorizable_f64_math(widen_f32_atan2(module)))
         if marked_sorts:
             sorted_in_c = route_sorts_to_c(module)
             sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]
