@@ -5,7 +5,8 @@ StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
 convolutions become BLAS calls and the sorts jax writes calls of a merge sort
 (``library_calls.py``, ``sorts.py``, in IREE's Python bindings) and
 reductions over outer dimensions get a contiguous innermost loop (``loop_order.py``) and
-f64 exp and tanh polynomials rather than libm calls (``f64_math.py``);
+f64 exp and tanh polynomials rather than libm calls (``f64_math.py``) and f32 and f64
+maximum and minimum LLVM's intrinsics (``float_extrema.py``);
 copies between views become loops (``iree-codegen-memrefcopy-to-linalg``) rather than
 calls of MLIR's element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the
 shared object come from upstream MLIR and clang (Debian ``mlir-22-tools`` and
