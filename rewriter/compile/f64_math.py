@@ -13,7 +13,8 @@ The approximations are Cephes's (S. L. Moshier, "Methods and Programs for Mathem
 Functions", 1989), without branches:
 
 - ``exp(x)``: ``x = n ln 2 + r`` with ``n = round(x / ln 2)`` and ``ln 2`` in two parts
-  (Cody and Waite), ``exp(r) = 1 + 2 r P(r^2) / (Q(r^2) - r P(r^2))``, scaled by ``2^n``
+  (Cody and Waite), ``exp(r)`` its Taylor polynomial of degree 13 (no division: the
+  rational form's ``vdivpd`` held up the loop), scaled by ``2^n``
   in two factors so that subnormal results and ``n = 1024`` come out right; overflow,
   underflow, infinities and NaN as libm gives them.
 - ``tanh(x)``: ``x + x^3 P(x^2) / Q(x^2)`` below ``|x| = 0.625``, ``1 - 2 / (exp(2|x|) + 1)``
@@ -39,15 +40,20 @@ func.func private @rw_math_exp_f64(%x: f64) -> f64
   %log2e = arith.constant 1.4426950408889634 : f64
   %ln2_hi = arith.constant 6.93145751953125E-1 : f64
   %ln2_lo = arith.constant 1.42860682030941723212E-6 : f64
-  %p0 = arith.constant 1.26177193074810590878E-4 : f64
-  %p1 = arith.constant 3.02994407707441961300E-2 : f64
-  %p2 = arith.constant 9.99999999999999999910E-1 : f64
-  %q0 = arith.constant 3.00198505138664455042E-6 : f64
-  %q1 = arith.constant 2.52448340349684104192E-3 : f64
-  %q2 = arith.constant 2.27265548208155028766E-1 : f64
-  %q3 = arith.constant 2.00000000000000000009E0 : f64
+  %t2 = arith.constant 0.5 : f64
+  %t3 = arith.constant 0.16666666666666666 : f64
+  %t4 = arith.constant 0.041666666666666664 : f64
+  %t5 = arith.constant 0.008333333333333333 : f64
+  %t6 = arith.constant 0.001388888888888889 : f64
+  %t7 = arith.constant 0.0001984126984126984 : f64
+  %t8 = arith.constant 2.48015873015873e-05 : f64
+  %t9 = arith.constant 2.7557319223985893e-06 : f64
+  %t10 = arith.constant 2.755731922398589e-07 : f64
+  %t11 = arith.constant 2.505210838544172e-08 : f64
+  %t12 = arith.constant 2.08767569878681e-09 : f64
+  %t13 = arith.constant 1.6059043836821613e-10 : f64
   %one = arith.constant 1.0 : f64
-  %two = arith.constant 2.0 : f64
+  %half = arith.constant 0.5 : f64
   %zero = arith.constant 0.0 : f64
   %inf = arith.constant 0x7FF0000000000000 : f64
   %high = arith.constant 709.782712893384 : f64
@@ -60,21 +66,25 @@ func.func private @rw_math_exp_f64(%x: f64) -> f64
   // clamped first (NaN to a bound) so that n converts to an integer in every case
   %above = arith.maxnumf %x, %clamp_low : f64
   %xc = arith.minnumf %above, %clamp_high : f64
-  %scaled = arith.mulf %xc, %log2e : f64
-  %nf = math.roundeven %scaled : f64
+  %scaled = math.fma %xc, %log2e, %half : f64
+  %nf = math.floor %scaled : f64
   %minus_n = arith.negf %nf : f64
   %r_hi = math.fma %minus_n, %ln2_hi, %xc : f64
   %r = math.fma %minus_n, %ln2_lo, %r_hi : f64
-  %rr = arith.mulf %r, %r : f64
-  %pa = math.fma %p0, %rr, %p1 : f64
-  %pb = math.fma %pa, %rr, %p2 : f64
-  %px = arith.mulf %pb, %r : f64
-  %qa = math.fma %q0, %rr, %q1 : f64
-  %qb = math.fma %qa, %rr, %q2 : f64
-  %qc = math.fma %qb, %rr, %q3 : f64
-  %den = arith.subf %qc, %px : f64
-  %ratio = arith.divf %px, %den : f64
-  %er = math.fma %ratio, %two, %one : f64
+  // exp(r), |r| <= 0.35: its Taylor polynomial of degree 13 (the rest is below 1e-17)
+  %h12 = math.fma %t13, %r, %t12 : f64
+  %h11 = math.fma %h12, %r, %t11 : f64
+  %h10 = math.fma %h11, %r, %t10 : f64
+  %h9 = math.fma %h10, %r, %t9 : f64
+  %h8 = math.fma %h9, %r, %t8 : f64
+  %h7 = math.fma %h8, %r, %t7 : f64
+  %h6 = math.fma %h7, %r, %t6 : f64
+  %h5 = math.fma %h6, %r, %t5 : f64
+  %h4 = math.fma %h5, %r, %t4 : f64
+  %h3 = math.fma %h4, %r, %t3 : f64
+  %h2 = math.fma %h3, %r, %t2 : f64
+  %h1 = math.fma %h2, %r, %one : f64
+  %er = math.fma %h1, %r, %one : f64
   // 2^n as two powers of two, each a normal number for n in [-1077, 1025]
   %n = arith.fptosi %nf : f64 to i64
   %n1 = arith.shrsi %n, %c1 : i64
