@@ -141,3 +141,13 @@ def test_agrees_with_jax_jit_where_results_are_normal(computed, name):
         expected = np.asarray(jax.jit(jnp.exp if name == "exp" else jnp.tanh)(x))
     normal = np.isfinite(expected) & (np.abs(expected) >= np.finfo(np.float64).tiny)
     np.testing.assert_allclose(got[normal], expected[normal], rtol=4 * 2.0**-52, atol=0)
+
+
+def test_exp_has_no_division_and_no_roundeven():
+    """A division per element held up the vectorized loop, and IREE's math transform
+    expands ``math.roundeven`` into ``round`` and two ``copysign``: exp has neither."""
+    from rewriter.compile.f64_math import _FUNCTIONS
+
+    exp = _FUNCTIONS[: _FUNCTIONS.index("func.func private @rw_math_tanh_f64")]
+    assert "@rw_math_exp_f64" in exp
+    assert "divf" not in exp and "roundeven" not in exp
