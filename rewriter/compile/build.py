@@ -186,6 +186,7 @@ def compile_module(
     from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
     from .loop_order import contiguous_innermost
     from .sorts import prepare_sorts
+    from .vector_sums import reassociable_sums
 
     # Checked here, not before the cache: what clang says of a triple and a CPU depends on
     # nothing but them and clang, which the key holds.
@@ -200,7 +201,7 @@ def compile_module(
 
     def library_calls(module: str) -> str:
         module = vectorizable_f64_math(widen_f32_atan2(module))
-        module = contiguous_innermost(intrinsic_extrema(module))
+        module = reassociable_sums(contiguous_innermost(intrinsic_extrema(module)))
         if marked_sorts:
             sorted_in_c = route_sorts_to_c(module)
             sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]
