@@ -180,10 +180,13 @@ def compile_module(
     # A compile runs: what its stages and its C API call is imported now, not by a compile
     # served from the cache, which these imports would slow down more than anything else.
     from .c_api import c_api_header, c_api_source, dimension_variables, make_api
+    from .f64_math import vectorizable_f64_math
+    from .float_extrema import intrinsic_extrema
     from .input_fixes import fixed_text
     from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
     from .loop_order import contiguous_innermost
     from .sorts import prepare_sorts
+    from .vector_sums import reassociable_sums
 
     # Checked here, not before the cache: what clang says of a triple and a CPU depends on
     # nothing but them and clang, which the key holds.
@@ -197,7 +200,8 @@ def compile_module(
     marked_sorts = 0
 
     def library_calls(module: str) -> str:
-        module = contiguous_innermost(widen_f32_atan2(module))
+        module = vectorizable_f64_math(widen_f32_atan2(module))
+        module = reassociable_sums(contiguous_innermost(intrinsic_extrema(module)))
         if marked_sorts:
             sorted_in_c = route_sorts_to_c(module)
             sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]

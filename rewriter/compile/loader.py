@@ -409,9 +409,11 @@ def _take_results(
     ffi, libc, descriptors, specs: Sequence[_ResultSpec], types: _ResultTypes
 ) -> list[np.ndarray]:
     """The results as numpy arrays of their own, the buffers the compiled code returned
-    freed (each once: two results may share one)."""
+    freed (each once: two results may share one) once every result is copied: a buffer
+    freed after the first of two results that share it was read freed for the second, its
+    first 16 bytes malloc's list pointers."""
     outputs = []
-    freed = set()
+    freed: dict[int, object] = {}
     char_pointer, address = types.char_pointer, types.address
     for descriptor, spec in zip(descriptors, specs, strict=True):
         dtype, rank = spec.dtype, spec.rank
@@ -435,9 +437,10 @@ def _take_results(
         else:
             outputs.append(np.zeros(shape, dtype))
         allocated = int(ffi.cast(address, descriptor.allocated))
-        if allocated and allocated not in freed:
-            freed.add(allocated)
-            libc.free(descriptor.allocated)
+        if allocated:
+            freed.setdefault(allocated, descriptor.allocated)
+    for pointer in freed.values():
+        libc.free(pointer)
     return outputs
 
 

@@ -1,10 +1,13 @@
 """The external tools of the compiled path, and running one stage of it.
 
 StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
-``iree-base-compiler``); between bufferization and loops the matrix products and 2-D
-convolutions become BLAS calls and the sorts jax writes calls of a merge sort
-(``library_calls.py``, ``sorts.py``, in IREE's Python bindings) and
-reductions over outer dimensions get a contiguous innermost loop (``loop_order.py``);
+``iree-base-compiler``). Between bufferization and loops, in IREE's Python bindings: the
+matrix products and 2-D convolutions become BLAS calls and the sorts jax writes calls of a
+merge sort (``library_calls.py``, ``sorts.py``); reductions over outer dimensions get a
+contiguous innermost loop (``loop_order.py``); f64 exp and tanh become polynomials rather
+than libm calls (``f64_math.py``), f32 and f64 maximum and minimum LLVM's intrinsics
+(``float_extrema.py``), and sums along the innermost loop reassociable
+(``vector_sums.py``): what LLVM then vectorizes. Then
 copies between views become loops (``iree-codegen-memrefcopy-to-linalg``) rather than
 calls of MLIR's element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the
 shared object come from upstream MLIR and clang (Debian ``mlir-22-tools`` and
