@@ -165,6 +165,7 @@ def compile_module(
     extra_args: tuple[str, ...] = (),
     cache: bool = True,
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
+    blas_products: Collection[str] = (),
 ) -> tuple[bytes, list[ImportSignature]]:
     """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
     (also written to ``output`` when given) and the signatures of its imports.
@@ -181,6 +182,11 @@ def compile_module(
     bools, looked up as ``load``'s ``imports`` are); ``load`` must then serve each of
     those with an XLA FFI handler.
 
+    ``blas_products`` names the element types (``"f32"``, ``"f64"``) whose matrix products
+    become dispatches that call a BLAS's gemm (``blas_products.py``); ``load`` must then
+    run the module with the executable plugin and a BLAS (``blas_gemm.py``). A cross
+    compile (``triple``) keeps IREE's own products: the BLAS is this machine's.
+
     A module compiled before with the same flags and tools comes from the compile cache
     (``rewriter/compile/cache.py``); ``cache=False`` compiles and stores nothing."""
     bindings = compile_cache.iree_compiler_identity()
@@ -194,9 +200,10 @@ def compile_module(
     command = [find_tool("iree-compile"), *COMPILE_FLAGS, *layout_flags(text)]
     command += target_flags(cpu, triple)
     command += extra_args
+    products = sorted(set(blas_products)) if triple is None else []
     key = None
     if cache and bindings is not None:
-        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch))
+        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch), products)
         with compile_cache.lookup(key) as hit:
             if hit is not None:
                 try:
@@ -215,7 +222,7 @@ def compile_module(
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(
-            text, str(path), embedded, system_library_allowed, ffi_dispatch
+            text, str(path), embedded, system_library_allowed, ffi_dispatch, products
         )
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
@@ -253,7 +260,13 @@ def _selection_key(selection: bool | Collection[str] | Mapping[str, bool]) -> ob
     return selection_key(selection) if selection else None
 
 
-def _cache_key(text: str, command: list[str], bindings: str, dispatch: object = None) -> str:
+def _cache_key(
+    text: str,
+    command: list[str],
+    bindings: str,
+    dispatch: object = None,
+    products: list[str] | None = None,
+) -> str:
     """The key of a compile in the cache: the module, iree-compile's flags and identity,
     this machine's CPU when the code is for it (``=host``), the bindings that rewrite the
     module first and the rewriter's own code."""
@@ -268,6 +281,7 @@ def _cache_key(text: str, command: list[str], bindings: str, dispatch: object = 
             "iree-base-compiler": bindings,
             "rewriter": compile_cache.package_identity(),
             **({"ffi_dispatch": dispatch} if dispatch is not None else {}),
+            **({"blas_products": products} if products else {}),
         }
     )
 
@@ -295,6 +309,7 @@ def _write_with_metadata(
     destination: Path,
     atan2_in_f64: bool,
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
+    blas_products: Collection[str] = (),
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``), add the import signatures to the module's ``iree.reflection``
@@ -307,6 +322,7 @@ def _write_with_metadata(
     from ..compile.input_fixes import fix_module
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
+    from .blas_products import route_products_to_blas
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
@@ -336,6 +352,8 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, atan2_in_f64)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         fix_module(module)  # input_fixes.py
+        if blas_products:
+            route_products_to_blas(module, blas_products)  # gemm in dispatches
         split_complex_pads(module)  # nor pad complex elements
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)

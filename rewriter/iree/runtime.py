@@ -33,7 +33,8 @@ from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
-from . import plugin
+from . import blas_gemm, plugin
+from .blas_products import IMPORT_PREFIX, ROUTED_ELEMENTS
 from .build import (
     ARGUMENT_NAMES_KEY,
     WRITES_ARGUMENTS_KEY,
@@ -234,7 +235,10 @@ def _load(
     config, plugin_problem = _config(driver)
     # FFI calls served by XLA FFI handlers become dispatches when the driver has the plugin.
     selection = {k: is_ffi_handler(v) for k, v in imports.items()} if not plugin_problem else {}
-    data, signatures = _program(path, cpu, compile_args, selection)
+    # So do the matrix products that a BLAS computes faster than IREE (blas_products.py).
+    gemm = blas_gemm.functions() if not plugin_problem else {}
+    products = [e for e in ROUTED_ELEMENTS if gemm.get(IMPORT_PREFIX + e)]
+    data, signatures = _program(path, cpu, compile_args, selection, products)
     sorts = [s for s in signatures if s.module == SORT_MODULE]
     signatures = [s for s in signatures if s.module != SORT_MODULE]
     chosen = implementations(path, signatures, imports)
@@ -248,8 +252,9 @@ def _load(
     modules += _sort_modules(sorts, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     dispatched = bridge.dispatch_functions() if bridge is not None else {}
+    offered = {**gemm, **dispatched}
     try:
-        with plugin.registered(dispatched) if dispatched else contextlib.nullcontext():
+        with plugin.registered(offered) if offered else contextlib.nullcontext():
             context = rt.SystemContext(vm_modules=[*modules, program], config=config)
     except RuntimeError as error:
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
@@ -317,9 +322,11 @@ def _program(
     cpu: str | None,
     compile_args: tuple[str, ...],
     ffi_dispatch: Mapping[str, bool],
+    blas_products: list[str],
 ) -> tuple[bytes, list[ImportSignature]]:
     """The ``.vmfb`` bytes and import signatures: a ``.vmfb`` read, anything else compiled
-    (the calls ``ffi_dispatch`` chooses as dispatches)."""
+    (the calls ``ffi_dispatch`` chooses as dispatches, the products of ``blas_products``
+    in the BLAS)."""
     try:
         if path.suffix == ".vmfb":
             return path.read_bytes(), read_vmfb(path)
@@ -330,7 +337,13 @@ def _program(
                 "or a module rewritten with --abi iree (.mlir)"
             )
         chosen = ffi_dispatch if any(ffi_dispatch.values()) else False
-        return compile_module(path, cpu=cpu, extra_args=compile_args, ffi_dispatch=chosen)
+        return compile_module(
+            path,
+            cpu=cpu,
+            extra_args=compile_args,
+            ffi_dispatch=chosen,
+            blas_products=blas_products,
+        )
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
     except OSError as error:
