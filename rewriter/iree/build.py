@@ -27,7 +27,10 @@ parts apart (``complex_pads.py``). The sorts jax writes become imports that ``lo
 serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
 operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
-stable sort does (``rewriter.compile.sorts.make_sorts_stable``).
+stable sort does (``rewriter.compile.sorts.make_sorts_stable``). Reductions over the
+trailing dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles
+well (``flat_reductions.py``), and the products ``blas_products`` names become dispatches
+that call a BLAS (``blas_products.py``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -326,6 +329,7 @@ def _write_with_metadata(
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
+    from .flat_reductions import flatten_reductions
     from .sorts import SORT_MODULE, route_sorts_to_imports
 
     with ir.Context() as context:
@@ -352,6 +356,7 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, atan2_in_f64)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         fix_module(module)  # input_fixes.py
+        flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         if blas_products:
             route_products_to_blas(module, blas_products)  # gemm in dispatches
         split_complex_pads(module)  # nor pad complex elements
