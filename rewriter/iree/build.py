@@ -29,8 +29,9 @@ operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``). Reductions over the
 trailing dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles
-well (``flat_reductions.py``), and the products ``blas_products`` names become dispatches
-that call a BLAS (``blas_products.py``).
+well (``flat_reductions.py``), f64 ``tanh`` is computed from ``exp`` (``fast_tanh.py``),
+and the products ``blas_products`` names become dispatches that call a BLAS
+(``blas_products.py``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -329,6 +330,7 @@ def _write_with_metadata(
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
+    from .fast_tanh import fast_f64_tanh
     from .flat_reductions import flatten_reductions
     from .sorts import SORT_MODULE, route_sorts_to_imports
 
@@ -357,6 +359,7 @@ def _write_with_metadata(
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         fix_module(module)  # input_fixes.py
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
+        fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
         if blas_products:
             route_products_to_blas(module, blas_products)  # gemm in dispatches
         split_complex_pads(module)  # nor pad complex elements
