@@ -278,29 +278,39 @@ import sys
 import iree.runtime as rt
 import numpy as np
 rt.Config("local-sync")  # the driver exists before load can name the plugin
-from rewriter.iree import load, plugin
-inputs = [np.load(name) for name in sys.argv[2:]]
+from rewriter.iree import LoadError, load, plugin
+inputs = [np.load(name) for name in sys.argv[3:]]
 got = load(sys.argv[1], imports={}, driver="local-sync").main(*inputs)
 print(plugin.resolved_count())
 print(np.asarray(got).tobytes().hex())
+try:
+    load(sys.argv[2], imports={}, driver="local-sync")
+except LoadError as error:
+    print(error)
 """
 
 
 @runs_modules
 def test_a_driver_made_before_load_keeps_iree_products(tmp_path):
+    """IREE reads --executable_plugin when it creates a driver: one made earlier lacks the
+    plugin, so a .mlir's products stay IREE's and a .vmfb with BLAS products is refused."""
     path, inputs, expected = rewritten(*PROGRAMS[5], tmp_path)
     names = []
     for number, array in enumerate(inputs):
         names.append(str(tmp_path / f"{number}.npy"))
         np.save(names[-1], array)
+    vmfb = tmp_path / "blas.vmfb"
+    compile_module(path, vmfb, blas_products=("f64",))
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER_FIRST, str(path), *names],
+        [sys.executable, "-c", DRIVER_FIRST, str(path), str(vmfb), *names],
         capture_output=True,
         text=True,
         check=True,
     )
-    resolved, data = done.stdout.split()
+    resolved, data, refused = done.stdout.splitlines()
     assert resolved == "0"
+    assert "f64 matrix products are compiled as dispatches that call a BLAS, but the " in refused
+    assert "driver local-sync was created before" in refused
     got = np.frombuffer(bytes.fromhex(data), np.float64).reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
 

@@ -93,6 +93,9 @@ def layout_flags(text: str) -> tuple[str, ...]:
 
 
 SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
+# The key, in the module's iree.reflection, of the element types whose products are
+# dispatches that call a BLAS (JSON; absent when none are): load needs the BLAS for them.
+BLAS_PRODUCTS_KEY = "rewriter.blas_products"
 # The key, in each public function's iree.reflection, of JAX's argument names (JSON).
 ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
@@ -360,8 +363,9 @@ def _write_with_metadata(
         fix_module(module)  # input_fixes.py
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
-        if blas_products:
-            route_products_to_blas(module, blas_products)  # gemm in dispatches
+        if blas_products and route_products_to_blas(module, blas_products):  # gemm
+            chosen = json.dumps(sorted(blas_products))
+            _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)
         split_complex_pads(module)  # nor pad complex elements
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
@@ -435,6 +439,21 @@ def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
         "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
         "which records them"
     )
+
+
+def read_blas_products(path: str | os.PathLike[str]) -> list[str]:
+    """The element types whose products a ``.vmfb`` computes with a BLAS (``load`` must
+    then offer the gemm functions: ``blas_gemm.py``); empty for IREE's own products."""
+    done = _run([find_tool("iree-dump-module"), "--output=metadata", str(path)])
+    if done.returncode != 0:
+        raise BuildError(f"not an IREE module: {done.stderr.strip()}")
+    for key, value in _module_attributes(done.stdout):
+        if key == BLAS_PRODUCTS_KEY:
+            try:
+                return [str(element) for element in json.loads(value)]
+            except (ValueError, TypeError):
+                raise BuildError(f"{BLAS_PRODUCTS_KEY} is not a JSON list: {value}") from None
+    return []
 
 
 def _module_attributes(metadata: str) -> list[tuple[str, str]]:

@@ -40,6 +40,7 @@ from .build import (
     WRITES_ARGUMENTS_KEY,
     BuildError,
     compile_module,
+    read_blas_products,
     read_vmfb,
 )
 from .ffi_handlers import FfiBridge
@@ -239,6 +240,7 @@ def _load(
     gemm = blas_gemm.functions() if not plugin_problem else {}
     products = [e for e in ROUTED_ELEMENTS if gemm.get(IMPORT_PREFIX + e)]
     data, signatures = _program(path, cpu, compile_args, selection, products)
+    _check_blas(path, gemm, plugin_problem)
     sorts = [s for s in signatures if s.module == SORT_MODULE]
     signatures = [s for s in signatures if s.module != SORT_MODULE]
     chosen = implementations(path, signatures, imports)
@@ -293,6 +295,23 @@ def _config(driver: str):
             "creates the driver"
         )
     return config, None
+
+
+def _check_blas(path: Path, gemm: Mapping[str, int], plugin_problem: str | None) -> None:
+    """A ``.vmfb`` whose products call a BLAS runs only where the plugin offers gemm."""
+    if path.suffix != ".vmfb":
+        return  # compiled here, with what is offered
+    try:
+        needed = read_blas_products(path)
+    except BuildError as error:
+        raise LoadError(f"{path}: {error}") from None
+    missing = [e for e in needed if not gemm.get(IMPORT_PREFIX + e)]
+    if missing:
+        why = plugin_problem or "no system OpenBLAS (libopenblas.so.0) or clang was found"
+        raise LoadError(
+            f"{path}: its {', '.join(missing)} matrix products are compiled as dispatches "
+            f"that call a BLAS, but {why}; compile it without blas_products (--blas)"
+        )
 
 
 def _check_dispatched(
