@@ -4,8 +4,8 @@
 ``layout_of`` is checked first on its own: numpy's strided views follow the layout it gives
 (batch strides, row blocks, transposes and leading dimensions, as the C side reads them)
 and must give ``dot_general``'s numbers for many dimension numbers. Then modules run:
-``load`` of a ``.mlir`` routes every f64 product it can to the BLAS, the plugin resolving
-the gemm import, with jax's numbers to rounding; without a BLAS, with a driver made before
+``load`` of a ``.mlir`` routes every f32 and f64 product it can to the BLAS, the plugin
+resolving the gemm import, with jax's numbers to rounding; without a BLAS, with a driver made before
 the plugin could be named, and when cross-compiling, IREE's own code stays.
 """
 
@@ -187,10 +187,10 @@ PROGRAMS = [
 
 
 def rewritten(function, shapes, folder: Path, dtype=np.float64, seed: int = 0):
-    """``function`` exported at ``shapes`` (f64), rewritten with --abi iree; with inputs."""
+    """``function`` exported at ``shapes`` (``dtype``), rewritten with --abi iree; with inputs."""
     rng = np.random.default_rng(seed)
     inputs = [rng.standard_normal(shape).astype(dtype) for shape in shapes]
-    with jax.enable_x64(True):
+    with jax.enable_x64(dtype == np.float64):
         text = rewriter.export(function, *inputs).text
         expected = np.asarray(jax.jit(function)(*inputs))
     path = folder / "program.iree.mlir"
@@ -265,12 +265,19 @@ def test_a_cross_compile_keeps_iree_products(tmp_path):
 
 
 @runs_modules
-def test_f32_products_stay_with_iree_by_default(tmp_path):
-    path, _, _ = rewritten(*PROGRAMS[0], tmp_path, dtype=np.float32)
-    assert "f32" not in ROUTED_ELEMENTS
+@pytest.mark.parametrize("index", [0, 2, 4, 5, 8])
+def test_f32_products_run_in_the_blas_with_jax_numbers(index, tmp_path):
+    function, shapes = PROGRAMS[index]
+    path, inputs, expected = rewritten(function, shapes, tmp_path, np.float32, seed=index)
+    assert expected.dtype == np.float32 and "f32" in ROUTED_ELEMENTS
+    sources = executable_sources(path, tmp_path, blas_products=ROUTED_ELEMENTS)
+    assert f"call @{IMPORT_PREFIX}f32(" in sources and f"{IMPORT_PREFIX}f64" not in sources
     before = plugin.resolved_count()
-    load(path, imports={})
-    assert plugin.resolved_count() == before
+    module = load(path, imports={})
+    assert plugin.resolved_count() > before
+    got = module.main(*inputs)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
 
 
 DRIVER_FIRST = """

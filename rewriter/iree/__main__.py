@@ -62,7 +62,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument(
         "--blas",
         action="store_true",
-        help="compile the f64 matrix products into dispatches that call this machine's "
+        help="compile the f32 and f64 matrix products into dispatches that call this machine's "
         "BLAS (gemm), as rewriter.iree.load does with a .mlir; load then serves them "
         "through its executable plugin",
     )
