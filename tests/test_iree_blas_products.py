@@ -178,10 +178,10 @@ PROGRAMS = [
     (lambda a, b: a.T @ b, [(17, 33), (17, 9)]),
     (lambda a, b: a @ b.T, [(33, 17), (9, 17)]),
     (lambda a, b: a @ b, [(3, 33, 17), (17, 9)]),
-    (einsum("bqhd,bkhd->bhqk"), [(2, 11, 3, 8), (2, 13, 3, 8)]),
-    (einsum("bhqk,bkhd->bqhd"), [(2, 3, 11, 13), (2, 13, 3, 8)]),
-    (einsum("bij,bjk->bik"), [(4, 6, 5), (4, 5, 7)]),
-    (einsum("ijk,jkl->il"), [(6, 3, 4), (3, 4, 5)]),
+    (einsum("bqhd,bkhd->bhqk"), [(2, 24, 3, 16), (2, 20, 3, 16)]),
+    (einsum("bhqk,bkhd->bqhd"), [(2, 3, 24, 20), (2, 20, 3, 16)]),
+    (einsum("bij,bjk->bik"), [(4, 16, 20), (4, 20, 24)]),
+    (einsum("ijk,jkl->il"), [(16, 6, 8), (6, 8, 20)]),
     (lambda a, b: jnp.tanh(a @ b) @ b.T, [(300, 64), (64, 64)]),  # row blocks, and fused ops
 ]
 
@@ -230,11 +230,11 @@ def test_every_f64_product_is_a_gemm_dispatch(tmp_path):
     matmul code is gone."""
 
     def attention(x, wq, wk, wv):
-        q, k, v = (jnp.reshape(x @ w, (2, 16, 4, 8)) for w in (wq, wk, wv))
+        q, k, v = (jnp.reshape(x @ w, (2, 32, 4, 16)) for w in (wq, wk, wv))
         scores = jnp.einsum("bqhd,bkhd->bhqk", q, k)
         return jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
 
-    shapes = [(2, 16, 32), (32, 32), (32, 32), (32, 32)]
+    shapes = [(2, 32, 64), (64, 64), (64, 64), (64, 64)]
     path, inputs, expected = rewritten(attention, shapes, tmp_path)
     sources = executable_sources(path, tmp_path, blas_products=("f64",))
     # Five products: the three projections share one executable (the same layout).
@@ -336,3 +336,12 @@ def test_the_command_line_compiles_products_into_the_blas(tmp_path):
     module = load(vmfb, imports={})
     assert plugin.resolved_count() > before
     np.testing.assert_allclose(module.main(*inputs), expected, rtol=1e-13, atol=1e-13)
+
+
+@runs_modules
+def test_small_products_stay_with_iree(tmp_path):
+    """A batch of 3 x 3 products: gemm's call would cost more than the product."""
+    path, inputs, expected = rewritten(einsum("bij,bjk->bik"), [(50, 3, 3), (50, 3, 3)], tmp_path)
+    sources = executable_sources(path, tmp_path, blas_products=ROUTED_ELEMENTS)
+    assert IMPORT_PREFIX not in sources
+    np.testing.assert_allclose(load(path, imports={}).main(*inputs), expected, rtol=1e-13)

@@ -17,7 +17,8 @@ contracting dimensions must each collapse into one strided dimension of the stor
 row-major tensor (size-1 dimensions aside), one of a matrix's two unit-strided, and at most
 three batch dimensions remain after merging those that follow each other in all three
 tensors; the result's free dimensions are rows then columns, contiguous. A product that
-does not fit (or has no elements, or sizes beyond 32-bit BLAS integers) keeps IREE's code.
+does not fit (or has no elements, or sizes beyond 32-bit BLAS integers), and one whose
+items are under 4096 multiply-adds, keeps IREE's code.
 A batch item is one workgroup; a single large product is split into row blocks
 (``_row_blocks``) so that IREE's workers share it.
 """
@@ -39,6 +40,9 @@ ELEMENTS = ("f32", "f64")
 ROUTED_ELEMENTS = ("f32", "f64")
 MAX_BATCH = 3  # as abi/iree_blas_products.c
 _BLAS_INT_MAX = 2**31 - 1
+# A product whose items have fewer multiply-adds stays IREE's: gemm's call and a dispatch of
+# its own cost more than IREE's code for it, fused with its neighbours, takes.
+MIN_ITEM_WORK = 1 << 12
 # A product of one item with at least this many multiply-adds is split into row blocks.
 _SPLIT_WORK = 1 << 21
 _MAX_BLOCKS = 4
@@ -262,7 +266,9 @@ def _chosen(ir: Any, operation: Any, elements: Collection[str]) -> tuple[str, La
         return None
     dims = DotDimensions.parse(str(operation.attributes["dot_dimension_numbers"]))
     layout = layout_of(list(types[0].shape), list(types[1].shape), dims)
-    return None if layout is None else (name, layout)
+    if layout is None or layout.m * layout.n * layout.k < MIN_ITEM_WORK:
+        return None
+    return name, layout
 
 
 def _definitions(
