@@ -10,7 +10,8 @@ offer (``functions`` is empty) and the products stay IREE's.
 OpenBLAS's kernels are named for the CPU before it loads (``openblas_core.py``). IREE's
 ``local-task`` workers run the dispatches, and each gemm on one of them: OpenBLAS's own
 threads would only compete with them (and spin while they wait), so OpenBLAS is told to
-use one thread unless ``OPENBLAS_NUM_THREADS`` says otherwise.
+use one thread unless ``OPENBLAS_NUM_THREADS`` says otherwise (a setting of the whole
+process: the system OpenBLAS of the compiled path's modules is the same library).
 """
 
 from __future__ import annotations
