@@ -1,5 +1,5 @@
 """``python -m rewriter.iree MODEL.mlir -o MODEL.vmfb [--cpu CPU] [--target-triple TRIPLE]
-[--no-cache] [--ffi-dispatch]``:
+[--no-cache] [--ffi-dispatch] [--blas]``:
 compile a module rewritten with ``--abi iree`` for llvm-cpu (this machine's CPU unless told
 otherwise), with the import signatures ``rewriter.iree.load`` needs."""
 
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from ..inputs.files import cannot_write, output_problem, same_file
 from ..inputs.streams import run_command, say
 from ..syntax.diagnostics import RewriteError
+from .blas_products import ROUTED_ELEMENTS
 from .build import COMPILE_FLAGS, DATA_TILING, BuildError, compile_module, target_flags
 
 
@@ -58,6 +59,13 @@ def _main(argv: Sequence[str] | None) -> int:
         "Python takes a hundred); rewriter.iree.load must then get an XLA FFI handler for "
         "each of them",
     )
+    parser.add_argument(
+        "--blas",
+        action="store_true",
+        help="compile the f32 and f64 matrix products into dispatches that call this machine's "
+        "BLAS (gemm), as rewriter.iree.load does with a .mlir; load then serves them "
+        "through its executable plugin",
+    )
     args = parser.parse_args(argv)
     if same_file(args.output, args.file):
         parser.error(f"-o {args.output} is the input file {args.file}; nothing was written")
@@ -73,6 +81,7 @@ def _main(argv: Sequence[str] | None) -> int:
             triple=args.target_triple,
             cache=not args.no_cache,
             ffi_dispatch=args.ffi_dispatch,
+            blas_products=ROUTED_ELEMENTS if args.blas else (),
         )
     except RewriteError as error:  # the module does not parse, or has no entry point
         for diagnostic in error.diagnostics:

@@ -27,7 +27,11 @@ parts apart (``complex_pads.py``). The sorts jax writes become imports that ``lo
 serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
 operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
-stable sort does (``rewriter.compile.sorts.make_sorts_stable``).
+stable sort does (``rewriter.compile.sorts.make_sorts_stable``). Reductions over the
+trailing dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles
+well (``flat_reductions.py``), f64 ``tanh`` is computed from ``exp`` (``fast_tanh.py``),
+and the products ``blas_products`` names become dispatches that call a BLAS
+(``blas_products.py``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -89,6 +93,9 @@ def layout_flags(text: str) -> tuple[str, ...]:
 
 
 SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
+# The key, in the module's iree.reflection, of the element types whose products are
+# dispatches that call a BLAS (JSON; absent when none are): load needs the BLAS for them.
+BLAS_PRODUCTS_KEY = "rewriter.blas_products"
 # The key, in each public function's iree.reflection, of JAX's argument names (JSON).
 ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
@@ -165,6 +172,7 @@ def compile_module(
     extra_args: tuple[str, ...] = (),
     cache: bool = True,
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
+    blas_products: Collection[str] = (),
 ) -> tuple[bytes, list[ImportSignature]]:
     """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
     (also written to ``output`` when given) and the signatures of its imports.
@@ -181,6 +189,11 @@ def compile_module(
     bools, looked up as ``load``'s ``imports`` are); ``load`` must then serve each of
     those with an XLA FFI handler.
 
+    ``blas_products`` names the element types (``"f32"``, ``"f64"``) whose matrix products
+    become dispatches that call a BLAS's gemm (``blas_products.py``); ``load`` must then
+    run the module with the executable plugin and a BLAS (``blas_gemm.py``). A cross
+    compile (``triple``) keeps IREE's own products: the BLAS is this machine's.
+
     A module compiled before with the same flags and tools comes from the compile cache
     (``rewriter/compile/cache.py``); ``cache=False`` compiles and stores nothing."""
     bindings = compile_cache.iree_compiler_identity()
@@ -194,9 +207,10 @@ def compile_module(
     command = [find_tool("iree-compile"), *COMPILE_FLAGS, *layout_flags(text)]
     command += target_flags(cpu, triple)
     command += extra_args
+    products = sorted(set(blas_products)) if triple is None else []
     key = None
     if cache and bindings is not None:
-        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch))
+        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch), products)
         with compile_cache.lookup(key) as hit:
             if hit is not None:
                 try:
@@ -215,7 +229,7 @@ def compile_module(
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(
-            text, str(path), embedded, system_library_allowed, ffi_dispatch
+            text, str(path), embedded, system_library_allowed, ffi_dispatch, products
         )
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
@@ -253,7 +267,13 @@ def _selection_key(selection: bool | Collection[str] | Mapping[str, bool]) -> ob
     return selection_key(selection) if selection else None
 
 
-def _cache_key(text: str, command: list[str], bindings: str, dispatch: object = None) -> str:
+def _cache_key(
+    text: str,
+    command: list[str],
+    bindings: str,
+    dispatch: object = None,
+    products: list[str] | None = None,
+) -> str:
     """The key of a compile in the cache: the module, iree-compile's flags and identity,
     this machine's CPU when the code is for it (``=host``), the bindings that rewrite the
     module first and the rewriter's own code."""
@@ -268,6 +288,7 @@ def _cache_key(text: str, command: list[str], bindings: str, dispatch: object = 
             "iree-base-compiler": bindings,
             "rewriter": compile_cache.package_identity(),
             **({"ffi_dispatch": dispatch} if dispatch is not None else {}),
+            **({"blas_products": products} if products else {}),
         }
     )
 
@@ -295,6 +316,7 @@ def _write_with_metadata(
     destination: Path,
     atan2_in_f64: bool,
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
+    blas_products: Collection[str] = (),
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``), add the import signatures to the module's ``iree.reflection``
@@ -307,9 +329,12 @@ def _write_with_metadata(
     from ..compile.input_fixes import fix_module
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
+    from .blas_products import route_products_to_blas
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
+    from .fast_tanh import fast_f64_tanh
+    from .flat_reductions import flatten_reductions
     from .sorts import SORT_MODULE, route_sorts_to_imports
 
     with ir.Context() as context:
@@ -336,6 +361,11 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, atan2_in_f64)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         fix_module(module)  # input_fixes.py
+        flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
+        fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
+        if blas_products and route_products_to_blas(module, blas_products):  # gemm
+            chosen = json.dumps(sorted(blas_products))
+            _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)
         split_complex_pads(module)  # nor pad complex elements
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
@@ -409,6 +439,21 @@ def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
         "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
         "which records them"
     )
+
+
+def read_blas_products(path: str | os.PathLike[str]) -> list[str]:
+    """The element types whose products a ``.vmfb`` computes with a BLAS (``load`` must
+    then offer the gemm functions: ``blas_gemm.py``); empty for IREE's own products."""
+    done = _run([find_tool("iree-dump-module"), "--output=metadata", str(path)])
+    if done.returncode != 0:
+        raise BuildError(f"not an IREE module: {done.stderr.strip()}")
+    for key, value in _module_attributes(done.stdout):
+        if key == BLAS_PRODUCTS_KEY:
+            try:
+                return [str(element) for element in json.loads(value)]
+            except (ValueError, TypeError):
+                raise BuildError(f"{BLAS_PRODUCTS_KEY} is not a JSON list: {value}") from None
+    return []
 
 
 def _module_attributes(metadata: str) -> list[tuple[str, str]]:

@@ -33,12 +33,14 @@ from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
 from ..syntax.element_types import BY_MLIR, parse_tensor
 from ..syntax.typetext import closing_bracket, split_types
-from . import plugin
+from . import blas_gemm, plugin
+from .blas_products import IMPORT_PREFIX, ROUTED_ELEMENTS
 from .build import (
     ARGUMENT_NAMES_KEY,
     WRITES_ARGUMENTS_KEY,
     BuildError,
     compile_module,
+    read_blas_products,
     read_vmfb,
 )
 from .ffi_handlers import FfiBridge
@@ -234,7 +236,11 @@ def _load(
     config, plugin_problem = _config(driver)
     # FFI calls served by XLA FFI handlers become dispatches when the driver has the plugin.
     selection = {k: is_ffi_handler(v) for k, v in imports.items()} if not plugin_problem else {}
-    data, signatures = _program(path, cpu, compile_args, selection)
+    # So do the matrix products that a BLAS computes faster than IREE (blas_products.py).
+    gemm = blas_gemm.functions() if not plugin_problem else {}
+    products = [e for e in ROUTED_ELEMENTS if gemm.get(IMPORT_PREFIX + e)]
+    data, signatures = _program(path, cpu, compile_args, selection, products)
+    _check_blas(path, gemm, plugin_problem)
     sorts = [s for s in signatures if s.module == SORT_MODULE]
     signatures = [s for s in signatures if s.module != SORT_MODULE]
     chosen = implementations(path, signatures, imports)
@@ -248,8 +254,9 @@ def _load(
     modules += _sort_modules(sorts, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     dispatched = bridge.dispatch_functions() if bridge is not None else {}
+    offered = {**gemm, **dispatched}
     try:
-        with plugin.registered(dispatched) if dispatched else contextlib.nullcontext():
+        with plugin.registered(offered) if offered else contextlib.nullcontext():
             context = rt.SystemContext(vm_modules=[*modules, program], config=config)
     except RuntimeError as error:
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
@@ -290,6 +297,23 @@ def _config(driver: str):
     return config, None
 
 
+def _check_blas(path: Path, gemm: Mapping[str, int], plugin_problem: str | None) -> None:
+    """A ``.vmfb`` whose products call a BLAS runs only where the plugin offers gemm."""
+    if path.suffix != ".vmfb":
+        return  # compiled here, with what is offered
+    try:
+        needed = read_blas_products(path)
+    except BuildError as error:
+        raise LoadError(f"{path}: {error}") from None
+    missing = [e for e in needed if not gemm.get(IMPORT_PREFIX + e)]
+    if missing:
+        why = plugin_problem or "no system OpenBLAS (libopenblas.so.0) or clang was found"
+        raise LoadError(
+            f"{path}: its {', '.join(missing)} matrix products are compiled as dispatches "
+            f"that call a BLAS, but {why}; compile it without blas_products (--blas)"
+        )
+
+
 def _check_dispatched(
     path: Path,
     signatures: list[ImportSignature],
@@ -317,9 +341,11 @@ def _program(
     cpu: str | None,
     compile_args: tuple[str, ...],
     ffi_dispatch: Mapping[str, bool],
+    blas_products: list[str],
 ) -> tuple[bytes, list[ImportSignature]]:
     """The ``.vmfb`` bytes and import signatures: a ``.vmfb`` read, anything else compiled
-    (the calls ``ffi_dispatch`` chooses as dispatches)."""
+    (the calls ``ffi_dispatch`` chooses as dispatches, the products of ``blas_products``
+    in the BLAS)."""
     try:
         if path.suffix == ".vmfb":
             return path.read_bytes(), read_vmfb(path)
@@ -330,7 +356,13 @@ def _program(
                 "or a module rewritten with --abi iree (.mlir)"
             )
         chosen = ffi_dispatch if any(ffi_dispatch.values()) else False
-        return compile_module(path, cpu=cpu, extra_args=compile_args, ffi_dispatch=chosen)
+        return compile_module(
+            path,
+            cpu=cpu,
+            extra_args=compile_args,
+            ffi_dispatch=chosen,
+            blas_products=blas_products,
+        )
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
     except OSError as error:

@@ -1,0 +1,107 @@
+/*
+ * iree_blas_products.c - matrix products inside IREE dispatches, computed by a BLAS's gemm.
+ *
+ * rewriter.iree replaces a stablehlo.dot_general that the BLAS computes faster than IREE's
+ * own code (rewriter/iree/blas_products.py) by one flow.dispatch of a hand-written
+ * executable whose code calls the executable import `rw_iree_blas_gemm_f32` or `_f64`.
+ * IREE resolves it, when it loads the executable, through the executable plugin
+ * (abi/iree_ffi_plugin.c), to the functions below, which this file's shared object
+ * (rewriter/iree/blas_gemm.py) links against the BLAS that rewriter/compile/blas.py found.
+ *
+ * One workgroup computes one task: one batch item of the product, or a block of the rows
+ * of its result (a large 2-D product is split so that IREE's workers share it). Each task is
+ * one gemm, C = op(A) @ op(B) with beta 0 (the result binding is not initialised), on the
+ * bindings' memory as the tensors lay it out: the Python side worked out from the
+ * dot_general's dimension numbers the batch strides, leading dimensions and transposes.
+ *
+ * The BLAS is reached through its CBLAS entry points, named as in blas_calls.c:
+ *   RW_CBLAS_PREFIX, RW_CBLAS_SUFFIX, RW_BLAS_INT.
+ */
+#include <stdint.h>
+
+#ifndef RW_BLAS_INT
+#error "define RW_BLAS_INT, RW_CBLAS_PREFIX and RW_CBLAS_SUFFIX"
+#endif
+
+#define RW_PASTE(a, b, c) a##b##c
+#define RW_NAME(a, b, c) RW_PASTE(a, b, c)
+#define RW_CBLAS(name) RW_NAME(RW_CBLAS_PREFIX, name, RW_CBLAS_SUFFIX)
+#define RW_EXPORT __attribute__((visibility("default")))
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+typedef RW_BLAS_INT blas_int;
+
+void RW_CBLAS(sgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k, float alpha,
+                     const float *a, blas_int lda, const float *b, blas_int ldb, float beta,
+                     float *c, blas_int ldc);
+void RW_CBLAS(dgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k, double alpha,
+                     const double *a, blas_int lda, const double *b, blas_int ldb, double beta,
+                     double *c, blas_int ldc);
+
+/* The batch dimensions a task walks (more are collapsed or left to IREE by the Python side). */
+enum { MAX_BATCH = 3 };
+
+/* The arguments of the executable import, in the order the dispatch code passes them (all
+ * 8 bytes wide, so C's natural alignment packs them as IREE does): the three bindings'
+ * base pointers and element offsets, the workgroup's id, then the product's layout. */
+typedef struct {
+    char *a;
+    int64_t a_offset;
+    char *b;
+    int64_t b_offset;
+    char *c;
+    int64_t c_offset;
+    int64_t task;
+    int64_t m, n, k;          /* C is m x n, the sum runs over k */
+    int64_t trans_a, lda;     /* op(A) = A (row-major, ld lda) or A^T (trans_a) */
+    int64_t trans_b, ldb;
+    int64_t ldc;              /* C is row-major */
+    int64_t rows;             /* the rows of C a task computes (m: the whole item) */
+    int64_t batch_rank;       /* 0 to MAX_BATCH */
+    int64_t batch[MAX_BATCH]; /* sizes of the batch dimensions, the last varying fastest */
+    int64_t a_batch[MAX_BATCH], b_batch[MAX_BATCH], c_batch[MAX_BATCH]; /* their strides */
+} product;
+
+/* Where task `p->task` starts in each operand (elements), and how many rows of C it has. */
+static int64_t task_rows(const product *p, int64_t *a, int64_t *b, int64_t *c) {
+    int64_t blocks = (p->m + p->rows - 1) / p->rows;
+    int64_t item = p->task / blocks, first = (p->task % blocks) * p->rows;
+    *a = p->a_offset;
+    *b = p->b_offset;
+    *c = p->c_offset;
+    for (int64_t d = p->batch_rank - 1; d >= 0; --d) {
+        int64_t index = item % p->batch[d];
+        item /= p->batch[d];
+        *a += index * p->a_batch[d];
+        *b += index * p->b_batch[d];
+        *c += index * p->c_batch[d];
+    }
+    /* Row i of op(A) starts at i * lda, or at column i when A is stored transposed. */
+    *a += first * (p->trans_a ? 1 : p->lda);
+    *c += first * p->ldc;
+    return p->m - first < p->rows ? p->m - first : p->rows;
+}
+
+RW_EXPORT int rw_iree_blas_gemm_f64(void *params, void *context, void *reserved) {
+    (void)context;
+    (void)reserved;
+    const product *p = params;
+    int64_t a, b, c, rows = task_rows(p, &a, &b, &c);
+    RW_CBLAS(dgemm)(ROW_MAJOR, p->trans_a ? TRANS : NO_TRANS, p->trans_b ? TRANS : NO_TRANS,
+                    (blas_int)rows, (blas_int)p->n, (blas_int)p->k, 1.0,
+                    (const double *)p->a + a, (blas_int)p->lda, (const double *)p->b + b,
+                    (blas_int)p->ldb, 0.0, (double *)p->c + c, (blas_int)p->ldc);
+    return 0;
+}
+
+RW_EXPORT int rw_iree_blas_gemm_f32(void *params, void *context, void *reserved) {
+    (void)context;
+    (void)reserved;
+    const product *p = params;
+    int64_t a, b, c, rows = task_rows(p, &a, &b, &c);
+    RW_CBLAS(sgemm)(ROW_MAJOR, p->trans_a ? TRANS : NO_TRANS, p->trans_b ? TRANS : NO_TRANS,
+                    (blas_int)rows, (blas_int)p->n, (blas_int)p->k, 1.0f,
+                    (const float *)p->a + a, (blas_int)p->lda, (const float *)p->b + b,
+                    (blas_int)p->ldb, 0.0f, (float *)p->c + c, (blas_int)p->ldc);
+    return 0;
+}

@@ -1,0 +1,331 @@
+"""Matrix products of the IREE path computed by a BLAS's gemm inside IREE dispatches.
+
+IREE has no f64 kernel for its matrix products (no f64 ``mmt4d`` ukernel): a 512 x 512
+f64 ``stablehlo.dot_general`` takes 20 ms of its code against 2.9 ms of OpenBLAS's
+``dgemm``; its f32 512 x 512 product takes 2.3-2.9 ms against 1.3-1.5 of ``sgemm``. So,
+when ``load`` can serve them (a BLAS found, and a HAL driver with the executable plugin),
+``route_products_to_blas`` replaces each static ``stablehlo.dot_general`` of the chosen
+element types by a call of a private function holding one ``flow.dispatch`` of a
+hand-written executable (``@rw_blas_product_N``), as ``dispatches.py`` does for FFI calls:
+its code passes the bindings' base pointers and offsets, its workgroup's id and the
+product's layout to the executable import ``rw_iree_blas_gemm_f64`` (``_f32``), which the
+plugin resolves to ``abi/iree_blas_products.c`` (``blas_gemm.py``). IREE schedules the
+dispatch as its own and keeps the other ops' fusions; only the product leaves its code.
+
+The layout comes from the dimension numbers (``layout_of``): each operand's batch, free and
+contracting dimensions must each collapse into one strided dimension of the stored
+row-major tensor (size-1 dimensions aside), one of a matrix's two unit-strided, and at most
+three batch dimensions remain after merging those that follow each other in all three
+tensors; the result's free dimensions are rows then columns, contiguous. A product that
+does not fit (or has no elements, or sizes beyond 32-bit BLAS integers), and one whose
+items are under 4096 multiply-adds, keeps IREE's code.
+A batch item is one workgroup; a single large product is split into row blocks
+(``_row_blocks``) so that IREE's workers share it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from math import prod
+from typing import Any
+
+EXECUTABLE_PREFIX = "rw_blas_product_"
+IMPORT_PREFIX = "rw_iree_blas_gemm_"  # the executable import: rw_iree_blas_gemm_f64
+ELEMENTS = ("f32", "f64")
+# The element types whose products ``load`` gives the BLAS, where IREE's code loses: f64
+# by far; f32 by less (a 512 x 512 product 2.3-2.9 ms against sgemm's 1.3-1.5), and the
+# shape_sweep blocks and attentions ran 0 to 30% faster with it despite the fusions lost.
+ROUTED_ELEMENTS = ("f32", "f64")
+MAX_BATCH = 3  # as abi/iree_blas_products.c
+_BLAS_INT_MAX = 2**31 - 1
+# A product whose items have fewer multiply-adds stays IREE's: gemm's call and a dispatch of
+# its own cost more than IREE's code for it, fused with its neighbours, takes.
+MIN_ITEM_WORK = 1 << 12
+# A product of one item with at least this many multiply-adds is split into row blocks.
+_SPLIT_WORK = 1 << 21
+_MAX_BLOCKS = 4
+_MIN_BLOCK_ROWS = 64
+_DIMENSIONS = re.compile(r"(\w+_dimensions) = \[([\d, ]*)\]")
+
+
+@dataclass(frozen=True)
+class DotDimensions:
+    """The dimension numbers of a ``stablehlo.dot_general``."""
+
+    lhs_batch: tuple[int, ...] = ()
+    rhs_batch: tuple[int, ...] = ()
+    lhs_contracting: tuple[int, ...] = ()
+    rhs_contracting: tuple[int, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> DotDimensions:
+        """From the attribute's text, ``#stablehlo.dot<lhs_batching_dimensions = [0], ...>``."""
+        found = {
+            name: tuple(int(v) for v in values.split(",") if v.strip())
+            for name, values in _DIMENSIONS.findall(text)
+        }
+        return cls(
+            found.get("lhs_batching_dimensions", ()),
+            found.get("rhs_batching_dimensions", ()),
+            found.get("lhs_contracting_dimensions", ()),
+            found.get("rhs_contracting_dimensions", ()),
+        )
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One product as gemm sees it, in the order of abi/iree_blas_products.c's struct."""
+
+    m: int
+    n: int
+    k: int
+    trans_a: int
+    lda: int
+    trans_b: int
+    ldb: int
+    ldc: int
+    rows: int  # the rows of the result one workgroup computes
+    batch: tuple[int, ...]
+    a_batch: tuple[int, ...]
+    b_batch: tuple[int, ...]
+    c_batch: tuple[int, ...]
+
+    @property
+    def tasks(self) -> int:
+        """The workgroups: every batch item's row blocks."""
+        return prod(self.batch) * -(-self.m // self.rows)
+
+    def constants(self) -> list[int]:
+        """The import's arguments after the workgroup id."""
+        pad = [0] * (MAX_BATCH - len(self.batch))
+        values = [self.m, self.n, self.k, self.trans_a, self.lda, self.trans_b, self.ldb]
+        values += [self.ldc, self.rows, len(self.batch), *self.batch, *pad]
+        for strides in (self.a_batch, self.b_batch, self.c_batch):
+            values += [*strides, *pad]
+        return values
+
+
+def _row_major(shape: Sequence[int]) -> list[int]:
+    strides, stride = [], 1
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= size
+    return strides[::-1]
+
+
+def _collapse(dims: Sequence[int], shape: Sequence[int], strides: Sequence[int]):
+    """``dims`` of a tensor, in that order, as one (size, stride); None when they are not
+    evenly spaced in its storage. Size-1 dimensions are passed over."""
+    kept = [d for d in dims if shape[d] != 1]
+    for outer, inner in zip(kept, kept[1:], strict=False):
+        if strides[outer] != strides[inner] * shape[inner]:
+            return None
+    if not kept:
+        return 1, 1
+    return prod(shape[d] for d in kept), strides[kept[-1]]
+
+
+def _matrix_form(rows: int, cols: int, row_stride: int, col_stride: int):
+    """How row-major gemm reads a rows x cols matrix: (transposed, leading dimension), or
+    None when neither its rows nor its columns are contiguous (as blas_calls.c)."""
+    if (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols):
+        return 0, cols if rows == 1 else row_stride
+    if (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows):
+        return 1, rows if cols == 1 else col_stride
+    return None
+
+
+def layout_of(
+    lhs_shape: Sequence[int], rhs_shape: Sequence[int], dims: DotDimensions
+) -> Layout | None:
+    """The gemm layout of a dot_general of these static shapes, or None when gemm cannot
+    compute it on the tensors as they are stored (see the module's doc)."""
+    lhs_strides, rhs_strides = _row_major(lhs_shape), _row_major(rhs_shape)
+    lhs_free = [
+        d for d in range(len(lhs_shape)) if d not in (*dims.lhs_batch, *dims.lhs_contracting)
+    ]
+    rhs_free = [
+        d for d in range(len(rhs_shape)) if d not in (*dims.rhs_batch, *dims.rhs_contracting)
+    ]
+    batch_sizes = [lhs_shape[d] for d in dims.lhs_batch]
+    result_shape = [
+        *batch_sizes,
+        *(lhs_shape[d] for d in lhs_free),
+        *(rhs_shape[d] for d in rhs_free),
+    ]
+    if 0 in result_shape or 0 in lhs_shape or 0 in rhs_shape:
+        return None
+    m_dim = _collapse(lhs_free, lhs_shape, lhs_strides)
+    ka = _collapse(dims.lhs_contracting, lhs_shape, lhs_strides)
+    kb = _collapse(dims.rhs_contracting, rhs_shape, rhs_strides)
+    n_dim = _collapse(rhs_free, rhs_shape, rhs_strides)
+    if m_dim is None or ka is None or kb is None or n_dim is None:
+        return None
+    (m, m_stride), (k, ka_stride), (_, kb_stride), (n, n_stride) = m_dim, ka, kb, n_dim
+    a_form = _matrix_form(m, k, m_stride, ka_stride)
+    b_form = _matrix_form(k, n, kb_stride, n_stride)
+    if a_form is None or b_form is None:
+        return None
+    result_strides = _row_major(result_shape)
+    # Batch dimensions: size 1 dropped, neighbours merged where all three tensors allow.
+    batch: list[list[int]] = []  # [size, lhs stride, rhs stride, result stride]
+    for i, (left, right) in enumerate(zip(dims.lhs_batch, dims.rhs_batch, strict=True)):
+        if lhs_shape[left] == 1:
+            continue
+        entry = [lhs_shape[left], lhs_strides[left], rhs_strides[right], result_strides[i]]
+        if batch and all(batch[-1][j] == entry[j] * entry[0] for j in (1, 2, 3)):
+            batch[-1] = [batch[-1][0] * entry[0], *entry[1:]]
+        else:
+            batch.append(entry)
+    if len(batch) > MAX_BATCH:
+        return None
+    ldc = n
+    if max(m, n, k, a_form[1], b_form[1], ldc) > _BLAS_INT_MAX:
+        return None
+    return Layout(
+        m,
+        n,
+        k,
+        a_form[0],
+        a_form[1],
+        b_form[0],
+        b_form[1],
+        ldc,
+        _row_blocks(m, n, k, prod(b[0] for b in batch)),
+        tuple(b[0] for b in batch),
+        tuple(b[1] for b in batch),
+        tuple(b[2] for b in batch),
+        tuple(b[3] for b in batch),
+    )
+
+
+def _row_blocks(m: int, n: int, k: int, items: int) -> int:
+    """The rows of one workgroup's block: all of them, but for a single large product,
+    split in up to four blocks of at least 64 rows."""
+    if items > 1 or m * n * k < _SPLIT_WORK:
+        return m
+    blocks = max(1, min(_MAX_BLOCKS, m // _MIN_BLOCK_ROWS))
+    return -(-m // blocks)
+
+
+def route_products_to_blas(module: Any, elements: Collection[str]) -> int:
+    """Replace, in the ``iree.compiler.ir`` module, each ``stablehlo.dot_general`` whose
+    operands and result are static tensors of one element type of ``elements`` and whose
+    layout gemm can read (``layout_of``) by a call of a dispatch that calls the BLAS; return
+    how many were replaced."""
+    from iree.compiler import ir
+
+    found: list[tuple[Any, str, Layout]] = []
+
+    def visit(operation):
+        if operation.name == "stablehlo.dot_general":
+            chosen = _chosen(ir, operation, elements)
+            if chosen is not None:
+                found.append((operation, *chosen))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not found:
+        return 0
+    functions: dict[tuple[tuple[str, ...], Layout], str] = {}
+    definitions: list[str] = []
+    for operation, element, layout in found:
+        types = tuple(str(value.type) for value in (*operation.operands, operation.results[0]))
+        key = (types, layout)
+        function = functions.get(key)
+        if function is None:
+            name = f"{EXECUTABLE_PREFIX}{len(functions)}"
+            function = functions[key] = f"{name}_call"
+            definitions.append(_definitions(name, function, element, layout, types))
+        with operation.context, operation.location, ir.InsertionPoint(operation):
+            call = ir.Operation.create(
+                "func.call",
+                results=[operation.results[0].type],
+                operands=list(operation.operands),
+                attributes={"callee": ir.FlatSymbolRefAttr.get(function)},
+            )
+        operation.results[0].replace_all_uses_with(call.results[0])
+        operation.erase()
+    with module.context, ir.Location.unknown():
+        parsed = ir.Module.parse("\n".join(definitions))  # alive while its ops move out
+        first = module.body.operations[0]
+        for new in list(parsed.body.operations):
+            new.operation.move_before(first)
+    return len(found)
+
+
+def _chosen(ir: Any, operation: Any, elements: Collection[str]) -> tuple[str, Layout] | None:
+    """(element type, layout) of a dot_general that the BLAS computes, or None."""
+    types = [ir.RankedTensorType(v.type) for v in (*operation.operands, operation.results[0])]
+    if not all(t.has_static_shape for t in types):
+        return None
+    element = {str(t.element_type) for t in types}
+    if len(element) != 1 or (name := element.pop()) not in elements:
+        return None
+    dims = DotDimensions.parse(str(operation.attributes["dot_dimension_numbers"]))
+    layout = layout_of(list(types[0].shape), list(types[1].shape), dims)
+    if layout is None or layout.m * layout.n * layout.k < MIN_ITEM_WORK:
+        return None
+    return name, layout
+
+
+def _definitions(
+    name: str, function: str, element: str, layout: Layout, types: Sequence[str]
+) -> str:
+    """The executable ``@name`` that calls gemm, and ``@function`` that dispatches it."""
+    sizes = [prod(_static_shape(t)) for t in types]
+    memrefs = [f"memref<{size}x{element}>" for size in sizes]
+    body = ["%c0 = arith.constant 0 : index"]
+    values: list[str] = []
+    for binding, memref in zip(("p0", "p1", "q0"), memrefs, strict=True):
+        body.append(
+            f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}"
+        )
+        body.append(
+            f"%b{binding}, %o{binding}, %n{binding}, %s{binding} = "
+            f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
+            f"memref<{element}>, index, index, index"
+        )
+        values += [f"%b{binding}", f"%o{binding}"]
+    body.append("%id = stream.dispatch.workgroup.id[0] : index")
+    values.append("%id")
+    call_types = [f"memref<{element}>", "index"] * 3 + ["index"]
+    for index, value in enumerate(layout.constants()):
+        body.append(f"%k{index} = arith.constant {value} : i64")
+        values.append(f"%k{index}")
+        call_types.append("i64")
+    symbol = IMPORT_PREFIX + element
+    signature = ", ".join(call_types)
+    body.append(f"func.call @{symbol}({', '.join(values)}) : ({signature}) -> ()")
+    lhs, rhs, result = types
+    bindings = "%p0: !stream.binding, %p1: !stream.binding, %q0: !stream.binding"
+    return "\n".join(
+        [
+            f"stream.executable private @{name} {{",
+            f"  stream.executable.export public @{name} workgroups() -> (index, index, index) {{",
+            "    %c1 = arith.constant 1 : index",
+            f"    %ct = arith.constant {layout.tasks} : index",
+            "    stream.return %ct, %c1, %c1 : index, index, index",
+            "  }",
+            "  builtin.module {",
+            f"    func.func private @{symbol}({signature}) attributes {{llvm.bareptr = true}}",
+            f"    func.func @{name}({bindings}) {{",
+            *(f"      {line}" for line in body),
+            "      return",
+            "    }",
+            "  }",
+            "}",
+            f"func.func private @{function}(%a0: {lhs}, %a1: {rhs}) -> {result} {{",
+            f"  %r = flow.dispatch @{name}::@{name}(%a0, %a1) : ({lhs}, {rhs}) -> {result}",
+            f"  return %r : {result}",
+            "}",
+        ]
+    )
+
+
+def _static_shape(type_: str) -> list[int]:
+    """The dimensions of ``tensor<2x3xf64>``."""
+    inner = type_[len("tensor<") : -1]
+    return [int(d) for d in inner.split("x")[:-1]]

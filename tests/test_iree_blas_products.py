@@ -1,0 +1,347 @@
+"""Matrix products of the IREE path in a BLAS's gemm, inside dispatches
+(rewriter/iree/blas_products.py, abi/iree_blas_products.c, rewriter/iree/blas_gemm.py).
+
+``layout_of`` is checked first on its own: numpy's strided views follow the layout it gives
+(batch strides, row blocks, transposes and leading dimensions, as the C side reads them)
+and must give ``dot_general``'s numbers for many dimension numbers. Then modules run:
+``load`` of a ``.mlir`` routes every f32 and f64 product it can to the BLAS, the plugin
+resolving the gemm import, with jax's numbers to rounding; without a BLAS, with a driver made before
+the plugin could be named, and when cross-compiling, IREE's own code stays.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rewriter
+from rewriter.iree import blas_gemm, compile_module, load, plugin
+from rewriter.iree import runtime as iree_runtime
+from rewriter.iree.blas_products import (
+    IMPORT_PREFIX,
+    ROUTED_ELEMENTS,
+    DotDimensions,
+    Layout,
+    layout_of,
+)
+
+# (lhs shape, rhs shape, dimension numbers): what gemm takes as the tensors lie.
+FITTING = [
+    ((5, 7), (7, 3), DotDimensions((), (), (1,), (0,))),  # a @ b
+    ((7, 5), (7, 3), DotDimensions((), (), (0,), (0,))),  # a.T @ b
+    ((5, 7), (3, 7), DotDimensions((), (), (1,), (1,))),  # a @ b.T
+    ((7, 5), (3, 7), DotDimensions((), (), (0,), (1,))),  # a.T @ b.T
+    ((2, 5, 7), (2, 7, 3), DotDimensions((0,), (0,), (2,), (1,))),  # batched
+    ((4, 5, 7), (7, 3), DotDimensions((), (), (2,), (0,))),  # x @ w with x 3-d
+    ((2, 5, 3, 4), (2, 6, 3, 4), DotDimensions((0, 2), (0, 2), (3,), (3,))),  # scores
+    ((2, 6, 3, 4), (2, 3, 5, 6), DotDimensions((0, 2), (0, 1), (1,), (3,))),  # mix
+    ((2, 3, 4), (3, 4, 5), DotDimensions((), (), (1, 2), (0, 1))),  # two contracting
+    ((1, 5, 7), (1, 7, 3), DotDimensions((0,), (0,), (2,), (1,))),  # a batch of one
+    ((2, 3, 5, 7), (2, 3, 7, 4), DotDimensions((0, 1), (0, 1), (3,), (2,))),  # merged
+    ((1, 7), (7, 1), DotDimensions((), (), (1,), (0,))),  # a dot product
+    ((7,), (7, 3), DotDimensions((), (), (0,), (0,))),  # a vector times a matrix
+    ((300, 400), (400, 200), DotDimensions((), (), (1,), (0,))),  # split in row blocks
+]
+# Neither the rows nor the columns of the lhs are contiguous: IREE keeps it.
+NOT_FITTING = [
+    ((7, 5, 2), (2, 7, 3), DotDimensions((2,), (0,), (0,), (1,))),
+    ((3, 7, 2), (7, 3), DotDimensions((), (), (1,), (0,))),  # free dims 0 and 2 apart
+]
+
+
+def dot_general(lhs: np.ndarray, rhs: np.ndarray, dims: DotDimensions) -> np.ndarray:
+    """StableHLO's dot_general, by transposes and one matmul."""
+    free_l = [d for d in range(lhs.ndim) if d not in (*dims.lhs_batch, *dims.lhs_contracting)]
+    free_r = [d for d in range(rhs.ndim) if d not in (*dims.rhs_batch, *dims.rhs_contracting)]
+    a = lhs.transpose(*dims.lhs_batch, *free_l, *dims.lhs_contracting)
+    b = rhs.transpose(*dims.rhs_batch, *dims.rhs_contracting, *free_r)
+    batch = a.shape[: len(dims.lhs_batch)]
+    m = [lhs.shape[d] for d in free_l]
+    n = [rhs.shape[d] for d in free_r]
+    k = int(np.prod([lhs.shape[d] for d in dims.lhs_contracting]))
+    product = a.reshape(*batch, -1, k) @ b.reshape(*batch, k, -1)
+    return product.reshape(*batch, *m, *n)
+
+
+def gemm_as_c_does(layout: Layout, lhs: np.ndarray, rhs: np.ndarray, shape) -> np.ndarray:
+    """Every task of abi/iree_blas_products.c, on numpy views of the flat storage."""
+    a, b = lhs.ravel(), rhs.ravel()
+    c = np.full(int(np.prod(shape)), np.nan)
+    blocks = -(-layout.m // layout.rows)
+    for task in range(layout.tasks):
+        item, first = divmod(task, blocks)
+        first *= layout.rows
+        offsets = [0, 0, 0]
+        for d in reversed(range(len(layout.batch))):
+            item, index = divmod(item, layout.batch[d])
+            strides = (layout.a_batch[d], layout.b_batch[d], layout.c_batch[d])
+            offsets = [o + index * s for o, s in zip(offsets, strides, strict=True)]
+        rows = min(layout.rows, layout.m - first)
+        a_at = offsets[0] + first * (1 if layout.trans_a else layout.lda)
+        c_at = offsets[2] + first * layout.ldc
+        op_a = view(a, a_at, rows, layout.k, layout.trans_a, layout.lda)
+        op_b = view(b, offsets[1], layout.k, layout.n, layout.trans_b, layout.ldb)
+        block = view(c, c_at, rows, layout.n, 0, layout.ldc)
+        block[...] = op_a @ op_b
+    return c.reshape(shape)
+
+
+def view(flat: np.ndarray, offset: int, rows: int, cols: int, transposed: int, ld: int):
+    """The rows x cols matrix op(X) that row-major gemm reads at ``offset``."""
+    size = flat.itemsize
+    strides = (size, ld * size) if transposed else (ld * size, size)
+    return np.lib.stride_tricks.as_strided(flat[offset:], (rows, cols), strides)
+
+
+@pytest.mark.parametrize("lhs_shape, rhs_shape, dims", FITTING)
+def test_the_layout_gives_dot_general(lhs_shape, rhs_shape, dims):
+    rng = np.random.default_rng(len(lhs_shape) * 10 + len(rhs_shape))
+    lhs, rhs = rng.standard_normal(lhs_shape), rng.standard_normal(rhs_shape)
+    layout = layout_of(lhs_shape, rhs_shape, dims)
+    assert layout is not None
+    expected = dot_general(lhs, rhs, dims)
+    got = gemm_as_c_does(layout, lhs, rhs, expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_products_are_split_only_when_single_and_large():
+    single = layout_of((300, 400), (400, 200), FITTING[0][2])
+    assert single is not None and single.tasks == 4 and single.rows == 75
+    batched = layout_of((2, 300, 400), (2, 400, 200), DotDimensions((0,), (0,), (2,), (1,)))
+    assert batched is not None and batched.tasks == 2 and batched.rows == 300
+    small = layout_of((5, 7), (7, 3), FITTING[0][2])
+    assert small is not None and small.tasks == 1
+
+
+def test_merged_batch_dimensions_and_transposes():
+    scores = layout_of((2, 5, 3, 4), (2, 6, 3, 4), DotDimensions((0, 2), (0, 2), (3,), (3,)))
+    assert scores is not None
+    assert (scores.trans_a, scores.lda, scores.trans_b, scores.ldb) == (0, 12, 1, 12)
+    assert scores.batch == (2, 3) and scores.c_batch == (90, 30)
+    merged = layout_of((2, 3, 5, 7), (2, 3, 7, 4), DotDimensions((0, 1), (0, 1), (3,), (2,)))
+    assert merged is not None and merged.batch == (6,)
+
+
+@pytest.mark.parametrize("lhs_shape, rhs_shape, dims", NOT_FITTING)
+def test_layouts_gemm_cannot_read_are_refused(lhs_shape, rhs_shape, dims):
+    assert layout_of(lhs_shape, rhs_shape, dims) is None
+
+
+def test_empty_products_are_refused():
+    assert layout_of((0, 7), (7, 3), FITTING[0][2]) is None
+    assert layout_of((5, 0), (0, 3), FITTING[0][2]) is None
+
+
+def test_dimension_numbers_are_read_from_the_attribute():
+    text = (
+        "#stablehlo.dot<lhs_batching_dimensions = [0, 2], rhs_batching_dimensions = [0, 1], "
+        "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [3]>"
+    )
+    assert DotDimensions.parse(text) == DotDimensions((0, 2), (0, 1), (1,), (3,))
+    assert DotDimensions.parse("#stablehlo.dot<lhs_contracting_dimensions = [1]>") == (
+        DotDimensions((), (), (1,), ())
+    )
+
+
+# ------------------------------------------------------------------ modules that run
+
+
+def runs_modules(test):
+    """The marks of a test that compiles and runs modules with the BLAS."""
+    for mark in (
+        pytest.mark.toolchain,
+        pytest.mark.toolchain("libopenblas.so.0"),
+        pytest.mark.iree,
+        pytest.mark.jax,
+        pytest.mark.slow,
+    ):
+        test = mark(test)
+    return test
+
+
+def einsum(spec: str):
+    def product(a, b):
+        return jnp.einsum(spec, a, b, precision="highest")
+
+    return product
+
+
+# (function, operand shapes): products jax writes as dot_generals of several forms.
+PROGRAMS = [
+    (lambda a, b: a @ b, [(33, 17), (17, 9)]),
+    (lambda a, b: a.T @ b, [(17, 33), (17, 9)]),
+    (lambda a, b: a @ b.T, [(33, 17), (9, 17)]),
+    (lambda a, b: a @ b, [(3, 33, 17), (17, 9)]),
+    (einsum("bqhd,bkhd->bhqk"), [(2, 24, 3, 16), (2, 20, 3, 16)]),
+    (einsum("bhqk,bkhd->bqhd"), [(2, 3, 24, 20), (2, 20, 3, 16)]),
+    (einsum("bij,bjk->bik"), [(4, 16, 20), (4, 20, 24)]),
+    (einsum("ijk,jkl->il"), [(16, 6, 8), (6, 8, 20)]),
+    (lambda a, b: jnp.tanh(a @ b) @ b.T, [(300, 64), (64, 64)]),  # row blocks, and fused ops
+]
+
+
+def rewritten(function, shapes, folder: Path, dtype=np.float64, seed: int = 0):
+    """``function`` exported at ``shapes`` (``dtype``), rewritten with --abi iree; with inputs."""
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(shape).astype(dtype) for shape in shapes]
+    with jax.enable_x64(dtype == np.float64):
+        text = rewriter.export(function, *inputs).text
+        expected = np.asarray(jax.jit(function)(*inputs))
+    path = folder / "program.iree.mlir"
+    path.write_text(rewriter.rewrite(text, abi="iree").text)
+    return path, inputs, expected
+
+
+def executable_sources(path: Path, folder: Path, **options) -> str:
+    """The executables iree-compile makes of ``path``, as MLIR text."""
+    dump = folder / "dump"
+    compile_module(
+        path,
+        extra_args=(f"--iree-hal-dump-executable-sources-to={dump}",),
+        cache=False,
+        **options,
+    )
+    return "".join(p.read_text() for p in sorted(dump.glob("*.mlir")))
+
+
+@runs_modules
+@pytest.mark.parametrize("index", range(len(PROGRAMS)))
+def test_f64_products_run_in_the_blas_with_jax_numbers(index, tmp_path):
+    function, shapes = PROGRAMS[index]
+    path, inputs, expected = rewritten(function, shapes, tmp_path, seed=index)
+    assert "f64" in ROUTED_ELEMENTS and blas_gemm.functions()
+    before = plugin.resolved_count()
+    module = load(path, imports={})
+    assert plugin.resolved_count() > before  # the gemm import of its executables
+    got = module.main(*inputs)
+    assert got.dtype == np.float64 and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+
+
+@runs_modules
+def test_every_f64_product_is_a_gemm_dispatch(tmp_path):
+    """The attention's four products are executables calling the gemm import; IREE's own
+    matmul code is gone."""
+
+    def attention(x, wq, wk, wv):
+        q, k, v = (jnp.reshape(x @ w, (2, 32, 4, 16)) for w in (wq, wk, wv))
+        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k)
+        return jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
+
+    shapes = [(2, 32, 64), (64, 64), (64, 64), (64, 64)]
+    path, inputs, expected = rewritten(attention, shapes, tmp_path)
+    sources = executable_sources(path, tmp_path, blas_products=("f64",))
+    # Five products: the three projections share one executable (the same layout).
+    assert sources.count(f"call @{IMPORT_PREFIX}f64(") == 3
+    assert "linalg.matmul" not in sources and "batch_matmul" not in sources
+    np.testing.assert_allclose(load(path, imports={}).main(*inputs), expected, rtol=1e-13)
+
+
+@runs_modules
+def test_without_a_blas_the_products_stay_with_iree(tmp_path, monkeypatch):
+    path, inputs, expected = rewritten(*PROGRAMS[4], tmp_path)
+    monkeypatch.setattr(iree_runtime.blas_gemm, "functions", lambda: {})
+    before = plugin.resolved_count()
+    module = load(path, imports={})
+    assert plugin.resolved_count() == before
+    np.testing.assert_allclose(module.main(*inputs), expected, rtol=1e-13, atol=1e-13)
+
+
+@runs_modules
+def test_a_cross_compile_keeps_iree_products(tmp_path):
+    path, _, _ = rewritten(*PROGRAMS[0], tmp_path)
+    here = executable_sources(path, tmp_path / "here", blas_products=("f64",))
+    assert f"@{IMPORT_PREFIX}f64" in here
+    arm = executable_sources(
+        path, tmp_path / "arm", blas_products=("f64",), triple="aarch64-linux-gnu"
+    )
+    assert IMPORT_PREFIX not in arm and "matmul" in arm
+
+
+@runs_modules
+@pytest.mark.parametrize("index", [0, 2, 4, 5, 8])
+def test_f32_products_run_in_the_blas_with_jax_numbers(index, tmp_path):
+    function, shapes = PROGRAMS[index]
+    path, inputs, expected = rewritten(function, shapes, tmp_path, np.float32, seed=index)
+    assert expected.dtype == np.float32 and "f32" in ROUTED_ELEMENTS
+    sources = executable_sources(path, tmp_path, blas_products=ROUTED_ELEMENTS)
+    assert f"call @{IMPORT_PREFIX}f32(" in sources and f"{IMPORT_PREFIX}f64" not in sources
+    before = plugin.resolved_count()
+    module = load(path, imports={})
+    assert plugin.resolved_count() > before
+    got = module.main(*inputs)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
+
+
+DRIVER_FIRST = """
+import sys
+import iree.runtime as rt
+import numpy as np
+rt.Config("local-sync")  # the driver exists before load can name the plugin
+from rewriter.iree import LoadError, load, plugin
+inputs = [np.load(name) for name in sys.argv[3:]]
+got = load(sys.argv[1], imports={}, driver="local-sync").main(*inputs)
+print(plugin.resolved_count())
+print(np.asarray(got).tobytes().hex())
+try:
+    load(sys.argv[2], imports={}, driver="local-sync")
+except LoadError as error:
+    print(error)
+"""
+
+
+@runs_modules
+def test_a_driver_made_before_load_keeps_iree_products(tmp_path):
+    """IREE reads --executable_plugin when it creates a driver: one made earlier lacks the
+    plugin, so a .mlir's products stay IREE's and a .vmfb with BLAS products is refused."""
+    path, inputs, expected = rewritten(*PROGRAMS[5], tmp_path)
+    names = []
+    for number, array in enumerate(inputs):
+        names.append(str(tmp_path / f"{number}.npy"))
+        np.save(names[-1], array)
+    vmfb = tmp_path / "blas.vmfb"
+    compile_module(path, vmfb, blas_products=("f64",))
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER_FIRST, str(path), str(vmfb), *names],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    resolved, data, refused = done.stdout.splitlines()
+    assert resolved == "0"
+    assert "f64 matrix products are compiled as dispatches that call a BLAS, but the " in refused
+    assert "driver local-sync was created before" in refused
+    got = np.frombuffer(bytes.fromhex(data), np.float64).reshape(expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+
+
+@runs_modules
+def test_the_command_line_compiles_products_into_the_blas(tmp_path):
+    path, inputs, expected = rewritten(*PROGRAMS[1], tmp_path)
+    vmfb = tmp_path / "program.vmfb"
+    subprocess.run(
+        [sys.executable, "-m", "rewriter.iree", str(path), "-o", str(vmfb), "--blas"],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    before = plugin.resolved_count()
+    module = load(vmfb, imports={})
+    assert plugin.resolved_count() > before
+    np.testing.assert_allclose(module.main(*inputs), expected, rtol=1e-13, atol=1e-13)
+
+
+@runs_modules
+def test_small_products_stay_with_iree(tmp_path):
+    """A batch of 3 x 3 products: gemm's call would cost more than the product."""
+    path, inputs, expected = rewritten(einsum("bij,bjk->bik"), [(50, 3, 3), (50, 3, 3)], tmp_path)
+    sources = executable_sources(path, tmp_path, blas_products=ROUTED_ELEMENTS)
+    assert IMPORT_PREFIX not in sources
+    np.testing.assert_allclose(load(path, imports={}).main(*inputs), expected, rtol=1e-13)
