@@ -182,6 +182,7 @@ def compile_module(
     from .c_api import c_api_header, c_api_source, dimension_variables, make_api
     from .input_fixes import fixed_text
     from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
+    from .loop_carries import carry_in_place
     from .loop_order import contiguous_innermost
     from .sorts import prepare_sorts
 
@@ -197,7 +198,7 @@ def compile_module(
     marked_sorts = 0
 
     def library_calls(module: str) -> str:
-        module = contiguous_innermost(widen_f32_atan2(module))
+        module = contiguous_innermost(widen_f32_atan2(carry_in_place(module)))
         if marked_sorts:
             sorted_in_c = route_sorts_to_c(module)
             sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]
