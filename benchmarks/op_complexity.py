@@ -18,7 +18,9 @@ to the next (time at 8x the elements over time at the size before), beside XLA's
 whose growth is well above XLA's has a worse complexity (a quadratic loop grows 64x). A size
 whose predicted time (the last time times the last growth) exceeds ``--budget`` seconds per
 call is skipped, and so is a path that cannot compile or run it (the reason is printed).
-Prints the load average first and last. ``--one-core`` runs everything on one CPU: XLA
+Prints the load average first and last. ``--clock cpu`` measures the CPU time of the
+process (every thread) instead of wall time: the work a path does, which load on shared
+cores inflates less than the wall time it takes. ``--one-core`` runs everything on one CPU: XLA
 splits large elementwise loops in 2 (``outer_dimension_partitions``) and IREE's task
 system has a worker per core, while the compiled path's loops run on one thread.
 """
@@ -50,16 +52,22 @@ from rewriter.iree import load as load_iree  # noqa: E402
 SIZES = (1_000, 8_000, 64_000, 512_000, 4_096_000)
 
 
-def median_ms(function, arguments, seconds: float = 0.5) -> float:
-    """The median time of a call, in ms, over ``seconds`` (at least 3 calls, at most 50),
-    after one call that is not timed."""
+# What a figure measures: wall time, or the CPU time of the whole process (every thread),
+# the work done, which a burst of load on the shared cores inflates less.
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def median_ms(function, arguments, seconds: float = 0.5, clock: str = "wall") -> float:
+    """The median time of a call on ``clock``, in ms, over ``seconds`` of wall time (at
+    least 3 calls, at most 50), after one call that is not timed."""
     jax.block_until_ready(function(*arguments))
     times: list[float] = []
+    now = CLOCKS[clock]
     deadline = time.perf_counter() + seconds
     while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 50):
-        started = time.perf_counter()
+        started = now()
         jax.block_until_ready(function(*arguments))
-        times.append(time.perf_counter() - started)
+        times.append(now() - started)
     return statistics.median(times) * 1e3
 
 
@@ -168,7 +176,9 @@ def _build(path: str, name: str, text: str, work: Path) -> Callable[..., object]
     return load_iree(module, imports={}).main
 
 
-def measure(names: list[str], sizes: list[int], budget: float, repeat: int) -> dict:
+def measure(
+    names: list[str], sizes: list[int], budget: float, repeat: int, clock: str = "wall"
+) -> dict:
     """{(op, path): [ms or a reason, per size]}, printing each figure as it comes. Each
     figure is the least of ``repeat`` medians, the paths taking turns (so that a burst of
     load on the shared cores falls on all three)."""
@@ -198,7 +208,7 @@ def measure(names: list[str], sizes: list[int], budget: float, repeat: int) -> d
             least: dict[str, float] = {}
             for _ in range(repeat):
                 for path, function in functions.items():
-                    ms = median_ms(function, arguments)
+                    ms = median_ms(function, arguments, clock=clock)
                     least[path] = min(ms, least.get(path, ms))
             for path, ms in least.items():
                 results[name, path].append(ms)
@@ -261,6 +271,12 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
         help="run on one CPU (sched_setaffinity), so that XLA's and IREE's threads share it: "
         "growth then compares the code, not the threads",
     )
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall time, or the CPU time of every thread of the process (default: %(default)s)",
+    )
     parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     arguments = parser.parse_args(argv)
     unknown = [name for name in arguments.ops if name not in OPS]
@@ -277,5 +293,7 @@ if __name__ == "__main__":
     with figures("op_complexity", chosen.markdown):
         if chosen.one_core:
             print(f"on one CPU only (--one-core: CPU {min(os.sched_getaffinity(0))})\n")
-        timed = measure(names, chosen.sizes, chosen.budget, chosen.repeat)
+        if chosen.clock == "cpu":
+            print("CPU time of the process (--clock cpu: every thread's), not wall time\n")
+        timed = measure(names, chosen.sizes, chosen.budget, chosen.repeat, chosen.clock)
         print(table(timed, names, chosen.sizes))
