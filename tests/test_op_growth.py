@@ -149,3 +149,17 @@ def test_a_carried_buffer_that_is_read_elsewhere_is_left_alone(change: tuple[str
     if change[0] == "AFTER":
         text = BUFFERIZED_LOOP.replace(*change)
     assert carry_in_place(text) == text
+
+
+def test_a_buffer_that_starts_two_carried_values_is_left_alone():
+    """Updated in place, one value would change the other: both are that buffer."""
+    two = (
+        BUFFERIZED_LOOP.replace("AFTER", "")
+        .replace("iter_args(%y = %start)", "iter_args(%y = %start, %z = %start)")
+        .replace("-> (memref<8xf32>) {", "-> (memref<8xf32>, memref<8xf32>) {")
+        .replace(
+            "scf.yield %next : memref<8xf32>", "scf.yield %next, %z : memref<8xf32>, memref<8xf32>"
+        )
+        .replace("%r = scf.for", "%r, %s = scf.for")
+    )
+    assert carry_in_place(two) == two

@@ -14,8 +14,9 @@ the update's maps are the identity, every dimension parallel.
 
 Only where that is safe: an ``scf.for`` whose carried buffer is read by nothing in the
 body but that one elementwise ``linalg.generic``, and starts as a buffer allocated in the
-function that nothing reads or views after the loop (the bufferizer's copy of the initial
-value): the first iteration then overwrites a buffer no one else holds.
+function that nothing reads or views after the loop, nor carries as another value (the
+bufferizer's copy of the initial value): the first iteration then overwrites a buffer no
+one else holds.
 """
 
 from __future__ import annotations
@@ -126,15 +127,17 @@ def _owned_before(ir, start, loop) -> bool:
     if _defining_alloc(ir, start) is None:
         return False
     block = loop.block
+    carried = 0
     for use in start.uses:
         owner = use.owner.operation
         if owner == loop:
+            carried += 1  # twice would make two carried values one buffer
             continue
         if _name(owner) not in _HARMLESS_BEFORE or owner.block != block:
             return False
         if not owner.is_before_in_block(loop):
             return False
-    return True
+    return carried == 1
 
 
 def _identity(affine_map) -> bool:
