@@ -12,8 +12,12 @@ buffer itself and that buffer yielded, so that the loop allocates nothing per it
 place). Each iteration's read of an element happens before the write of that element:
 the update's maps are the identity, every dimension parallel.
 
-Only where that is safe: an ``scf.for`` whose carried buffer is read by nothing in the
-body but that one elementwise ``linalg.generic``, and starts as a buffer allocated in the
+An ``scf.while`` (a loop whose condition reads the data) had more: its condition region
+copied the carried buffer every iteration before handing it on to the body. When that
+region only reads the buffer (through views or not), it hands on the buffer itself.
+
+Only where that is safe: a loop whose carried buffer is read by nothing in the body but
+that one elementwise ``linalg.generic``, and starts as a buffer allocated in the
 function that nothing reads or views after the loop, nor carries as another value (the
 bufferizer's copy of the initial value): the first iteration then overwrites a buffer no
 one else holds.
@@ -32,22 +36,23 @@ _HARMLESS_BEFORE = ("memref.copy", "linalg.generic", "linalg.fill", "linalg.copy
 
 
 def carry_in_place(text: str) -> str:
-    """``text`` (a bufferized module) with each elementwise update of an ``scf.for``'s
-    carried buffer written into that buffer, and the buffer allocated for it removed."""
+    """``text`` (a bufferized module) with each elementwise update of an ``scf.for``'s or
+    ``scf.while``'s carried buffer written into that buffer, and the buffer allocated for
+    it (and a while loop's copy of it) removed."""
     from iree.compiler import ir
 
     module = ir.Module.parse(text, contexts.context())
     loops: list[Any] = []
 
     def visit(operation):
-        if operation.name == "scf.for":
+        if operation.name in ("scf.for", "scf.while"):
             loops.append(operation)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
     changed = 0
     for loop in loops:
-        changed += _in_place(ir, loop)
+        changed += _in_place(ir, loop) if loop.name == "scf.for" else _while_in_place(ir, loop)
     if not changed:
         return text
     return module.operation.get_asm(enable_debug_info=True)
@@ -75,6 +80,87 @@ def _in_place(ir, loop) -> int:
         allocation.erase()
         rewritten += 1
     return rewritten
+
+
+def _while_in_place(ir, loop) -> int:
+    """The same for an ``scf.while``, whose condition region bufferization also made copy
+    the carried buffer every iteration before handing it on: when that region only reads
+    it, it hands on the buffer itself."""
+    before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
+    condition, terminator = _last(ir, before), _last(ir, after)
+    if condition is None or condition.name != "scf.condition":
+        return 0
+    if terminator is None or terminator.name != "scf.yield":
+        return 0
+    rewritten = 0
+    for index, start in enumerate(loop.operands):
+        checked, argument = before.arguments[index], after.arguments[index]
+        if not isinstance(argument.type, ir.MemRefType):
+            continue
+        copy = _handed_on_copy(ir, checked, condition.operands[1 + index], condition)
+        update = _elementwise_update(ir, argument, terminator.operands[index], terminator)
+        if copy is None or update is None or not _owned_before(ir, start, loop):
+            continue
+        condition.operands[1 + index] = checked
+        for operation in copy:
+            operation.erase()
+        generic, allocation = update
+        generic.operands[len(generic.operands) - 1] = argument
+        terminator.operands[index] = argument
+        allocation.erase()
+        rewritten += 1
+    return rewritten
+
+
+# Ops of a while loop's condition region that only read a buffer or make a view of it.
+_READS = ("memref.cast", "memref.subview", "memref.load", "memref.copy", "linalg.generic")
+
+
+def _handed_on_copy(ir, checked, handed, condition) -> list[Any] | None:
+    """The ``memref.copy`` and ``memref.alloc`` that make ``handed``, the condition
+    region's copy of its argument ``checked``, when the region only reads ``checked``
+    (through views or not); else None."""
+    allocation = _defining_alloc(ir, handed)
+    if allocation is None or handed.type != checked.type:
+        return None
+    users = [use.owner.operation for use in handed.uses]
+    copies = [op for op in users if _name(op) == "memref.copy"]
+    if len(users) != 2 or len(copies) != 1 or condition not in users:
+        return None
+    if copies[0].operands[1] != handed or not _views_of(ir, copies[0].operands[0], checked):
+        return None
+    return [copies[0], allocation] if _only_read(ir, checked) else None
+
+
+def _views_of(ir, value, buffer) -> bool:
+    """Whether ``value`` is ``buffer`` or a ``memref.cast`` of it."""
+    while value != buffer:
+        if not isinstance(value, ir.OpResult) or _name(value.owner) != "memref.cast":
+            return False
+        value = value.owner.operation.operands[0]
+    return True
+
+
+def _only_read(ir, buffer) -> bool:
+    """Whether every use of ``buffer`` and of its views reads it."""
+    for use in buffer.uses:
+        owner = use.owner.operation
+        kind = _name(owner)
+        if kind == "scf.condition" or kind not in _READS:
+            return False
+        if kind in ("memref.cast", "memref.subview"):
+            if not _only_read(ir, owner.results[0]):
+                return False
+        elif kind == "memref.copy" and use.operand_number != 0:
+            return False
+        elif kind == "linalg.generic" and use.operand_number >= _inputs(ir, owner):
+            return False
+    return True
+
+
+def _inputs(ir, generic) -> int:
+    """How many of a ``linalg.generic``'s operands are inputs."""
+    return list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))[0]
 
 
 def _elementwise_update(ir, argument, yielded, terminator) -> tuple[Any, Any] | None:
