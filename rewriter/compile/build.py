@@ -184,6 +184,7 @@ def compile_module(
     from .float_extrema import intrinsic_extrema
     from .input_fixes import fixed_text
     from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
+    from .loop_carries import carry_in_place
     from .loop_order import contiguous_innermost
     from .sorts import prepare_sorts
     from .vector_sums import reassociable_sums
@@ -200,7 +201,7 @@ def compile_module(
     marked_sorts = 0
 
     def library_calls(module: str) -> str:
-        module = vectorizable_f64_math(widen_f32_atan2(module))
+        module = vectorizable_f64_math(widen_f32_atan2(carry_in_place(module)))
         module = reassociable_sums(contiguous_innermost(intrinsic_extrema(module)))
         if marked_sorts:
             sorted_in_c = route_sorts_to_c(module)

@@ -50,11 +50,16 @@ PIPELINE_TOOLS += (f"mlir-translate-{LLVM_VERSION}", f"clang-{LLVM_VERSION}")
 STATIC_TOOLS = (f"llvm-objcopy-{LLVM_VERSION}", f"llvm-ar-{LLVM_VERSION}")
 
 # The barriers that keep a sort whole (sorts.keep_marked_sorts_whole) have done their work
-# once the input pipeline is over: iree-util-drop-compiler-hints removes them.
+# once the input pipeline is over: iree-util-drop-compiler-hints removes them. Unit
+# dimensions are folded before fusion (as IREE's own dispatch creation does): jax's
+# ``x[i]`` indexes with ``i`` made ``N x 1``, and the reshapes between ``N`` and ``N x 1``
+# kept the index arithmetic, the gather and what uses it as separate loops, each writing
+# a buffer of N elements (the compiled ``x[i] + v`` made three passes, one at the end).
 BUFFERIZE = (
     "builtin.module("
     "iree-util-drop-compiler-hints, "
-    "func.func(iree-dispatch-creation-elementwise-op-fusion), "
+    "func.func(iree-dispatch-creation-fold-unit-extent-dims-for-func, "
+    "iree-dispatch-creation-elementwise-op-fusion), "
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops})"
 )
