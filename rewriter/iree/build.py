@@ -97,7 +97,7 @@ WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
 # StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
 # operand is an argument, the dispatch writes into the caller's imported memory (IREE's
 # "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
-# module with one of them gets copies of its arguments (``values.input_view``).
+# module with one of them gets copies of its arguments (``calls.Call``).
 IN_PLACE_OPS = frozenset(
     (
         "stablehlo.sort",

@@ -1,0 +1,153 @@
+"""One call of a loaded module's public function, made through the VM's own API.
+
+``iree.runtime``'s ``FunctionInvoker`` (what a ``SystemContext`` hands out) re-reads the
+function's ABI on every call: its ``ArgumentPacker`` converts each argument generically,
+each result becomes a ``DeviceArray`` transferred to the host, and every step allocates
+Python objects. That is 10 to 20 us a call, more than the whole of ``jax.jit``'s call of a
+program that does nothing. A ``Call`` works everything out once, at load time (the
+parameters, the element type of each argument, the dtype of each result), and on each
+call only checks the arguments (``rewriter.compile.arguments``, as before), wraps each in
+a buffer view on its own memory (``import_host_allocation``, no copy; ``values.py`` says
+when a copy is needed), runs ``VmContext.invoke`` and copies each result out of its
+mapped buffer with one ``np.frombuffer(...).copy()``.
+
+A function ``Call`` cannot make (an argument that is no tensor, a result that is no
+array, an element type without a HAL one) is called through ``FunctionInvoker`` as before
+(``plan`` returns None).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compile.arguments import Parameter, check_count, convert
+from .call_errors import CallErrors
+from .declarations import result_dtypes
+from .values import BUFFER_ALIGNMENT, aligned_copy
+
+
+class Call:
+    """Calls one public function: checked arguments in, numpy arrays (copies) out."""
+
+    def __init__(
+        self,
+        name: str,
+        context: Any,
+        function: Any,
+        device: Any,
+        parameters: Sequence[Parameter],
+        element_types: Sequence[Any],
+        result_dtypes: Sequence[np.dtype],
+        copy: bool,
+        errors: CallErrors,
+        dispatch_error: Callable[[], str | None] | None,
+    ):
+        import iree.runtime as rt
+
+        self.name = name
+        self._invoke = context.invoke
+        self._function = function
+        self._device = device
+        self._import = device.allocator.import_host_allocation
+        self._parameters = tuple(zip(parameters, element_types, strict=True))
+        self._result_dtypes = tuple(result_dtypes)
+        self._copy = copy
+        self._run = errors.run
+        self._dispatch_error = dispatch_error
+        self._memory = rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE
+        self._usage = rt.BufferUsage.DEFAULT
+        self._list = rt.VmVariantList
+        self._view = rt.HalBufferView
+
+    def __call__(self, arrays: Sequence[object]) -> object:
+        """The results of the function on ``arrays`` (one array, a tuple, or None)."""
+        parameters = self._parameters
+        check_count(self.name, arrays, len(parameters))
+        inputs = self._list(len(parameters))
+        held: list[np.ndarray] = []  # the memory the device reads, until the call is over
+        for value, (parameter, element_type) in zip(arrays, parameters, strict=True):
+            array = convert(value, parameter)
+            if self._copy or not readable_in_place(array):
+                array = aligned_copy(array)
+            held.append(array)
+            buffer = self._import(array, self._memory, self._usage)
+            inputs.push_ref(self._view(buffer, array.shape, element_type).ref)
+        dtypes = self._result_dtypes
+        outputs = self._list(len(dtypes))
+        self._run(lambda: self._invoke(self._function, inputs, outputs), self._dispatch_error)
+        if len(dtypes) == 1:
+            return _copied(outputs, 0, dtypes[0], self._view)
+        results = tuple(_copied(outputs, i, dtype, self._view) for i, dtype in enumerate(dtypes))
+        return results if results else None
+
+
+def readable_in_place(array: np.ndarray) -> bool:
+    """Whether IREE may read ``array`` in its own memory: C-contiguous, writable (IREE's
+    import takes only writable memory) and 64-byte aligned (``values.BUFFER_ALIGNMENT``).
+    The address comes from ctypes' ``from_buffer``, a third of ``array.ctypes.data``'s
+    cost, except for dtypes the buffer protocol cannot name (ml_dtypes' bfloat16)."""
+    flags = array.flags
+    if not (flags.c_contiguous and flags.writeable):
+        return False
+    if array.nbytes == 0:
+        return True  # nothing is read
+    exported: Any = array  # numpy's buffer, which typeshed does not call a Buffer
+    try:
+        address = ctypes.addressof(ctypes.c_char.from_buffer(exported))
+    except ValueError:
+        address = array.ctypes.data
+    return address % BUFFER_ALIGNMENT == 0
+
+
+def _copied(outputs: Any, index: int, dtype: np.dtype, view_type: Any) -> np.ndarray:
+    """Result ``index`` as a new numpy array: the mapped memory lives only as long as the
+    buffer view, and a result may be an argument's memory."""
+    view = outputs.get_as_object(index, view_type)
+    shape = view.shape
+    count = math.prod(shape)
+    if count == 0:
+        return np.zeros(shape, dtype)
+    return np.frombuffer(view.map(), dtype, count).reshape(shape).copy()
+
+
+def plan(
+    name: str,
+    context: Any,
+    program: Any,
+    device: Any,
+    parameters: Sequence[Parameter | None] | None,
+    copy: bool,
+    errors: CallErrors,
+    dispatch_error: Callable[[], str | None] | None,
+) -> Call | None:
+    """The ``Call`` of the public function ``name``, or None when one of its arguments or
+    results is not a tensor that ``Call`` handles (``FunctionInvoker`` then calls it)."""
+    from iree.runtime.array_interop import map_dtype_to_element_type
+
+    function = program.lookup_function(name)
+    dtypes = result_dtypes(program, name)
+    if function is None or dtypes is None or parameters is None:
+        return None
+    tensors = [p for p in parameters if p is not None]
+    if len(tensors) != len(parameters):
+        return None
+    element_types = [map_dtype_to_element_type(p.dtype) for p in tensors]
+    if any(t is None for t in element_types):
+        return None
+    return Call(
+        name,
+        context,
+        function,
+        device,
+        tensors,
+        element_types,
+        dtypes,
+        copy,
+        errors,
+        dispatch_error,
+    )

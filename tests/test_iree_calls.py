@@ -1,0 +1,117 @@
+"""How ``rewriter.iree`` calls a public function (rewriter/iree/calls.py).
+
+A call goes through the VM's own ``VmContext.invoke`` with argument and result lists built
+from what ``load`` read once, never through ``iree.runtime``'s ``FunctionInvoker`` (its
+generic packing of each argument and ``DeviceArray`` of each result); an aligned argument
+reaches IREE as the caller's own memory, any other as a copy, and every result is a new
+array of the declared dtype, whatever its rank, size or element type.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from kernel_library import assert_all_agree
+
+import rewriter
+from rewriter.iree import load
+
+pytestmark = [pytest.mark.iree, pytest.mark.jax]
+
+
+def loaded(tmp_path, function, *arguments, driver: str = "local-task"):
+    path = tmp_path / f"{function.__name__}.iree.mlir"
+    exported = rewriter.export(function, *arguments).original
+    path.write_text(rewriter.rewrite(exported, abi="iree").text)
+    return load(path, imports={}, driver=driver)
+
+
+def aligned_copy(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` at a 64-byte aligned address."""
+    raw = np.empty(array.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    copy = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+def plus_one(x):
+    return x + 1
+
+
+def every_kind(x, u, b):
+    """Results of several ranks, sizes and element types: f32, ui8 (i8 in IREE, its
+    encoding ui8), i1, 0-d, and a result without elements."""
+    return x + 1, u * 2, jnp.logical_not(b), x.sum(), x[:0] * 2
+
+
+@pytest.mark.parametrize("driver", ["local-task", "local-sync"])
+def test_a_call_does_not_go_through_the_function_invoker(tmp_path, monkeypatch, driver):
+    import iree.runtime.function as function
+
+    def refuse(self, *arguments, **keywords):
+        raise AssertionError("FunctionInvoker called")
+
+    monkeypatch.setattr(function.FunctionInvoker, "__call__", refuse)
+    monkeypatch.setattr(function.ArgumentPacker, "pack", refuse, raising=False)
+    model = loaded(tmp_path, plus_one, np.zeros(10, np.float32), driver=driver)
+    x = np.arange(10, dtype=np.float32)
+    np.testing.assert_array_equal(model.main(x), x + 1)
+
+
+def test_results_of_every_kind_are_new_arrays_of_the_declared_dtype(tmp_path):
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+    u = np.array([1, 7, 200], np.uint8)
+    b = np.array([True, False])
+    model = loaded(tmp_path, every_kind, x, u, b)
+    got = model.main(x, u, b)
+    assert_all_agree(got, tuple(np.asarray(r) for r in every_kind(x, u, b)))
+    for result in got:
+        assert result.flags.owndata and result.flags.writeable
+        assert not any(np.shares_memory(result, a) for a in (x, u, b))
+
+
+def spy_on_imports(model, name: str = "main") -> list[np.ndarray]:
+    """The arrays whose memory IREE is given (``import_host_allocation``), call by call."""
+    call = model._handles[name]
+    imported: list[np.ndarray] = []
+    original = call._import
+
+    def record(array, *rest):
+        imported.append(array)
+        return original(array, *rest)
+
+    call._import = record
+    return imported
+
+
+def test_an_aligned_argument_is_read_in_its_own_memory_and_any_other_copied(tmp_path):
+    model = loaded(tmp_path, plus_one, np.zeros(16, np.float32))
+    imported = spy_on_imports(model)
+    x = aligned_copy(np.arange(16, dtype=np.float32))
+    unaligned = aligned_copy(np.arange(17, dtype=np.float32))[1:]
+    read_only = aligned_copy(np.arange(16, dtype=np.float32))
+    read_only.flags.writeable = False
+    for argument, in_place in ((x, True), (unaligned, False), (read_only, False)):
+        imported.clear()
+        np.testing.assert_array_equal(model.main(argument), argument + 1)
+        (given,) = imported
+        assert (given is argument) == in_place
+        assert np.shares_memory(given, argument) == in_place
+
+
+def set_one(x):
+    return x.at[3].set(-1.0)
+
+
+def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
+    """IREE computes a scatter in its operand's memory (``build.IN_PLACE_OPS``)."""
+    model = loaded(tmp_path, set_one, np.zeros(16, np.float32))
+    imported = spy_on_imports(model)
+    x = aligned_copy(np.arange(16, 0, -1).astype(np.float32))
+    kept = x.copy()
+    np.testing.assert_array_equal(model.main(x), np.asarray(set_one(jnp.asarray(kept))))
+    (given,) = imported
+    assert not np.shares_memory(given, x)
+    np.testing.assert_array_equal(x, kept)
