@@ -18,8 +18,10 @@ ones before it wrote.
 Only what a dispatch can take is routed (``why_not``): tensors of static shapes with at
 least one element, numbers of 8 to 64 bits, scalars of 32 or 64 bits, and at least one
 result (a call without results is kept for its effect alone, which a dispatch would lose:
-IREE drops a dispatch whose results nobody reads). Like XLA, IREE may merge two calls of
-the same handler on the same operands into one.
+IREE drops a dispatch whose results nobody reads). For the same reason an import marked
+``rewriter.has_side_effect`` (a call with results and ``has_side_effect = true``, which
+XLA runs whether or not its results are read) stays a VM import, which IREE keeps. Like
+XLA, IREE may merge two calls of the same handler on the same operands into one.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def why_not(signature: ImportSignature) -> str | None:
         return f"{signature.name} is not a C identifier"
     if not signature.results:
         return "no results: a dispatch nobody reads would be dropped with its effect"
+    if signature.side_effect:
+        return "has_side_effect: a dispatch whose results nobody reads would be dropped"
     for type_ in (*signature.parameters, *signature.results):
         if not type_.startswith("tensor<"):
             if dispatch_type(type_) not in SCALAR_C_TYPES:
