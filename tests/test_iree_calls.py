@@ -72,33 +72,48 @@ def test_results_of_every_kind_are_new_arrays_of_the_declared_dtype(tmp_path):
         assert not any(np.shares_memory(result, a) for a in (x, u, b))
 
 
-def spy_on_imports(model, name: str = "main") -> list[np.ndarray]:
-    """The arrays whose memory IREE is given (``import_host_allocation``), call by call."""
+def spy_on_arguments(model, name: str = "main") -> list[tuple[str, np.ndarray]]:
+    """How IREE is given each argument, call by call: ("import", array) for a buffer on the
+    array's own memory (``import_host_allocation``), ("copy", array) for a buffer IREE
+    allocates and fills with a copy (``allocate_buffer_copy``)."""
     call = model._handles[name]
-    imported: list[np.ndarray] = []
-    original = call._import
+    given: list[tuple[str, np.ndarray]] = []
+    imported, copied = call._import, call._allocate_copy
 
-    def record(array, *rest):
-        imported.append(array)
-        return original(array, *rest)
+    def record_import(array, *rest):
+        given.append(("import", array))
+        return imported(array, *rest)
 
-    call._import = record
-    return imported
+    def record_copy(memory, usage, device, array, element_type):
+        given.append(("copy", array))
+        return copied(memory, usage, device, array, element_type)
+
+    call._import, call._allocate_copy = record_import, record_copy
+    return given
 
 
 def test_an_aligned_argument_is_read_in_its_own_memory_and_any_other_copied(tmp_path):
     model = loaded(tmp_path, plus_one, np.zeros(16, np.float32))
-    imported = spy_on_imports(model)
+    given = spy_on_arguments(model)
     x = aligned_copy(np.arange(16, dtype=np.float32))
     unaligned = aligned_copy(np.arange(17, dtype=np.float32))[1:]
     read_only = aligned_copy(np.arange(16, dtype=np.float32))
     read_only.flags.writeable = False
-    for argument, in_place in ((x, True), (unaligned, False), (read_only, False)):
-        imported.clear()
-        np.testing.assert_array_equal(model.main(argument), argument + 1)
-        (given,) = imported
-        assert (given is argument) == in_place
-        assert np.shares_memory(given, argument) == in_place
+    strided = aligned_copy(np.arange(32, dtype=np.float32))[::2]
+    for argument, how in (
+        (x, "import"),
+        (unaligned, "copy"),
+        (read_only, "copy"),
+        (strided, "copy"),
+    ):
+        given.clear()
+        kept = argument.copy()
+        np.testing.assert_array_equal(model.main(argument), kept + 1)
+        ((kind, array),) = given
+        assert kind == how
+        if how == "import":
+            assert array is argument  # the caller's own memory, no copy
+        np.testing.assert_array_equal(argument, kept)
 
 
 def set_one(x):
@@ -108,10 +123,9 @@ def set_one(x):
 def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
     """IREE computes a scatter in its operand's memory (``build.IN_PLACE_OPS``)."""
     model = loaded(tmp_path, set_one, np.zeros(16, np.float32))
-    imported = spy_on_imports(model)
+    given = spy_on_arguments(model)
     x = aligned_copy(np.arange(16, 0, -1).astype(np.float32))
     kept = x.copy()
     np.testing.assert_array_equal(model.main(x), np.asarray(set_one(jnp.asarray(kept))))
-    (given,) = imported
-    assert not np.shares_memory(given, x)
+    assert [kind for kind, _ in given] == ["copy"]
     np.testing.assert_array_equal(x, kept)
