@@ -20,7 +20,7 @@ from rewriter.iree import load
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
 
 
-def loaded(tmp_path, function, *arguments, driver: str = "local-task"):
+def loaded(tmp_path, function, *arguments, driver: str | None = "local-task"):
     path = tmp_path / f"{function.__name__}.iree.mlir"
     exported = rewriter.export(function, *arguments).original
     path.write_text(rewriter.rewrite(exported, abi="iree").text)
@@ -129,3 +129,37 @@ def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
     np.testing.assert_array_equal(model.main(x), np.asarray(set_one(jnp.asarray(kept))))
     assert [kind for kind, _ in given] == ["copy"]
     np.testing.assert_array_equal(x, kept)
+
+
+def test_a_module_of_small_tensors_runs_on_local_sync_unless_told(tmp_path):
+    from rewriter.iree.drivers import SMALL_TENSOR
+
+    small = loaded(tmp_path, plus_one, np.zeros(SMALL_TENSOR, np.float32), driver=None)
+    assert small.driver == "local-sync"
+    large = tmp_path / "large"
+    large.mkdir()
+    big = loaded(large, plus_one, np.zeros(SMALL_TENSOR + 1, np.float32), driver=None)
+    assert big.driver == "local-task"
+    told = tmp_path / "told"
+    told.mkdir()
+    assert loaded(told, plus_one, np.zeros(4, np.float32), driver="local-task").driver == (
+        "local-task"
+    )
+    x = np.arange(SMALL_TENSOR, dtype=np.float32)
+    np.testing.assert_array_equal(small.main(x), x + 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "small"),
+    [
+        ("%0 = stablehlo.add %a, %b : tensor<32x32xf32>", True),
+        ("%0 = stablehlo.add %a, %b : tensor<f32>", True),
+        ("%c = stablehlo.constant dense<0.0> : tensor<33x32xf32>", False),
+        ("func.func @main(%a: tensor<?x8xf32>) -> tensor<?x8xf32>", False),
+        ("%0 = stablehlo.add %a, %b : tensor<4xcomplex<f32>>", True),
+    ],
+)
+def test_small_tensors_are_static_and_of_at_most_1024_elements(text, small):
+    from rewriter.iree.drivers import only_small_tensors
+
+    assert only_small_tensors(text) is small

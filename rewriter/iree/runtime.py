@@ -36,6 +36,7 @@ from .build import (
     read_vmfb,
 )
 from .call_errors import CallErrors
+from .drivers import chosen_driver
 from .ffi_handlers import FfiBridge
 from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
@@ -129,9 +130,11 @@ class IreeModule(CompiledModule):
         functions: dict[str, Callable[..., object]],
         keep_alive: list[object],
         handles: dict[str, Callable[..., object]],
+        driver: str = "local-task",
     ):
         super().__init__(functions, keep_alive)
         self._handles = handles  # what the functions call; emptied by close()
+        self.driver = driver  # the IREE driver that runs the module
         _LOADED.add(self)
 
     def close(self) -> None:
@@ -156,7 +159,7 @@ def load(
     path: str | os.PathLike[str],
     *,
     imports: Mapping[str, object],
-    driver: str = "local-task",
+    driver: str | None = None,
     cpu: str | None = None,
     compile_args: tuple[str, ...] = (),
 ) -> IreeModule:
@@ -173,11 +176,16 @@ def load(
     their arguments as the compiled path's do (``rewriter.compile.arguments``) and return
     numpy arrays (a tuple for several results).
 
-    A ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``:
-    the portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
+    ``driver`` is IREE's CPU driver, ``"local-task"`` or ``"local-sync"``; without one, a
+    ``.mlir`` whose tensors are all small runs on ``local-sync`` and anything else on
+    ``local-task`` (``drivers.py`` says why). A ``.mlir`` is compiled for this machine's
+    CPU; ``cpu`` names another (``"generic"``: the portable code of IREE's default);
+    ``compile_args`` go to ``iree-compile`` last.
     """
     with needs("iree", "iree.runtime"):
-        return _load(Path(path), imports, driver, cpu, compile_args)
+        path = Path(path)
+        chosen = driver if driver is not None else chosen_driver(path)
+        return _load(path, imports, chosen, cpu, compile_args)
 
 
 def _load(
@@ -226,7 +234,7 @@ def _load(
             name, bound[name], errors, parameters, config.device, copy, dispatch_error
         )
     functions = {name: _public_function(name, handles) for name in handles}
-    return IreeModule(functions, keep_alive, handles)
+    return IreeModule(functions, keep_alive, handles, driver)
 
 
 def _config(driver: str):
