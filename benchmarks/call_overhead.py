@@ -81,7 +81,7 @@ def measure(calls: int) -> None:
             compiled = load(library)
             iree_module = Path(folder) / "program.iree.mlir"
             iree_module.write_text(rewriter.rewrite(text, abi="iree").text)
-            iree = iree_load(iree_module, imports={})
+            iree = iree_load(iree_module, imports={}, driver="local-task")
             iree_sync = iree_load(iree_module, imports={}, driver="local-sync")
             jitted = jax.jit(function)
             jitted(*inputs).block_until_ready()
