@@ -163,3 +163,17 @@ def test_small_tensors_are_static_and_of_at_most_1024_elements(text, small):
     from rewriter.iree.drivers import only_small_tensors
 
     assert only_small_tensors(text) is small
+
+
+def test_result_shapes_are_read_once_at_load_when_static(tmp_path):
+    """A static result's shape and size come from IREE's declaration, read at load; a
+    dynamic one is read from each result's buffer view."""
+    model = loaded(tmp_path, every_kind, np.zeros(6, np.float32), np.zeros(3, np.uint8),
+                   np.zeros(2, bool))  # fmt: skip
+    assert model._handles["main"]._results == (
+        (np.dtype(np.float32), (6,), 6),
+        (np.dtype(np.uint8), (3,), 3),
+        (np.dtype(np.bool_), (2,), 2),
+        (np.dtype(np.float32), (), 1),
+        (np.dtype(np.float32), (0,), 0),
+    )

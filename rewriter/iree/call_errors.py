@@ -38,18 +38,19 @@ class CallErrors:
 
     def run(
         self,
-        invocation: Callable[[], object],
-        dispatch_error: Callable[[], str | None] | None = None,
+        dispatch_error: Callable[[], str | None] | None,
+        invocation: Callable[..., object],
+        *arguments: object,
     ) -> object:
-        """``invocation()``, raising the implementation's exception rather than IREE's
-        RuntimeError when one raised, or a ``HandlerError`` with the message that
+        """``invocation(*arguments)``, raising the implementation's exception rather than
+        IREE's RuntimeError when one raised, or a ``HandlerError`` with the message that
         ``dispatch_error`` takes from the executable plugin."""
         local = self._local
         outer = getattr(local, "pending", None)
         pending: list[BaseException] = []
         local.pending = pending
         try:
-            returned = invocation()
+            returned = invocation(*arguments)
         except RuntimeError:
             message = dispatch_error() if dispatch_error is not None else None
             if pending:

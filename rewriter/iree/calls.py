@@ -29,7 +29,7 @@ import numpy as np
 
 from ..compile.arguments import Parameter, check_count, convert
 from .call_errors import CallErrors
-from .declarations import result_dtypes
+from .declarations import result_types
 from .values import BUFFER_ALIGNMENT
 
 
@@ -44,7 +44,7 @@ class Call:
         device: Any,
         parameters: Sequence[Parameter],
         element_types: Sequence[Any],
-        result_dtypes: Sequence[np.dtype],
+        results: Sequence[tuple[np.dtype, tuple[int, ...] | None]],
         copy: bool,
         errors: CallErrors,
         dispatch_error: Callable[[], str | None] | None,
@@ -59,7 +59,9 @@ class Call:
         self._allocate_copy = device.allocator.allocate_buffer_copy
         self._copy_memory = rt.MemoryType.DEVICE_LOCAL
         self._parameters = tuple(zip(parameters, element_types, strict=True))
-        self._result_dtypes = tuple(result_dtypes)
+        self._results = tuple(
+            (dtype, shape, None if shape is None else math.prod(shape)) for dtype, shape in results
+        )
         self._copy = copy
         self._run = errors.run
         self._dispatch_error = dispatch_error
@@ -87,13 +89,13 @@ class Call:
                 buffer = self._import(array, self._memory, self._usage)
                 view = self._view(buffer, array.shape, element_type)
             inputs.push_ref(view.ref)
-        dtypes = self._result_dtypes
-        outputs = self._list(len(dtypes))
-        self._run(lambda: self._invoke(self._function, inputs, outputs), self._dispatch_error)
-        if len(dtypes) == 1:
-            return _copied(outputs, 0, dtypes[0], self._view)
-        results = tuple(_copied(outputs, i, dtype, self._view) for i, dtype in enumerate(dtypes))
-        return results if results else None
+        results = self._results
+        outputs = self._list(len(results))
+        self._run(self._dispatch_error, self._invoke, self._function, inputs, outputs)
+        if len(results) == 1:
+            return _copied(outputs, 0, self._view, *results[0])
+        copied = tuple(_copied(outputs, i, self._view, *r) for i, r in enumerate(results))
+        return copied if copied else None
 
 
 def readable_in_place(array: np.ndarray) -> bool:
@@ -114,15 +116,25 @@ def readable_in_place(array: np.ndarray) -> bool:
     return address % BUFFER_ALIGNMENT == 0
 
 
-def _copied(outputs: Any, index: int, dtype: np.dtype, view_type: Any) -> np.ndarray:
+def _copied(
+    outputs: Any,
+    index: int,
+    view_type: Any,
+    dtype: np.dtype,
+    shape: tuple[int, ...] | None,
+    count: int | None,
+) -> np.ndarray:
     """Result ``index`` as a new numpy array: the mapped memory lives only as long as the
-    buffer view, and a result may be an argument's memory."""
+    buffer view, and a result may be an argument's memory. ``shape`` and ``count`` are
+    the declared ones, None for a dynamic shape (read from the buffer view)."""
     view = outputs.get_as_object(index, view_type)
-    shape = view.shape
-    count = math.prod(shape)
+    if shape is None or count is None:
+        shape = tuple(view.shape)
+        count = math.prod(shape)
     if count == 0:
         return np.zeros(shape, dtype)
-    return np.frombuffer(view.map(), dtype, count).reshape(shape).copy()
+    flat = np.frombuffer(view.map(), dtype, count)
+    return (flat if len(shape) == 1 else flat.reshape(shape)).copy()
 
 
 def plan(
@@ -140,8 +152,8 @@ def plan(
     from iree.runtime.array_interop import map_dtype_to_element_type
 
     function = program.lookup_function(name)
-    dtypes = result_dtypes(program, name)
-    if function is None or dtypes is None or parameters is None:
+    results = result_types(program, name)
+    if function is None or results is None or parameters is None:
         return None
     tensors = [p for p in parameters if p is not None]
     if len(tensors) != len(parameters):
@@ -156,7 +168,7 @@ def plan(
         device,
         tensors,
         element_types,
-        dtypes,
+        results,
         copy,
         errors,
         dispatch_error,

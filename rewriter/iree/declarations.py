@@ -81,16 +81,19 @@ def parameters(program, name: str) -> list[Parameter | None] | None:
     return found
 
 
-def result_dtypes(program, name: str) -> list[np.dtype] | None:
-    """The dtype of each result of a public function; None when its declaration cannot
-    be read or a result is no tensor of a numpy type."""
+def result_types(program, name: str) -> list[tuple[np.dtype, tuple[int, ...] | None]] | None:
+    """The dtype and shape (None when a dimension is dynamic) of each result of a public
+    function; None when its declaration cannot be read or a result is no tensor of a
+    numpy type."""
     declared = _declared(program, name)
     if declared is None:
         return None
-    dtypes = []
+    found: list[tuple[np.dtype, tuple[int, ...] | None]] = []
     for type_ in declared[1]:
         tensor = parse_tensor(type_)
         if tensor is None or tensor.element not in BY_MLIR:
             return None
-        dtypes.append(BY_MLIR[tensor.element].dtype)
-    return dtypes
+        static = [d for d in tensor.dims if d is not None]
+        shape = tuple(static) if len(static) == len(tensor.dims) else None
+        found.append((BY_MLIR[tensor.element].dtype, shape))
+    return found

@@ -426,7 +426,7 @@ def _invoker_call(
             )
         imported: list[object] = []  # the memory of the arguments, until the results are out
         views = [input_view(device, a, imported, copy) for a in arrays]
-        returned = errors.run(lambda: invoker(*views), dispatch_error)
+        returned = errors.run(dispatch_error, invoker, *views)
         if isinstance(returned, tuple):
             return tuple(_to_numpy(r) for r in returned)
         return None if returned is None else _to_numpy(returned)
