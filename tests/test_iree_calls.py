@@ -177,3 +177,19 @@ def test_result_shapes_are_read_once_at_load_when_static(tmp_path):
         (np.dtype(np.float32), (), 1),
         (np.dtype(np.float32), (0,), 0),
     )
+
+
+def test_a_vmfb_runs_on_the_driver_its_mlir_would(tmp_path):
+    from rewriter.iree import compile_module
+    from rewriter.iree.drivers import SMALL_TENSOR
+
+    for size, driver in ((SMALL_TENSOR, "local-sync"), (SMALL_TENSOR + 1, "local-task")):
+        path = tmp_path / f"plus_one_{size}.iree.mlir"
+        exported = rewriter.export(plus_one, np.zeros(size, np.float32)).original
+        path.write_text(rewriter.rewrite(exported, abi="iree").text)
+        vmfb = tmp_path / f"plus_one_{size}.vmfb"
+        compile_module(path, vmfb)
+        model = load(vmfb, imports={})
+        assert model.driver == driver
+        x = np.arange(size, dtype=np.float32)
+        np.testing.assert_array_equal(model.main(x), x + 1)

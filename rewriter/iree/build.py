@@ -54,6 +54,7 @@ from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
+from .drivers import only_small_tensors
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -94,6 +95,9 @@ ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
 # the function's arguments ("true" or "false"; see IN_PLACE_OPS).
 WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
+# The module attribute saying whether every tensor of the module is small ("true" or
+# "false"; drivers.py), so that load picks the driver of a .vmfb as of its .mlir.
+SMALL_TENSORS_KEY = "rewriter.small_tensors"
 # StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
 # operand is an argument, the dispatch writes into the caller's imported memory (IREE's
 # "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
@@ -340,6 +344,8 @@ def _write_with_metadata(
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
+        small = json.dumps(only_small_tensors(text))  # drivers.py: which driver runs it
+        _add_reflection(ir, module.operation, SMALL_TENSORS_KEY, small)
         writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
             names = json.dumps(argument_names(ir, function))
@@ -395,10 +401,7 @@ def _public_functions(module) -> list:
 
 def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
     """The import signatures stored in a ``.vmfb`` by ``compile_module``."""
-    done = _run([find_tool("iree-dump-module"), "--output=metadata", str(path)])
-    if done.returncode != 0:
-        raise BuildError(f"not an IREE module: {done.stderr.strip()}")
-    for key, value in _module_attributes(done.stdout):
+    for key, value in vmfb_attributes(path):
         if key == METADATA_KEY:
             try:
                 return from_json(value)
@@ -409,6 +412,15 @@ def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
         "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
         "which records them"
     )
+
+
+def vmfb_attributes(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """The module attributes of a ``.vmfb`` (its ``iree.reflection``), as
+    ``iree-dump-module`` lists them."""
+    done = _run([find_tool("iree-dump-module"), "--output=metadata", str(path)])
+    if done.returncode != 0:
+        raise BuildError(f"not an IREE module: {done.stderr.strip()}")
+    return _module_attributes(done.stdout)
 
 
 def _module_attributes(metadata: str) -> list[tuple[str, str]]:

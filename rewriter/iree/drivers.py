@@ -8,7 +8,8 @@ floats 2.3x and 1.4x ``jax.jit``), more than a dispatch over a few hundred eleme
 and no such dispatch is worth splitting over threads. So a module whose every tensor
 (arguments, results, constants, intermediates: every ``tensor<...>`` type of its text) has
 at most ``SMALL_TENSOR`` elements, all of static shape, runs on ``local-sync``; any other
-module, and a ``.vmfb`` (whose tensors ``load`` does not read), on ``local-task``.
+module on ``local-task``. ``compile_module`` records the answer in the ``.vmfb``
+(``rewriter.small_tensors``); a ``.vmfb`` without it runs on ``local-task``.
 """
 
 from __future__ import annotations
@@ -22,10 +23,17 @@ _DIMS = re.compile(r"tensor<((?:[0-9?]+x)*)")
 
 
 def chosen_driver(path: Path) -> str:
-    """``local-sync`` for a ``.mlir`` whose tensors are all small (module docstring),
+    """``local-sync`` for a module whose tensors are all small (module docstring): a
+    ``.mlir`` read here, a ``.vmfb`` by what ``compile_module`` recorded in it;
     ``local-task`` otherwise."""
     if path.suffix == ".vmfb":
-        return "local-task"
+        from .build import SMALL_TENSORS_KEY, BuildError, vmfb_attributes
+
+        try:
+            recorded = dict(vmfb_attributes(path)).get(SMALL_TENSORS_KEY)
+        except (BuildError, OSError):
+            return "local-task"  # opening it says what is wrong
+        return "local-sync" if recorded == "true" else "local-task"
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError):
