@@ -4,12 +4,13 @@
 runs everything on the calling thread. A handover costs 5 to 10 us on a busy 2-core machine
 (``benchmarks/call_overhead.py``: ``x + 1`` on 10 floats takes 14 us a call on
 ``local-task``, 8 us on ``local-sync``; ``benchmarks/speed.py``'s 64 FFI calls on 16
-floats 2.3x and 1.4x ``jax.jit``), more than a dispatch over a few hundred elements takes,
-and no such dispatch is worth splitting over threads. So a module whose every tensor
-(arguments, results, constants, intermediates: every ``tensor<...>`` type of its text) has
-at most ``SMALL_TENSOR`` elements, all of static shape, runs on ``local-sync``; any other
-module on ``local-task``. ``compile_module`` records the answer in the ``.vmfb``
-(``rewriter.small_tensors``); a ``.vmfb`` without it runs on ``local-task``.
+floats 1.7 to 2.8x and 1.13 to 1.17x ``jax.jit``), more than a dispatch over a few
+hundred elements takes, and no such dispatch is worth splitting over threads. So a module
+whose every tensor (arguments, results, constants, intermediates: every ``tensor<...>``
+type of its text) has at most ``SMALL_TENSOR`` elements, all of static shape, runs on
+``local-sync``; any other module on ``local-task``. ``compile_module`` records the answer
+in the ``.vmfb`` (``rewriter.small_tensors``); a ``.vmfb`` without it runs on
+``local-task``.
 """
 
 from __future__ import annotations
