@@ -3,9 +3,10 @@ programs that do almost nothing, side by side in one process.
 
 Run from the repository root: ``python benchmarks/call_overhead.py [--calls N]``. Each
 program (``x + 1`` on 10 floats, and on 4 arguments of 10x10) is exported with jax, compiled
-on both paths and called N times per round, in turns, for 5 rounds; the least round's mean
-time per call is printed in microseconds, with its ratio to jax.jit. Prints the load
-average first: the figures are only as quiet as the machine.
+on both paths (IREE's module loaded on ``local-task`` and on ``local-sync``) and called N
+times per round, in turns, for 5 rounds; the least round's mean time per call is printed in
+microseconds, with its ratio to jax.jit. Prints the load average first: the figures are
+only as quiet as the machine.
 """
 
 from __future__ import annotations
@@ -64,8 +65,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def measure(calls: int) -> None:
-    print("| program | jax.jit us | rewriter.compile us | x jit | rewriter.iree us | x jit |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print(
+        "| program | jax.jit us | rewriter.compile us | x jit | rewriter.iree us (local-task) "
+        "| x jit | rewriter.iree us (local-sync) | x jit |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     from rewriter.iree import load as iree_load
 
     for name, (function, inputs) in PROGRAMS.items():
@@ -77,19 +81,22 @@ def measure(calls: int) -> None:
             compiled = load(library)
             iree_module = Path(folder) / "program.iree.mlir"
             iree_module.write_text(rewriter.rewrite(text, abi="iree").text)
-            iree = iree_load(iree_module, imports={})
+            iree = iree_load(iree_module, imports={}, driver="local-task")
+            iree_sync = iree_load(iree_module, imports={}, driver="local-sync")
             jitted = jax.jit(function)
             jitted(*inputs).block_until_ready()
             times = least_mean(
                 {"jit": lambda *a, f=jitted: f(*a).block_until_ready(), "compile": compiled.main,
-                 "iree": iree.main},
+                 "iree": iree.main, "iree-sync": iree_sync.main},
                 inputs,
                 calls,
             )  # fmt: skip
-        jit, compile_time, iree_time = (times[k] * 1e6 for k in ("jit", "compile", "iree"))
+        jit, compile_time, iree_time, sync_time = (
+            times[k] * 1e6 for k in ("jit", "compile", "iree", "iree-sync")
+        )
         print(
             f"| {name} | {jit:.1f} | {compile_time:.1f} | {compile_time / jit:.2f} | "
-            f"{iree_time:.1f} | {iree_time / jit:.2f} |"
+            f"{iree_time:.1f} | {iree_time / jit:.2f} | {sync_time:.1f} | {sync_time / jit:.2f} |"
         )
 
 

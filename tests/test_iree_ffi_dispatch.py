@@ -120,30 +120,57 @@ def test_a_chain_of_calls_is_bitwise_jax_and_never_enters_python(
     assert no_python_imports == []
 
 
-def test_a_chain_of_calls_is_a_few_dispatches(rewritten):
-    """40 calls in a row, two bindings each: two dispatches (IREE allows 64 bindings)."""
+def routed_dispatches(rewritten, name: str, function, *arguments) -> int:
+    """How many dispatches the FFI calls of ``function`` become (every call routed)."""
     from iree.compiler import ir
 
     from rewriter.iree.dispatches import route_ffi_to_dispatches
     from rewriter.iree.signatures import signatures_of
 
-    kernels = sample("two_targets")
-
-    def chain(x):
-        for _ in range(20):
-            x = kernels.offset(kernels.scale(x, 1.01), 0.1)
-        return x
-
-    x = np.zeros(16, np.float32)
-    text = rewritten("chain_count", rewriter.export(chain, x).original).read_text()
+    text = rewritten(name, rewriter.export(function, *arguments).original).read_text()
     with ir.Context() as context:
         context.allow_unregistered_dialects = True
         module = ir.Module.parse(text)
         signatures = route_ffi_to_dispatches(module, signatures_of(module), True)
         routed = str(module)
     assert all(s.dispatch for s in signatures)
-    assert routed.count("flow.dispatch @rw_ffi_run") == 2
-    assert "call @ffi." not in routed
+    # A run's dispatch, or a call left alone (the body of @ffi.S, one dispatch, inlined).
+    return routed.count("flow.dispatch @rw_ffi_run") + routed.count("call @ffi.")
+
+
+@pytest.mark.parametrize(("calls", "dispatches"), [(31, 1), (32, 2), (40, 2), (70, 3)])
+def test_a_chain_of_calls_is_a_few_dispatches(rewritten, calls, dispatches):
+    """A chain binds its input once and each call's result; IREE's runtime takes 32
+    bindings a dispatch: 31 calls are one dispatch."""
+    kernels = sample("two_targets")
+
+    def chain(x):
+        for index in range(calls):
+            x = kernels.offset(x, 0.1) if index % 2 else kernels.scale(x, 1.01)
+        return x
+
+    x = np.zeros(16, np.float32)
+    assert routed_dispatches(rewritten, f"chain_{calls}", chain, x) == dispatches
+
+
+def scale_each(*xs):
+    kernels = sample("two_targets")
+    scaled = [kernels.scale(x, 1.0 + i / 8) for i, x in enumerate(xs)]
+    return sum(scaled[1:], scaled[0])
+
+
+def test_calls_on_many_arguments_stay_within_the_runtimes_bindings(
+    rewritten, capsules, no_python_imports
+):
+    """20 calls in a row, each on an argument of its own: 40 bindings, more than the 32
+    IREE's runtime takes a dispatch ("binding count 40 > 32" when the module is loaded),
+    so two dispatches, and the numbers of jax."""
+    xs = [np.random.default_rng(i).normal(size=8).astype(np.float32) for i in range(20)]
+    assert routed_dispatches(rewritten, "scale_each_count", scale_each, *xs) == 2
+    path = rewritten("scale_each", rewriter.export(scale_each, *xs).original)
+    module = load(path, imports=capsules)
+    assert module.main(*xs).tobytes() == np.asarray(jax.jit(scale_each)(*xs)).tobytes()
+    assert no_python_imports == []
 
 
 def test_the_vm_import_path_is_still_taken_for_python_callables(

@@ -54,7 +54,8 @@ def python_checked_sqrt(x):
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
-    """The program loaded three ways: compiled, and in IREE by the handler and by Python."""
+    """The program loaded five ways: compiled, and in IREE by the handler and by Python on
+    each of IREE's CPU drivers."""
     from rewriter.compile import compile_module
     from rewriter.compile import load as load_compiled
     from rewriter.iree import compile_module as compile_vmfb
@@ -70,11 +71,15 @@ def modules(tmp_path_factory):
     source.write_text(rewriter.rewrite(original, abi="iree").text)
     vmfb = folder / "threads.vmfb"
     compile_vmfb(source, vmfb)
-    return {
-        "compiled": load_compiled(library, ffi_handlers={"checked_sqrt": capsule}),
-        "iree handler": load_iree(vmfb, imports={"checked_sqrt": capsule}),
-        "iree python": load_iree(vmfb, imports={"checked_sqrt": python_checked_sqrt}),
-    }
+    modules = {"compiled": load_compiled(library, ffi_handlers={"checked_sqrt": capsule})}
+    for driver in ("local-task", "local-sync"):
+        modules[f"iree handler {driver}"] = load_iree(
+            vmfb, imports={"checked_sqrt": capsule}, driver=driver
+        )
+        modules[f"iree python {driver}"] = load_iree(
+            vmfb, imports={"checked_sqrt": python_checked_sqrt}, driver=driver
+        )
+    return modules
 
 
 def hammer(function, failure: type[Exception]) -> list[str]:
@@ -121,7 +126,13 @@ def hammer(function, failure: type[Exception]) -> list[str]:
 
 @pytest.mark.parametrize(
     ("name", "failure"),
-    [("compiled", HandlerError), ("iree handler", HandlerError), ("iree python", Negative)],
+    [
+        ("compiled", HandlerError),
+        ("iree handler local-task", HandlerError),
+        ("iree python local-task", Negative),
+        ("iree handler local-sync", HandlerError),
+        ("iree python local-sync", Negative),
+    ],
 )
 def test_every_call_gets_its_own_result_or_exception(modules, name, failure):
     wrong = hammer(modules[name], failure)

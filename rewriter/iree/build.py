@@ -58,6 +58,7 @@ from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
+from .drivers import only_small_tensors
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -101,10 +102,13 @@ ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
 # the function's arguments ("true" or "false"; see IN_PLACE_OPS).
 WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
+# The module attribute saying whether every tensor of the module is small ("true" or
+# "false"; drivers.py), so that load picks the driver of a .vmfb as of its .mlir.
+SMALL_TENSORS_KEY = "rewriter.small_tensors"
 # StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
 # operand is an argument, the dispatch writes into the caller's imported memory (IREE's
 # "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
-# module with one of them gets copies of its arguments (``values.input_view``).
+# module with one of them gets copies of its arguments (``calls.Call``).
 IN_PLACE_OPS = frozenset(
     (
         "stablehlo.sort",
@@ -370,6 +374,8 @@ def _write_with_metadata(
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
+        small = json.dumps(only_small_tensors(text))  # drivers.py: which driver runs it
+        _add_reflection(ir, module.operation, SMALL_TENSORS_KEY, small)
         writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
             names = json.dumps(argument_names(ir, function))
@@ -425,10 +431,7 @@ def _public_functions(module) -> list:
 
 def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
     """The import signatures stored in a ``.vmfb`` by ``compile_module``."""
-    done = _run([find_tool("iree-dump-module"), "--output=metadata", str(path)])
-    if done.returncode != 0:
-        raise BuildError(f"not an IREE module: {done.stderr.strip()}")
-    for key, value in _module_attributes(done.stdout):
+    for key, value in vmfb_attributes(path):
         if key == METADATA_KEY:
             try:
                 return from_json(value)
@@ -441,13 +444,19 @@ def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
     )
 
 
-def read_blas_products(path: str | os.PathLike[str]) -> list[str]:
-    """The element types whose products a ``.vmfb`` computes with a BLAS (``load`` must
-    then offer the gemm functions: ``blas_gemm.py``); empty for IREE's own products."""
+def vmfb_attributes(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """The module attributes of a ``.vmfb`` (its ``iree.reflection``), as
+    ``iree-dump-module`` lists them."""
     done = _run([find_tool("iree-dump-module"), "--output=metadata", str(path)])
     if done.returncode != 0:
         raise BuildError(f"not an IREE module: {done.stderr.strip()}")
-    for key, value in _module_attributes(done.stdout):
+    return _module_attributes(done.stdout)
+
+
+def read_blas_products(path: str | os.PathLike[str]) -> list[str]:
+    """The element types whose products a ``.vmfb`` computes with a BLAS (``load`` must
+    then offer the gemm functions: ``blas_gemm.py``); empty for IREE's own products."""
+    for key, value in vmfb_attributes(path):
         if key == BLAS_PRODUCTS_KEY:
             try:
                 return [str(element) for element in json.loads(value)]

@@ -18,8 +18,10 @@ ones before it wrote.
 Only what a dispatch can take is routed (``why_not``): tensors of static shapes with at
 least one element, numbers of 8 to 64 bits, scalars of 32 or 64 bits, and at least one
 result (a call without results is kept for its effect alone, which a dispatch would lose:
-IREE drops a dispatch whose results nobody reads). Like XLA, IREE may merge two calls of
-the same handler on the same operands into one.
+IREE drops a dispatch whose results nobody reads). For the same reason an import marked
+``rewriter.has_side_effect`` (a call with results and ``has_side_effect = true``, which
+XLA runs whether or not its results are read) stays a VM import, which IREE keeps. Like
+XLA, IREE may merge two calls of the same handler on the same operands into one.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def why_not(signature: ImportSignature) -> str | None:
         return f"{signature.name} is not a C identifier"
     if not signature.results:
         return "no results: a dispatch nobody reads would be dropped with its effect"
+    if signature.side_effect:
+        return "has_side_effect: a dispatch whose results nobody reads would be dropped"
     for type_ in (*signature.parameters, *signature.results):
         if not type_.startswith("tensor<"):
             if dispatch_type(type_) not in SCALAR_C_TYPES:
@@ -229,36 +233,62 @@ def _definitions(signature: ImportSignature) -> str:
     )
 
 
-# IREE's local executables take at most 64 bindings and 64 push constants a dispatch
-# ("dispatch requiring 65 bindings exceeds limit of 64"); a run stays below both.
-MAX_BINDINGS = 60
+# IREE's compiler takes at most 64 bindings and 64 push constants a dispatch ("dispatch
+# requiring 65 bindings exceeds limit of 64"), and its runtime's HAL module 32 bindings
+# ("binding count 41 > 32" when the module is loaded); a run stays within both.
+MAX_BINDINGS = 32
 MAX_CONSTANTS = 60
 
 
 def _within_limits(run: list[Any]) -> list[list[Any]]:
     """``run`` cut into runs whose dispatch needs no more bindings and push constants than
-    IREE allows, counting every tensor parameter and result as a binding of its own (an
-    upper bound) and an 8-byte scalar as two constants."""
+    IREE allows. A dispatch binds each tensor it takes from outside once and each result
+    of its calls (``_run_definitions``); a tensor that an earlier call of the same part
+    made is already bound, so a chain of calls costs one binding a call. An 8-byte scalar
+    counts as two constants, and every scalar parameter as its own (an upper bound)."""
     parts: list[list[Any]] = [[]]
-    bindings = constants = 0
+    outside: list[Any] = []  # the tensors the current part takes from outside
+    made: list[Any] = []  # the results of the current part's calls
+    constants = 0
     for item in run:
-        signature = item[1]
-        tensors = sum(t.startswith("tensor<") for t in signature.parameters)
-        more_bindings = tensors + len(signature.results)
+        op, signature = item
+        tensors = _distinct(
+            [
+                value
+                for value, type_ in zip(op.operands, signature.parameters, strict=True)
+                if type_.startswith("tensor<")
+            ]
+        )
+        more_outside = [v for v in tensors if not _among(v, made) and not _among(v, outside)]
         more_constants = sum(
             2 if dispatch_type(t) in ("i64", "f64") else 1
             for t in signature.parameters
             if not t.startswith("tensor<")
         )
-        if parts[-1] and (
-            bindings + more_bindings > MAX_BINDINGS or constants + more_constants > MAX_CONSTANTS
-        ):
+        results = list(op.results)
+        bindings = len(outside) + len(made) + len(more_outside) + len(results)
+        if parts[-1] and (bindings > MAX_BINDINGS or constants + more_constants > MAX_CONSTANTS):
             parts.append([])
-            bindings = constants = 0
+            outside, made, constants = [], [], 0
+            more_outside = tensors  # a new part takes all of them from outside
         parts[-1].append(item)
-        bindings += more_bindings
+        outside += more_outside
+        made += results
         constants += more_constants
     return parts
+
+
+def _among(value: Any, values: list[Any]) -> bool:
+    """Whether ``value`` (an MLIR value: compared with ==, not hashed) is one of ``values``."""
+    return any(value == other for other in values)
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    kept: list[Any] = []
+    for value in values:
+        if not _among(value, kept):
+            kept.append(value)
+    return kept
 
 
 def _run_definitions(

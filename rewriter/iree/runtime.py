@@ -13,36 +13,32 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
-import json
 import os
-import re
-import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from ..compile.arguments import Parameter, check_count, convert
 from ..compile.extras import needs
-from ..compile.handlers import HandlerError, is_ffi_handler
+from ..compile.handlers import is_ffi_handler
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
-from ..syntax.element_types import BY_MLIR, parse_tensor
-from ..syntax.typetext import closing_bracket, split_types
-from . import blas_gemm, plugin
+from . import blas_gemm, calls, declarations, plugin
 from .blas_products import IMPORT_PREFIX, ROUTED_ELEMENTS
 from .build import (
-    ARGUMENT_NAMES_KEY,
     WRITES_ARGUMENTS_KEY,
     BuildError,
     compile_module,
     read_blas_products,
     read_vmfb,
 )
+from .call_errors import CallErrors
+from .drivers import chosen_driver
 from .ffi_handlers import FfiBridge
 from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
@@ -136,9 +132,11 @@ class IreeModule(CompiledModule):
         functions: dict[str, Callable[..., object]],
         keep_alive: list[object],
         handles: dict[str, Callable[..., object]],
+        driver: str = "local-task",
     ):
         super().__init__(functions, keep_alive)
         self._handles = handles  # what the functions call; emptied by close()
+        self.driver = driver  # the IREE driver that runs the module
         _LOADED.add(self)
 
     def close(self) -> None:
@@ -159,48 +157,11 @@ def _release_loaded_modules() -> None:
     gc.collect()  # the import module and its Python callables hold each other
 
 
-class _Errors:
-    """The exception an implementation raised, so that its caller sees it rather than the
-    RuntimeError in which IREE wraps its text: kept per thread (an import runs on the
-    thread that called the function), and per call (a call started from inside an import
-    has its own)."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def guard(self, serve: Callable[..., object]) -> Callable[..., object]:
-        def method(state, *arguments):
-            try:
-                return serve(*arguments)
-            except Exception as error:
-                pending = getattr(self._local, "pending", None)
-                if pending is not None and not pending:
-                    pending.append(error)  # the first: later ones are its consequences
-                raise
-
-        return method
-
-    @contextlib.contextmanager
-    def call(self) -> Iterator[list[BaseException]]:
-        """Around one invocation: the list holds the implementation's exception when
-        IREE's RuntimeError came from one (the RuntimeError is then not raised)."""
-        outer = getattr(self._local, "pending", None)
-        pending: list[BaseException] = []
-        self._local.pending = pending
-        try:
-            yield pending
-        except RuntimeError:
-            if not pending:
-                raise
-        finally:
-            self._local.pending = outer
-
-
 def load(
     path: str | os.PathLike[str],
     *,
     imports: Mapping[str, object],
-    driver: str = "local-task",
+    driver: str | None = None,
     cpu: str | None = None,
     compile_args: tuple[str, ...] = (),
 ) -> IreeModule:
@@ -217,11 +178,16 @@ def load(
     their arguments as the compiled path's do (``rewriter.compile.arguments``) and return
     numpy arrays (a tuple for several results).
 
-    A ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``:
-    the portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
+    ``driver`` is IREE's CPU driver, ``"local-task"`` or ``"local-sync"``; without one, a
+    ``.mlir`` whose tensors are all small runs on ``local-sync`` and anything else on
+    ``local-task`` (``drivers.py`` says why). A ``.mlir`` is compiled for this machine's
+    CPU; ``cpu`` names another (``"generic"``: the portable code of IREE's default);
+    ``compile_args`` go to ``iree-compile`` last.
     """
     with needs("iree", "iree.runtime"):
-        return _load(Path(path), imports, driver, cpu, compile_args)
+        path = Path(path)
+        chosen = driver if driver is not None else chosen_driver(path)
+        return _load(path, imports, chosen, cpu, compile_args)
 
 
 def _load(
@@ -247,7 +213,7 @@ def _load(
     _check_dispatched(path, signatures, chosen, plugin_problem)
     vm_imports = [s for s in signatures if not s.dispatch]
     _check_modules(path, vm_imports)
-    errors = _Errors()
+    errors = CallErrors()
     bridge = _ffi_bridge(path, signatures, chosen)
     keep_alive: list[object] = [config, errors, bridge]
     modules = _import_modules(vm_imports, chosen, bridge, config.device, errors)
@@ -262,20 +228,20 @@ def _load(
         raise LoadError(f"{path}: IREE cannot load the module: {error}") from None
     keep_alive += [context, modules]
     bound = context.modules[program.name]
-    handles: dict[str, Callable[..., object]] = {n: bound[n] for n in program.function_names}
-    functions = {
-        name: _public_function(
-            name,
-            handles,
-            errors,
-            _parameters(program, name),
-            config.device,
-            _writes_arguments(program, name),
-            bridge.take_dispatch_error if bridge is not None and dispatched else None,
+    dispatch_error = bridge.take_dispatch_error if bridge is not None and dispatched else None
+    handles: dict[str, Callable[..., object]] = {}
+    for name in program.function_names:
+        parameters = declarations.parameters(program, name)
+        copy = _writes_arguments(program, name)
+        made = calls.plan(
+            name, context.vm_context, program, config.device, parameters, copy, errors,
+            dispatch_error,
+        )  # fmt: skip
+        handles[name] = made or _invoker_call(
+            name, bound[name], errors, parameters, config.device, copy, dispatch_error
         )
-        for name in handles
-    }
-    return IreeModule(functions, keep_alive, handles)
+    functions = {name: _public_function(name, handles) for name in handles}
+    return IreeModule(functions, keep_alive, handles, driver)
 
 
 def _config(driver: str):
@@ -389,7 +355,7 @@ def _import_modules(
     imports: Mapping[str, object],
     bridge: FfiBridge | None,
     device,
-    errors: _Errors,
+    errors: CallErrors,
 ) -> list[object]:
     """The VM module serving the imports (none when the program imports nothing)."""
     import iree.runtime as rt
@@ -403,7 +369,7 @@ def _import_modules(
     return [interface.create()]
 
 
-def _sort_modules(signatures: list[ImportSignature], device, errors: _Errors) -> list[object]:
+def _sort_modules(signatures: list[ImportSignature], device, errors: CallErrors) -> list[object]:
     """The VM module serving the program's sorts (``sorts.py``), none when it has none."""
     import iree.runtime as rt
 
@@ -450,41 +416,6 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
             raise LoadError(f"{path}: {error}") from None
 
 
-def _parameters(program, name: str) -> list[Parameter | None] | None:
-    """Each argument of a public function as a tensor ``Parameter`` (None for one that is
-    no tensor: a scalar or a list, passed on as it is), read from the declaration IREE
-    keeps in the function's reflection, with JAX's argument names when ``compile_module``
-    recorded them; None when the declaration cannot be read."""
-    function = program.lookup_function(name)
-    reflection = function.reflection if function else {}
-    declaration = reflection.get("iree.abi.declaration", "")
-    start = declaration.find("(")
-    if start < 0:
-        return None
-    inside = declaration[start + 1 : start + 1 + closing_bracket(declaration[start + 1 :])]
-    try:
-        names = json.loads(reflection.get(ARGUMENT_NAMES_KEY, "[]"))
-    except ValueError:
-        names = []
-    types = split_types(inside) if inside.strip() else []
-    names = [n if isinstance(n, str) else None for n in names][: len(types)]
-    names += [None] * (len(types) - len(names))
-    found: list[Parameter | None] = []
-    for index, (argument, argument_name) in enumerate(zip(types, names, strict=True)):
-        type_ = argument.split(":", 1)[-1].strip()
-        # `tensor<i8> {iree.abi.encoding = tensor<ui8>}`: the encoding is the caller's type
-        encoding = _ENCODING.search(type_)
-        type_ = encoding.group(1) if encoding else type_.split(" {", 1)[0]
-        tensor = parse_tensor(type_)
-        if tensor is None or tensor.element not in BY_MLIR:
-            found.append(None)
-            continue
-        shape = tuple(-1 if d is None else d for d in tensor.dims)
-        dtype = BY_MLIR[tensor.element].dtype
-        found.append(Parameter(name, index, argument_name, tensor.element, shape, dtype))
-    return found
-
-
 def _writes_arguments(program, name: str) -> bool:
     """Whether IREE may write into the arguments of the public function ``name``, as
     ``compile_module`` recorded it (``build.IN_PLACE_OPS``); True when it did not (a
@@ -494,38 +425,40 @@ def _writes_arguments(program, name: str) -> bool:
     return reflection.get(WRITES_ARGUMENTS_KEY, "true") != "false"
 
 
-_ENCODING = re.compile(r"iree\.abi\.encoding = (tensor<[^{}]*>)")
+def _public_function(name: str, handles: dict[str, Callable[..., object]]) -> Callable[..., object]:
+    """The function ``name`` of the module: what ``handles`` holds for it, until ``close``."""
+
+    def call(*arrays):
+        made = handles.get(name)
+        if made is None:
+            raise LoadError(f"{name}: the module was closed; load it again")
+        return made(arrays)
+
+    return call
 
 
-def _public_function(
+def _invoker_call(
     name: str,
-    handles: dict[str, Callable[..., object]],
-    errors: _Errors,
+    invoker: Callable[..., object],
+    errors: CallErrors,
     expected: list[Parameter | None] | None,
     device,
     copy: bool,
-    dispatch_error: Callable[[], str | None] | None = None,
+    dispatch_error: Callable[[], str | None] | None,
 ) -> Callable[..., object]:
-    def call(*arrays):
-        invoker = handles.get(name)
-        if invoker is None:
-            raise LoadError(f"{name}: the module was closed; load it again")
+    """A function that ``calls.Call`` cannot make, called through ``iree.runtime``'s
+    ``FunctionInvoker`` (its generic conversions): arguments that are no tensor passed on
+    as they are."""
+
+    def call(arrays):
         if expected is not None:
             check_count(name, arrays, len(expected))
             arrays = tuple(
                 a if p is None else convert(a, p) for a, p in zip(arrays, expected, strict=True)
             )
         imported: list[object] = []  # the memory of the arguments, until the results are out
-        with errors.call() as raised:
-            try:
-                returned = invoker(*[input_view(device, a, imported, copy) for a in arrays])
-            except RuntimeError:
-                message = dispatch_error() if dispatch_error is not None else None
-                if message is not None:
-                    raise HandlerError(message) from None
-                raise
-        if raised:
-            raise raised[0] from None
+        views = [input_view(device, a, imported, copy) for a in arrays]
+        returned = errors.run(dispatch_error, invoker, *views)
         if isinstance(returned, tuple):
             return tuple(_to_numpy(r) for r in returned)
         return None if returned is None else _to_numpy(returned)

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 
+from ..plan.calling_conventions import SIDE_EFFECT_ATTRIBUTE
 from ..syntax.element_types import BY_MLIR
 
 T = TypeVar("T")
@@ -43,6 +44,9 @@ class ImportSignature:
     # Compiled into a dispatch that calls its handler from the executable (dispatches.py):
     # no VM import, served only by an XLA FFI handler through the executable plugin.
     dispatch: bool = False
+    # Kept for its effect (``has_side_effect = true`` with results): IREE must run it even
+    # when nobody reads its results, so it stays a VM import (dispatches.why_not).
+    side_effect: bool = False
 
     @property
     def operand_count(self) -> int:
@@ -146,6 +150,7 @@ def _from_function(op, ir) -> ImportSignature:
             tuple(order[i] for i in range(len(order))),
             tuple(ir.StringAttr(a).value for a in attribute_types),
             str(op.attributes["rewriter.xla_ffi"]) if "rewriter.xla_ffi" in op.attributes else "",
+            side_effect=SIDE_EFFECT_ATTRIBUTE in op.attributes,
         )
     )
 
@@ -176,6 +181,7 @@ def from_json(text: str) -> list[ImportSignature]:
                     tuple(map(str, entry["attribute_types"])),
                     str(entry.get("ffi_facts", "")),
                     bool(entry.get("dispatch", False)),
+                    bool(entry.get("side_effect", False)),
                 )
             )
             for entry in document["imports"]

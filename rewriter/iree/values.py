@@ -96,7 +96,7 @@ def input_view(device, value, keep_alive: list[object], copy: bool = False):
         and value.flags.writeable
         and value.ctypes.data % BUFFER_ALIGNMENT == 0
     ):
-        value = _aligned_copy(value)
+        value = aligned_copy(value)
     keep_alive.append(value)
     buffer = device.allocator.import_host_allocation(
         value, MemoryType.HOST_LOCAL | MemoryType.DEVICE_VISIBLE, BufferUsage.DEFAULT
@@ -104,7 +104,7 @@ def input_view(device, value, keep_alive: list[object], copy: bool = False):
     return HalBufferView(buffer, value.shape, element_type)
 
 
-def _aligned_copy(array: np.ndarray) -> np.ndarray:
+def aligned_copy(array: np.ndarray) -> np.ndarray:
     raw = np.empty(array.nbytes + BUFFER_ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % BUFFER_ALIGNMENT
     copy = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape)

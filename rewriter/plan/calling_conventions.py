@@ -22,6 +22,9 @@ from ..syntax.text_enum import TextEnum
 from .ffi_facts import FACTS_ATTRIBUTE
 from .mlir_text import function_attributes, i64_array, string_list
 
+# The unit attribute of an IREE import whose calls are kept for their effect.
+SIDE_EFFECT_ATTRIBUTE = "rewriter.has_side_effect"
+
 DEFAULT_IREE_MODULE = "ffi"
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EIGHT_BYTE_SCALARS = ("i64", "f64")
@@ -90,7 +93,11 @@ class Abi:
         return f"C symbol _mlir_ciface_{symbol}"
 
     def declaration_attributes(
-        self, order: Sequence[int], attribute_types: Sequence[str], ffi_facts: str | None = None
+        self,
+        order: Sequence[int],
+        attribute_types: Sequence[str],
+        ffi_facts: str | None = None,
+        side_effect: bool = False,
     ) -> str:
         """The ``attributes {...}`` of an extern declaration, in MLIR's (sorted) order.
 
@@ -98,7 +105,11 @@ class Abi:
         contract order (``ui8``, ``bf16``, ``string``, ...: what the signless operand types
         no longer say), and ``rewriter.order`` gives, for each parameter of the import, its
         index in the contract. ``ffi_facts`` is the value of the ``rewriter.xla_ffi``
-        entry (rewriter/plan/ffi_facts.py), for both ABIs.
+        entry (rewriter/plan/ffi_facts.py), for both ABIs. ``side_effect`` marks an IREE
+        import with ``rewriter.has_side_effect`` when a call of it has results and
+        ``has_side_effect = true``: rewriter.iree keeps it a VM import, which IREE runs
+        even when nobody reads its results (a dispatch would be dropped). A C extern needs
+        no mark: a call of an external function is never dropped.
         """
         facts: list[tuple[str, str | None]] = []
         if ffi_facts:
@@ -108,6 +119,7 @@ class Abi:
         return function_attributes(
             [
                 ("rewriter.attribute_types", string_list(attribute_types)),
+                *([(SIDE_EFFECT_ATTRIBUTE, None)] if side_effect else []),
                 ("rewriter.order", i64_array(order)),
                 *facts,
             ]

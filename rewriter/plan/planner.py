@@ -260,6 +260,8 @@ class _Externs:
         self.declarations: dict[int, dict[str, str | Wrapper]] = {}
         self.wrappers: dict[tuple[object, ...], str] = {}
         self.first_facts: dict[tuple[int, str], ExternFacts | None] = {}
+        # The first call of each extern, which its declaration is made from.
+        self.first_reports: dict[tuple[int, str], CallReport] = {}
         self.decided: dict[tuple[object, ...], tuple[str, str | None, bool]] = {}
 
     def decide(self, placed: PlacedCall) -> tuple[str | None, bool]:
@@ -284,8 +286,12 @@ class _Externs:
         symbol, renamed = self.symbols.name(placed.target, extern_type)
         report.symbol = symbol
         module_declarations = self.declarations.setdefault(placed.module, {})
+        first_report = self.first_reports.setdefault((placed.module, symbol), report)
         if symbol not in module_declarations:
             module_declarations[symbol] = _declaration(report, symbol, abi)
+        if _kept_for_its_effect(placed.call):
+            # Any call of the extern with the effect makes the import one with the effect.
+            module_declarations[symbol] = _declaration(first_report, symbol, abi, True)
         first = self.first_facts.setdefault((placed.module, symbol), report.ffi_facts)
         differs = first is not report.ffi_facts and first != report.ffi_facts
         if not _keeps_layouts(report):
@@ -354,14 +360,22 @@ def _logical_type(call: model.CustomCall, report: CallReport) -> str:
 _READ_ONLY = dictionary([("bufferization.access", string_literal("read"))])
 
 
-def _declaration(report: CallReport, symbol: str, abi: Abi) -> str:
+def _kept_for_its_effect(call: model.CustomCall) -> bool:
+    """A call with results that XLA keeps even when nobody reads them
+    (``has_side_effect = true``); a call without results is kept by every path anyway."""
+    effect = call.attributes.get("has_side_effect")
+    results = [t for t in call.result_types if not is_token(t)]
+    return isinstance(effect, model.BoolAttr) and effect.value and bool(results)
+
+
+def _declaration(report: CallReport, symbol: str, abi: Abi, side_effect: bool = False) -> str:
     parameters = [
         f"{text} {_READ_ONLY}" if text.startswith("tensor<") else text
         for text in _extern_parameters(report)
     ]
     facts = report.ffi_facts.attribute_value() if report.ffi_facts else None
     attributes = abi.declaration_attributes(
-        report.parameter_order, [a.source_type for a in report.attributes], facts
+        report.parameter_order, [a.source_type for a in report.attributes], facts, side_effect
     )
     return private_function(symbol, parameters, report.extern_result_types, attributes)
 

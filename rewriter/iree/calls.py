@@ -1,0 +1,175 @@
+"""One call of a loaded module's public function, made through the VM's own API.
+
+``iree.runtime``'s ``FunctionInvoker`` (what a ``SystemContext`` hands out) re-reads the
+function's ABI on every call: its ``ArgumentPacker`` converts each argument generically,
+each result becomes a ``DeviceArray`` transferred to the host, and every step allocates
+Python objects. That is 10 to 20 us a call, more than the whole of ``jax.jit``'s call of a
+program that does nothing. A ``Call`` works everything out once, at load time (the
+parameters, the element type of each argument, the dtype of each result), and on each
+call only checks the arguments (``rewriter.compile.arguments``, as before), wraps each in
+a buffer view on its own memory (``import_host_allocation``, no copy) or, when it cannot
+be read in place (``readable_in_place``) or the module writes its arguments, on a copy
+that IREE allocates and fills in one call (``allocate_buffer_copy``, half the cost of an
+aligned numpy copy and an import); then runs ``VmContext.invoke`` and copies each result
+out of its mapped buffer with one ``np.frombuffer(...).copy()``.
+
+A function ``Call`` cannot make (an argument that is no tensor, a result that is no
+array, an element type without a HAL one) is called through ``FunctionInvoker`` as before
+(``plan`` returns None).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compile.arguments import Parameter, check_count, convert
+from .call_errors import CallErrors
+from .declarations import result_types
+from .values import BUFFER_ALIGNMENT
+
+
+class Call:
+    """Calls one public function: checked arguments in, numpy arrays (copies) out."""
+
+    def __init__(
+        self,
+        name: str,
+        context: Any,
+        function: Any,
+        device: Any,
+        parameters: Sequence[Parameter],
+        element_types: Sequence[Any],
+        results: Sequence[tuple[np.dtype, tuple[int, ...] | None]],
+        copy: bool,
+        errors: CallErrors,
+        dispatch_error: Callable[[], str | None] | None,
+    ):
+        import iree.runtime as rt
+
+        self.name = name
+        self._invoke = context.invoke
+        self._function = function
+        self._device = device
+        self._import = device.allocator.import_host_allocation
+        self._allocate_copy = device.allocator.allocate_buffer_copy
+        self._copy_memory = rt.MemoryType.DEVICE_LOCAL
+        self._parameters = tuple(zip(parameters, element_types, strict=True))
+        self._results = tuple(
+            (dtype, shape, None if shape is None else math.prod(shape)) for dtype, shape in results
+        )
+        self._copy = copy
+        self._run = errors.run
+        self._dispatch_error = dispatch_error
+        self._memory = rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE
+        self._usage = rt.BufferUsage.DEFAULT
+        self._list = rt.VmVariantList
+        self._view = rt.HalBufferView
+
+    def __call__(self, arrays: Sequence[object]) -> object:
+        """The results of the function on ``arrays`` (one array, a tuple, or None)."""
+        parameters = self._parameters
+        check_count(self.name, arrays, len(parameters))
+        inputs = self._list(len(parameters))
+        held: list[np.ndarray] = []  # the memory the device reads, until the call is over
+        for value, (parameter, element_type) in zip(arrays, parameters, strict=True):
+            array = convert(value, parameter)
+            if self._copy or not readable_in_place(array):
+                # IREE's own aligned allocation, filled in one native call.
+                contiguous = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+                view = self._allocate_copy(
+                    self._copy_memory, self._usage, self._device, contiguous, element_type
+                )
+            else:
+                held.append(array)
+                buffer = self._import(array, self._memory, self._usage)
+                view = self._view(buffer, array.shape, element_type)
+            inputs.push_ref(view.ref)
+        results = self._results
+        outputs = self._list(len(results))
+        self._run(self._dispatch_error, self._invoke, self._function, inputs, outputs)
+        if len(results) == 1:
+            return _copied(outputs, 0, self._view, *results[0])
+        copied = tuple(_copied(outputs, i, self._view, *r) for i, r in enumerate(results))
+        return copied if copied else None
+
+
+def readable_in_place(array: np.ndarray) -> bool:
+    """Whether IREE may read ``array`` in its own memory: C-contiguous, writable (IREE's
+    import takes only writable memory) and 64-byte aligned (``values.BUFFER_ALIGNMENT``).
+    The address comes from ctypes' ``from_buffer``, a third of ``array.ctypes.data``'s
+    cost, except for dtypes the buffer protocol cannot name (ml_dtypes' bfloat16)."""
+    flags = array.flags
+    if not (flags.c_contiguous and flags.writeable):
+        return False
+    if array.nbytes == 0:
+        return True  # nothing is read
+    exported: Any = array  # numpy's buffer, which typeshed does not call a Buffer
+    try:
+        address = ctypes.addressof(ctypes.c_char.from_buffer(exported))
+    except ValueError:
+        address = array.ctypes.data
+    return address % BUFFER_ALIGNMENT == 0
+
+
+def _copied(
+    outputs: Any,
+    index: int,
+    view_type: Any,
+    dtype: np.dtype,
+    shape: tuple[int, ...] | None,
+    count: int | None,
+) -> np.ndarray:
+    """Result ``index`` as a new numpy array: the mapped memory lives only as long as the
+    buffer view, and a result may be an argument's memory. ``shape`` and ``count`` are
+    the declared ones, None for a dynamic shape (read from the buffer view)."""
+    view = outputs.get_as_object(index, view_type)
+    if shape is None or count is None:
+        shape = tuple(view.shape)
+        count = math.prod(shape)
+    if count == 0:
+        return np.zeros(shape, dtype)
+    flat = np.frombuffer(view.map(), dtype, count)
+    return (flat if len(shape) == 1 else flat.reshape(shape)).copy()
+
+
+def plan(
+    name: str,
+    context: Any,
+    program: Any,
+    device: Any,
+    parameters: Sequence[Parameter | None] | None,
+    copy: bool,
+    errors: CallErrors,
+    dispatch_error: Callable[[], str | None] | None,
+) -> Call | None:
+    """The ``Call`` of the public function ``name``, or None when one of its arguments or
+    results is not a tensor that ``Call`` handles (``FunctionInvoker`` then calls it)."""
+    from iree.runtime.array_interop import map_dtype_to_element_type
+
+    function = program.lookup_function(name)
+    results = result_types(program, name)
+    if function is None or results is None or parameters is None:
+        return None
+    tensors = [p for p in parameters if p is not None]
+    if len(tensors) != len(parameters):
+        return None
+    element_types = [map_dtype_to_element_type(p.dtype) for p in tensors]
+    if any(t is None for t in element_types):
+        return None
+    return Call(
+        name,
+        context,
+        function,
+        device,
+        tensors,
+        element_types,
+        results,
+        copy,
+        errors,
+        dispatch_error,
+    )

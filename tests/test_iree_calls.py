@@ -1,0 +1,195 @@
+"""How ``rewriter.iree`` calls a public function (rewriter/iree/calls.py).
+
+A call goes through the VM's own ``VmContext.invoke`` with argument and result lists built
+from what ``load`` read once, never through ``iree.runtime``'s ``FunctionInvoker`` (its
+generic packing of each argument and ``DeviceArray`` of each result); an aligned argument
+reaches IREE as the caller's own memory, any other as a copy, and every result is a new
+array of the declared dtype, whatever its rank, size or element type.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from kernel_library import assert_all_agree
+
+import rewriter
+from rewriter.iree import load
+
+pytestmark = [pytest.mark.iree, pytest.mark.jax]
+
+
+def loaded(tmp_path, function, *arguments, driver: str | None = "local-task"):
+    path = tmp_path / f"{function.__name__}.iree.mlir"
+    exported = rewriter.export(function, *arguments).original
+    path.write_text(rewriter.rewrite(exported, abi="iree").text)
+    return load(path, imports={}, driver=driver)
+
+
+def aligned_copy(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` at a 64-byte aligned address."""
+    raw = np.empty(array.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    copy = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+def plus_one(x):
+    return x + 1
+
+
+def every_kind(x, u, b):
+    """Results of several ranks, sizes and element types: f32, ui8 (i8 in IREE, its
+    encoding ui8), i1, 0-d, and a result without elements."""
+    return x + 1, u * 2, jnp.logical_not(b), x.sum(), x[:0] * 2
+
+
+@pytest.mark.parametrize("driver", ["local-task", "local-sync"])
+def test_a_call_does_not_go_through_the_function_invoker(tmp_path, monkeypatch, driver):
+    import iree.runtime.function as function
+
+    def refuse(self, *arguments, **keywords):
+        raise AssertionError("FunctionInvoker called")
+
+    monkeypatch.setattr(function.FunctionInvoker, "__call__", refuse)
+    monkeypatch.setattr(function.ArgumentPacker, "pack", refuse, raising=False)
+    model = loaded(tmp_path, plus_one, np.zeros(10, np.float32), driver=driver)
+    x = np.arange(10, dtype=np.float32)
+    np.testing.assert_array_equal(model.main(x), x + 1)
+
+
+def test_results_of_every_kind_are_new_arrays_of_the_declared_dtype(tmp_path):
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+    u = np.array([1, 7, 200], np.uint8)
+    b = np.array([True, False])
+    model = loaded(tmp_path, every_kind, x, u, b)
+    got = model.main(x, u, b)
+    assert_all_agree(got, tuple(np.asarray(r) for r in every_kind(x, u, b)))
+    for result in got:
+        assert result.flags.owndata and result.flags.writeable
+        assert not any(np.shares_memory(result, a) for a in (x, u, b))
+
+
+def spy_on_arguments(model, name: str = "main") -> list[tuple[str, np.ndarray]]:
+    """How IREE is given each argument, call by call: ("import", array) for a buffer on the
+    array's own memory (``import_host_allocation``), ("copy", array) for a buffer IREE
+    allocates and fills with a copy (``allocate_buffer_copy``)."""
+    call = model._handles[name]
+    given: list[tuple[str, np.ndarray]] = []
+    imported, copied = call._import, call._allocate_copy
+
+    def record_import(array, *rest):
+        given.append(("import", array))
+        return imported(array, *rest)
+
+    def record_copy(memory, usage, device, array, element_type):
+        given.append(("copy", array))
+        return copied(memory, usage, device, array, element_type)
+
+    call._import, call._allocate_copy = record_import, record_copy
+    return given
+
+
+def test_an_aligned_argument_is_read_in_its_own_memory_and_any_other_copied(tmp_path):
+    model = loaded(tmp_path, plus_one, np.zeros(16, np.float32))
+    given = spy_on_arguments(model)
+    x = aligned_copy(np.arange(16, dtype=np.float32))
+    unaligned = aligned_copy(np.arange(17, dtype=np.float32))[1:]
+    read_only = aligned_copy(np.arange(16, dtype=np.float32))
+    read_only.flags.writeable = False
+    strided = aligned_copy(np.arange(32, dtype=np.float32))[::2]
+    for argument, how in (
+        (x, "import"),
+        (unaligned, "copy"),
+        (read_only, "copy"),
+        (strided, "copy"),
+    ):
+        given.clear()
+        kept = argument.copy()
+        np.testing.assert_array_equal(model.main(argument), kept + 1)
+        ((kind, array),) = given
+        assert kind == how
+        if how == "import":
+            assert array is argument  # the caller's own memory, no copy
+        np.testing.assert_array_equal(argument, kept)
+
+
+def set_one(x):
+    return x.at[3].set(-1.0)
+
+
+def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
+    """IREE computes a scatter in its operand's memory (``build.IN_PLACE_OPS``)."""
+    model = loaded(tmp_path, set_one, np.zeros(16, np.float32))
+    given = spy_on_arguments(model)
+    x = aligned_copy(np.arange(16, 0, -1).astype(np.float32))
+    kept = x.copy()
+    np.testing.assert_array_equal(model.main(x), np.asarray(set_one(jnp.asarray(kept))))
+    assert [kind for kind, _ in given] == ["copy"]
+    np.testing.assert_array_equal(x, kept)
+
+
+def test_a_module_of_small_tensors_runs_on_local_sync_unless_told(tmp_path):
+    from rewriter.iree.drivers import SMALL_TENSOR
+
+    small = loaded(tmp_path, plus_one, np.zeros(SMALL_TENSOR, np.float32), driver=None)
+    assert small.driver == "local-sync"
+    large = tmp_path / "large"
+    large.mkdir()
+    big = loaded(large, plus_one, np.zeros(SMALL_TENSOR + 1, np.float32), driver=None)
+    assert big.driver == "local-task"
+    told = tmp_path / "told"
+    told.mkdir()
+    assert loaded(told, plus_one, np.zeros(4, np.float32), driver="local-task").driver == (
+        "local-task"
+    )
+    x = np.arange(SMALL_TENSOR, dtype=np.float32)
+    np.testing.assert_array_equal(small.main(x), x + 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "small"),
+    [
+        ("%0 = stablehlo.add %a, %b : tensor<32x32xf32>", True),
+        ("%0 = stablehlo.add %a, %b : tensor<f32>", True),
+        ("%c = stablehlo.constant dense<0.0> : tensor<33x32xf32>", False),
+        ("func.func @main(%a: tensor<?x8xf32>) -> tensor<?x8xf32>", False),
+        ("%0 = stablehlo.add %a, %b : tensor<4xcomplex<f32>>", True),
+    ],
+)
+def test_small_tensors_are_static_and_of_at_most_1024_elements(text, small):
+    from rewriter.iree.drivers import only_small_tensors
+
+    assert only_small_tensors(text) is small
+
+
+def test_result_shapes_are_read_once_at_load_when_static(tmp_path):
+    """A static result's shape and size come from IREE's declaration, read at load; a
+    dynamic one is read from each result's buffer view."""
+    model = loaded(tmp_path, every_kind, np.zeros(6, np.float32), np.zeros(3, np.uint8),
+                   np.zeros(2, bool))  # fmt: skip
+    assert model._handles["main"]._results == (
+        (np.dtype(np.float32), (6,), 6),
+        (np.dtype(np.uint8), (3,), 3),
+        (np.dtype(np.bool_), (2,), 2),
+        (np.dtype(np.float32), (), 1),
+        (np.dtype(np.float32), (0,), 0),
+    )
+
+
+def test_a_vmfb_runs_on_the_driver_its_mlir_would(tmp_path):
+    from rewriter.iree import compile_module
+    from rewriter.iree.drivers import SMALL_TENSOR
+
+    for size, driver in ((SMALL_TENSOR, "local-sync"), (SMALL_TENSOR + 1, "local-task")):
+        path = tmp_path / f"plus_one_{size}.iree.mlir"
+        exported = rewriter.export(plus_one, np.zeros(size, np.float32)).original
+        path.write_text(rewriter.rewrite(exported, abi="iree").text)
+        vmfb = tmp_path / f"plus_one_{size}.vmfb"
+        compile_module(path, vmfb)
+        model = load(vmfb, imports={})
+        assert model.driver == driver
+        x = np.arange(size, dtype=np.float32)
+        np.testing.assert_array_equal(model.main(x), x + 1)
