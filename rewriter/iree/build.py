@@ -58,7 +58,7 @@ from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from .drivers import only_small_tensors
+from .drivers import SMALL_TENSORS_KEY, only_small_tensors
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -102,9 +102,8 @@ ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
 # the function's arguments ("true" or "false"; see IN_PLACE_OPS).
 WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
-# The module attribute saying whether every tensor of the module is small ("true" or
-# "false"; drivers.py), so that load picks the driver of a .vmfb as of its .mlir.
-SMALL_TENSORS_KEY = "rewriter.small_tensors"
+# SMALL_TENSORS_KEY (drivers.py), a module attribute, says whether every tensor of the
+# module is small ("true" or "false"), so that load picks the driver of a .vmfb as of its .mlir.
 # StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
 # operand is an argument, the dispatch writes into the caller's imported memory (IREE's
 # "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a

@@ -17,24 +17,24 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 SMALL_TENSOR = 1024  # elements: a 32x32 block, 4 KB of f32
+SMALL_TENSORS_KEY = "rewriter.small_tensors"  # the module attribute of a .vmfb that records it
 _DIMS = re.compile(r"tensor<((?:[0-9?]+x)*)")
 
 
-def chosen_driver(path: Path) -> str:
+def chosen_driver(path: Path, vmfb_attributes: Callable[[Path], Mapping[str, str] | None]) -> str:
     """``local-sync`` for a module whose tensors are all small (module docstring): a
-    ``.mlir`` read here, a ``.vmfb`` by what ``compile_module`` recorded in it;
+    ``.mlir`` read here, a ``.vmfb`` by what ``compile_module`` recorded in it (its module
+    attributes, read by ``vmfb_attributes``: None when they cannot be read);
     ``local-task`` otherwise."""
     if path.suffix == ".vmfb":
-        from .build import SMALL_TENSORS_KEY, BuildError, vmfb_attributes
-
-        try:
-            recorded = dict(vmfb_attributes(path)).get(SMALL_TENSORS_KEY)
-        except (BuildError, OSError):
+        recorded = vmfb_attributes(path)
+        if recorded is None:
             return "local-task"  # opening it says what is wrong
-        return "local-sync" if recorded == "true" else "local-task"
+        return "local-sync" if recorded.get(SMALL_TENSORS_KEY) == "true" else "local-task"
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError):

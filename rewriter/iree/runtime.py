@@ -36,6 +36,7 @@ from .build import (
     compile_module,
     read_blas_products,
     read_vmfb,
+    vmfb_attributes,
 )
 from .call_errors import CallErrors
 from .drivers import chosen_driver
@@ -186,7 +187,7 @@ def load(
     """
     with needs("iree", "iree.runtime"):
         path = Path(path)
-        chosen = driver if driver is not None else chosen_driver(path)
+        chosen = driver if driver is not None else chosen_driver(path, _module_attributes_of)
         return _load(path, imports, chosen, cpu, compile_args)
 
 
@@ -469,3 +470,12 @@ def _invoker_call(
 def _to_numpy(value) -> np.ndarray:
     # A copy: the mapped view of the result buffer lives only as long as the device array.
     return np.array(value.to_host() if hasattr(value, "to_host") else value, copy=True)
+
+
+def _module_attributes_of(path: Path) -> dict[str, str] | None:
+    """The module attributes of a ``.vmfb``; None when they cannot be read (loading it
+    says why)."""
+    try:
+        return dict(vmfb_attributes(path))
+    except (BuildError, OSError):
+        return None
