@@ -622,28 +622,33 @@ def test_program_runs_and_agrees_with_jax(
 # A while loop that carries a token from one iteration to the next, as StableHLO writes it
 # (jax 0.10 cannot lower a token in a loop carry): the token orders nothing, the loop
 # doubles x three times.
-TOKEN_LOOP = """module @jit_token_loop {
-  func.func public @main(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+def token_loop(tensor: str) -> str:
+    """The loop over a carried ``tensor`` (a tensor type, e.g. ``tensor<4x8xf32>``)."""
+    return f"""module @jit_token_loop {{
+  func.func public @main(%arg0: {tensor}) -> {tensor} {{
     %token = stablehlo.create_token : !stablehlo.token
     %c0 = stablehlo.constant dense<0> : tensor<i32>
     %c1 = stablehlo.constant dense<1> : tensor<i32>
     %c3 = stablehlo.constant dense<3> : tensor<i32>
-    %two = stablehlo.constant dense<2.0> : tensor<4x8xf32>
+    %two = stablehlo.constant dense<2.0> : {tensor}
     %r:3 = stablehlo.while(%i = %c0, %t = %token, %y = %arg0)
-        : tensor<i32>, !stablehlo.token, tensor<4x8xf32>
-    cond {
+        : tensor<i32>, !stablehlo.token, {tensor}
+    cond {{
       %lt = stablehlo.compare LT, %i, %c3, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
       stablehlo.return %lt : tensor<i1>
-    } do {
+    }} do {{
       %next = stablehlo.add %i, %c1 : tensor<i32>
       %t2 = stablehlo.after_all %t, %token : !stablehlo.token
-      %y2 = stablehlo.multiply %y, %two : tensor<4x8xf32>
-      stablehlo.return %next, %t2, %y2 : tensor<i32>, !stablehlo.token, tensor<4x8xf32>
-    }
-    return %r#2 : tensor<4x8xf32>
-  }
-}
+      %y2 = stablehlo.multiply %y, %two : {tensor}
+      stablehlo.return %next, %t2, %y2 : tensor<i32>, !stablehlo.token, {tensor}
+    }}
+    return %r#2 : {tensor}
+  }}
+}}
 """
+
+
+TOKEN_LOOP = token_loop("tensor<4x8xf32>")
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))

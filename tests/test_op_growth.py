@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_op_coverage import token_loop
 
 from rewriter.compile import compile_module, load
 from rewriter.compile.loop_carries import carry_in_place
@@ -49,28 +50,7 @@ def test_a_gather_of_random_indices_is_one_loop_with_its_index_arithmetic(tmp_pa
 
 
 # benchmarks/op_complexity.py's loop carrying a token, on 1,000 elements.
-TOKEN_LOOP = """module @jit_token_loop {
-  func.func public @main(%arg0: tensor<1000xf32>) -> tensor<1000xf32> {
-    %token = stablehlo.create_token : !stablehlo.token
-    %c0 = stablehlo.constant dense<0> : tensor<i32>
-    %c1 = stablehlo.constant dense<1> : tensor<i32>
-    %c3 = stablehlo.constant dense<3> : tensor<i32>
-    %two = stablehlo.constant dense<2.0> : tensor<1000xf32>
-    %r:3 = stablehlo.while(%i = %c0, %t = %token, %y = %arg0)
-        : tensor<i32>, !stablehlo.token, tensor<1000xf32>
-    cond {
-      %lt = stablehlo.compare LT, %i, %c3, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %lt : tensor<i1>
-    } do {
-      %next = stablehlo.add %i, %c1 : tensor<i32>
-      %t2 = stablehlo.after_all %t, %token : !stablehlo.token
-      %y2 = stablehlo.multiply %y, %two : tensor<1000xf32>
-      stablehlo.return %next, %t2, %y2 : tensor<i32>, !stablehlo.token, tensor<1000xf32>
-    }
-    return %r#2 : tensor<1000xf32>
-  }
-}
-"""
+TOKEN_LOOP = token_loop("tensor<1000xf32>")
 
 
 @pytest.mark.toolchain
