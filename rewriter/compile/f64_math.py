@@ -29,6 +29,7 @@ are within 0.7 and 1.2; jax.jit's agree to a few ulp, but flush subnormal result
 from __future__ import annotations
 
 from . import contexts
+from .mlir_walk import operations_where
 
 # Scalar f64 math ops replaced, and the function that computes each.
 REPLACED = {"math.exp": "rw_math_exp_f64", "math.tanh": "rw_math_tanh_f64"}
@@ -149,14 +150,9 @@ def vectorizable_f64_math(text: str) -> str:
 
     context = contexts.context()
     module = ir.Module.parse(text, context)
-    found = []
-
-    def visit(operation):
-        if operation.name in REPLACED and str(operation.results[0].type) == "f64":
-            found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = operations_where(
+        module, lambda op: op.name in REPLACED and str(op.results[0].type) == "f64"
+    )
     if not found:
         return text
     taken = _symbols(module)

@@ -14,6 +14,7 @@ operand: ``maximum(+0.0, -0.0)`` was ``-0.0``.
 from __future__ import annotations
 
 from . import contexts
+from .mlir_walk import operations_where
 
 INTRINSICS = {"arith.maximumf": "llvm.intr.maximum", "arith.minimumf": "llvm.intr.minimum"}
 _TYPES = ("f32", "f64")
@@ -26,14 +27,9 @@ def intrinsic_extrema(text: str) -> str:
 
     context = contexts.context()
     module = ir.Module.parse(text, context)
-    found = []
-
-    def visit(operation):
-        if operation.name in INTRINSICS and str(operation.results[0].type) in _TYPES:
-            found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = operations_where(
+        module, lambda op: op.name in INTRINSICS and str(op.results[0].type) in _TYPES
+    )
     if not found:
         return text
     with context:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import contexts
+from .mlir_walk import operations_where
 
 PREFIX = "rw_blas_"
 ELEMENTS = {"f32": "f32", "f64": "f64", "complex<f32>": "c64", "complex<f64>": "c128"}
@@ -247,14 +248,9 @@ def widen_f32_atan2(text: str) -> str:
 
     context = contexts.context()
     module = ir.Module.parse(text, context)
-    found = []
-
-    def visit(operation):
-        if operation.name == "math.atan2" and str(operation.results[0].type) == "f32":
-            found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = operations_where(
+        module, lambda op: op.name == "math.atan2" and str(op.results[0].type) == "f32"
+    )
     if not found:
         return text
     with context:

@@ -29,6 +29,7 @@ from typing import Any
 
 from . import contexts
 from .library_calls import iterator_types
+from .mlir_walk import operations_named
 
 # Ops before a loop that may use the buffer it starts with: they write or read it and are
 # over before the loop starts, and make no view of it.
@@ -42,14 +43,7 @@ def carry_in_place(text: str) -> str:
     from iree.compiler import ir
 
     module = ir.Module.parse(text, contexts.context())
-    loops: list[Any] = []
-
-    def visit(operation):
-        if operation.name in ("scf.for", "scf.while"):
-            loops.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    loops = operations_named(module, "scf.for", "scf.while")
     changed = 0
     for loop in loops:
         changed += _in_place(ir, loop) if loop.name == "scf.for" else _while_in_place(ir, loop)

@@ -15,24 +15,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..compile.mlir_walk import operations_named
+
 
 def split_complex_pads(module: Any) -> int:
     """Rewrite, in place, every ``stablehlo.pad`` of complex elements of the
     ``iree.compiler.ir`` ``module`` (in its context); return how many."""
     from iree.compiler import ir
 
-    found: list[Any] = []
+    def complex_elements(operation: Any) -> bool:
+        kind = operation.results[0].type
+        return isinstance(kind, ir.RankedTensorType) and isinstance(
+            kind.element_type, ir.ComplexType
+        )
 
-    def visit(operation):
-        if operation.name == "stablehlo.pad":
-            kind = operation.results[0].type
-            if isinstance(kind, ir.RankedTensorType) and isinstance(
-                kind.element_type, ir.ComplexType
-            ):
-                found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = [op for op in operations_named(module, "stablehlo.pad") if complex_elements(op)]
     for operation in found:
         padded = ir.RankedTensorType(operation.results[0].type)
         attributes = {

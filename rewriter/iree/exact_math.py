@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..compile.mlir_walk import operations_where
+
 
 def make_math_exact(module: Any, atan2_in_f64: bool = True) -> bool:
     """Rewrite, in place, the ops of the ``iree.compiler.ir`` module that IREE would get
@@ -26,14 +28,10 @@ def make_math_exact(module: Any, atan2_in_f64: bool = True) -> bool:
     now needs libm's f64 ``atan2`` (a system library)."""
     from iree.compiler import ir
 
-    found: list[Any] = []
-
-    def visit(operation):
-        if _needs_rewrite(ir, operation) and (atan2_in_f64 or operation.name != "stablehlo.atan2"):
-            found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = operations_where(
+        module,
+        lambda op: _needs_rewrite(ir, op) and (atan2_in_f64 or op.name != "stablehlo.atan2"),
+    )
     widened = any(operation.name == "stablehlo.atan2" for operation in found)
     for operation in found:
         with ir.InsertionPoint(operation), operation.location:

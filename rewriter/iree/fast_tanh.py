@@ -16,26 +16,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..compile.mlir_walk import operations_named
+
 
 def fast_f64_tanh(module: Any) -> int:
     """Rewrite every static f64 ``stablehlo.tanh`` of the ``iree.compiler.ir`` module as
     the module's doc says; return how many."""
     from iree.compiler import ir
 
-    found: list[Any] = []
+    def static_f64(operation: Any) -> bool:
+        tensor = operation.results[0].type
+        return (
+            isinstance(tensor, ir.RankedTensorType)
+            and isinstance(tensor.element_type, ir.F64Type)
+            and tensor.has_static_shape
+        )
 
-    def visit(operation):
-        if operation.name == "stablehlo.tanh":
-            tensor = operation.results[0].type
-            if (
-                isinstance(tensor, ir.RankedTensorType)
-                and isinstance(tensor.element_type, ir.F64Type)
-                and tensor.has_static_shape
-            ):
-                found.append(operation)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = [op for op in operations_named(module, "stablehlo.tanh") if static_f64(op)]
     for operation in found:
         with ir.InsertionPoint(operation), operation.location:
             result = _tanh_by_exp(ir, operation.operands[0])
