@@ -224,6 +224,9 @@ class _Judged:
     view: model.CustomCall
     reason: str | None
     signature: Signature | None
+    # By a call's key (its leaves' valueless operands, numbered): the extern of this
+    # target (``of_target(decide_extern(...), target)``).
+    decided: dict[tuple[int, ...], Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -438,15 +441,16 @@ class CallShapes:
                 if operands is None:
                     return None
             attributes, key, own_values = operands
-            fields = (*hole_texts, *own_values)
-            decided = shape.memo.get((target, key))
+            if own_values:
+                fields = hole_texts + own_values
+            decided = judged.decided.get(key)
             if decided is None:
                 extern = shape.memo.get(key)
                 if extern is None:
                     extern = shape.memo[key] = decide_extern(
                         self.abi, judged.signature, valueless(attributes)
                     )
-                decided = shape.memo[target, key] = of_target(extern, target)
+                decided = judged.decided[key] = of_target(extern, target)
             report = rewritten_report(
                 self.source.filename, 0, 0, target, judged.signature, attributes, decided
             )
