@@ -145,6 +145,11 @@ def _template(text: str) -> Template:
     return tuple(part for part in parts if part != "")
 
 
+# Exact types of model values that hold no string: skipped unopened (a span is in every
+# attribute; a boolean is no exact int).
+_NO_STRINGS = frozenset({int, bool, bytes, type(None), model.Span})
+
+
 def _strings(value: Any) -> list[str]:
     """Every string inside a model value (dataclasses, tuples, lists)."""
     found: list[str] = []
@@ -156,7 +161,7 @@ def _strings(value: Any) -> list[str]:
             found.append(item)
         elif kind is tuple or kind is list:
             pending.extend(item)
-        elif kind is int or item is None:
+        elif kind in _NO_STRINGS:
             continue
         elif isinstance(item, str):  # a str Enum
             found.append(item)
@@ -593,7 +598,8 @@ class CallShapes:
         # Holes to pin: value holes that are no leaf, sentinels the view holds.
         at_leaves = {leaf.hole for leaf in shape_leaves}
         to_pin = {k for k in free if holes[k][2] in _VALUES and k not in at_leaves}
-        view = judged_view(call)
+        written = written_view(call)
+        view = judged_view(call, written)
         target = _template(call.target)
         for match in _SENTINEL.finditer("\0".join(_strings(view))):
             to_pin.add(int(match.group(1) or match.group(2)))
@@ -614,7 +620,7 @@ class CallShapes:
             target,
             len(holes) + len(shape_leaves),
             view,
-            written_view(call),
+            written,
             tuple(constants),
             tuple(shape_leaves),
         )
