@@ -374,6 +374,35 @@ def test_a_matcher_takes_only_statements_of_its_shape(text):
             _matcher_agrees_with_shape_of(made_from, line)
 
 
+@SETTINGS
+@given(st.one_of(hole_mutations(), text_mutations()), st.data())
+def test_runs_of_one_shape_find_what_a_new_finder_finds(text, data):
+    """``ShapeFinder.find`` tries the spelled matcher of the last two statements' shape
+    first: in runs of statements of one shape and of others, each statement's shape, hole
+    texts and hole ends are those a finder that has seen nothing finds."""
+    import rewriter.syntax.holes as holes
+
+    lines = [line for line in text.split("\n") if "custom_call" in line][:12]
+    if not lines:
+        return
+    runs = data.draw(
+        st.lists(st.tuples(st.sampled_from(lines), st.integers(1, 4)), min_size=1, max_size=12)
+    )
+    default = holes.SPELLED_AFTER
+    holes.SPELLED_AFTER = 1  # spelled from a shape's second statement on
+    try:
+        finder = ShapeFinder()
+        for line, repeats in runs:
+            for _ in range(repeats):
+                known, texts, end_of = finder.find(line)
+                fresh, fresh_texts, fresh_end_of = ShapeFinder().find(line)
+                assert known.key == fresh.key and texts == fresh_texts
+                ends = range(1, len(fresh.holes) + 1)
+                assert [end_of(k) for k in ends] == [fresh_end_of(k) for k in ends]
+    finally:
+        holes.SPELLED_AFTER = default
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(sorted(EXPORTS.values())),

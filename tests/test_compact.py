@@ -35,6 +35,15 @@ def test_find_based_spans_agree_with_the_regex():
         assert _spans_by_find(text) == regex_spans(text), repr(text[:200])
 
 
+def test_lone_quotes_are_the_quotes_the_strings_do_not_hold():
+    """The scan trusts ``lone_quotes`` instead of counting the compact text's quotes
+    (``scan._check_characters``): both must say the same."""
+    for text in texts():
+        masked = compact(text).text
+        counted = masked.count('"') != 2 * masked.count('""')
+        assert compact(text).lone_quotes == counted, repr(text[:200])
+
+
 def test_every_compact_offset_maps_back_to_the_same_character():
     for text in texts()[:200]:
         squeezed = compact(text)

@@ -8,6 +8,7 @@ import pickle
 
 import pytest
 
+from rewriter.plan.attribute_operands import AttributeOperand
 from rewriter.syntax import model
 from rewriter.syntax.records import quick_init
 
@@ -25,6 +26,7 @@ QUICK = [
     model.SymbolAttr,
     model.OtherAttr,
     model.UnitAttr,
+    AttributeOperand,  # slotted
 ]
 
 
@@ -40,10 +42,18 @@ def _values(kind: type) -> list[object]:
 def _dataclass_made(kind: type, *values: object) -> object:
     """An instance made as ``dataclasses`` makes it: its generated ``__init__``, on a
     twin class declared alike."""
-    twin = dataclasses.dataclass(frozen=True)(
+    slots = "__slots__" in kind.__dict__
+    twin = dataclasses.dataclass(frozen=True, slots=slots)(
         type(kind.__name__, (), {"__annotations__": _annotations(kind), **_defaults(kind)})
     )
     return twin(*values)
+
+
+def _field_values(made: object) -> dict[str, object]:
+    """Its fields by name, in order: its ``__dict__``, or its slots."""
+    if hasattr(made, "__dict__"):
+        return dict(vars(made))
+    return {name: getattr(made, name) for name in type(made).__slots__}
 
 
 def _annotations(kind: type) -> dict[str, object]:
@@ -63,8 +73,9 @@ def test_quick_init_makes_what_the_dataclass_makes(kind):
     values = _values(kind)
     quick = kind(*values)
     reference = _dataclass_made(kind, *values)
-    assert vars(quick) == vars(reference)
-    assert list(vars(quick)) == [item.name for item in dataclasses.fields(kind)]
+    assert hasattr(quick, "__dict__") == hasattr(reference, "__dict__")
+    assert _field_values(quick) == _field_values(reference)
+    assert list(_field_values(quick)) == [item.name for item in dataclasses.fields(kind)]
     assert quick == kind(*values) and hash(quick) == hash(kind(*values))
     assert pickle.loads(pickle.dumps(quick)) == quick
     assert dataclasses.replace(quick) == quick
@@ -94,6 +105,20 @@ def test_quick_init_refuses_what_it_cannot_make():
         def __post_init__(self) -> None:
             pass
 
-    for kind in (Mutable, Factory, Later):
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        a: int
+
+    class MoreSlots(Slotted):  # a slot that is no field
+        __slots__ = ("b",)
+
+    @dataclasses.dataclass(frozen=True)
+    class SlotsOfItsBase(Slotted):
+        c: int = 0
+
+    for kind in (Mutable, Factory, Later, dataclasses.dataclass(frozen=True)(MoreSlots)):
         with pytest.raises(TypeError):
             quick_init(kind)
+    with pytest.raises(TypeError):
+        quick_init(SlotsOfItsBase)
+    quick_init(Slotted)  # its own slots are its fields

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..syntax import model
 from ..syntax.integers import range_error
+from ..syntax.records import quick_init
 from .attribute_kinds import KindRow, kind_of, own_element
 from .mlir_text import dense_list, dense_string, tensor_type
 
@@ -34,6 +35,7 @@ class UnsupportedAttribute(Exception):
         self.offset = attr.span.start  # where in the file (``operand_of`` moves it)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AttributeOperand:
     """One extra operand of the call: the constant ops that make it and the type passed."""

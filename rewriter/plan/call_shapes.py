@@ -145,6 +145,11 @@ def _template(text: str) -> Template:
     return tuple(part for part in parts if part != "")
 
 
+# Exact types of model values that hold no string: skipped unopened (a span is in every
+# attribute; a boolean is no exact int).
+_NO_STRINGS = frozenset({int, bool, bytes, type(None), model.Span})
+
+
 def _strings(value: Any) -> list[str]:
     """Every string inside a model value (dataclasses, tuples, lists)."""
     found: list[str] = []
@@ -156,7 +161,7 @@ def _strings(value: Any) -> list[str]:
             found.append(item)
         elif kind is tuple or kind is list:
             pending.extend(item)
-        elif kind is int or item is None:
+        elif kind in _NO_STRINGS:
             continue
         elif isinstance(item, str):  # a str Enum
             found.append(item)
@@ -224,6 +229,9 @@ class _Judged:
     view: model.CustomCall
     reason: str | None
     signature: Signature | None
+    # By a call's key (its leaves' valueless operands, numbered): the extern of this
+    # target (``of_target(decide_extern(...), target)``).
+    decided: dict[tuple[int, ...], Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -438,15 +446,16 @@ class CallShapes:
                 if operands is None:
                     return None
             attributes, key, own_values = operands
-            fields = (*hole_texts, *own_values)
-            decided = shape.memo.get((target, key))
+            if own_values:
+                fields = hole_texts + own_values
+            decided = judged.decided.get(key)
             if decided is None:
                 extern = shape.memo.get(key)
                 if extern is None:
                     extern = shape.memo[key] = decide_extern(
                         self.abi, judged.signature, valueless(attributes)
                     )
-                decided = shape.memo[target, key] = of_target(extern, target)
+                decided = judged.decided[key] = of_target(extern, target)
             report = rewritten_report(
                 self.source.filename, 0, 0, target, judged.signature, attributes, decided
             )
@@ -589,7 +598,8 @@ class CallShapes:
         # Holes to pin: value holes that are no leaf, sentinels the view holds.
         at_leaves = {leaf.hole for leaf in shape_leaves}
         to_pin = {k for k in free if holes[k][2] in _VALUES and k not in at_leaves}
-        view = judged_view(call)
+        written = written_view(call)
+        view = judged_view(call, written)
         target = _template(call.target)
         for match in _SENTINEL.finditer("\0".join(_strings(view))):
             to_pin.add(int(match.group(1) or match.group(2)))
@@ -610,7 +620,7 @@ class CallShapes:
             target,
             len(holes) + len(shape_leaves),
             view,
-            written_view(call),
+            written,
             tuple(constants),
             tuple(shape_leaves),
         )

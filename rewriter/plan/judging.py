@@ -134,13 +134,16 @@ def written_view(call: model.CustomCall) -> model.CustomCall:
 TARGET = "\0target\0"
 
 
-def judged_view(call: model.CustomCall) -> model.CustomCall:
+def judged_view(
+    call: model.CustomCall, written: model.CustomCall | None = None
+) -> model.CustomCall:
     """The call as selection and the signature's rules see it: its ``written_view``
     without its target (``TARGET``), value names (each ``%`` and the count of its results
     kept), location, indentation and module. What the rules make of it is the same for
-    every call of a statement shape (``call_shapes``), on every path."""
+    every call of a statement shape (``call_shapes``), on every path. ``written``: the
+    call's ``written_view``, when the caller has made it."""
     return replace(
-        written_view(call),
+        written_view(call) if written is None else written,
         target=TARGET,
         indent="",
         results=_NAME.sub("%", call.results),

@@ -98,8 +98,10 @@ class SymbolNamer:
         # Names are handed out as ``prefix + S`` (``ffi.S`` for IREE imports): only the
         # whole symbol can clash with an existing one.
         self.prefix = prefix
-        self.reserved = {
-            t for t in targets if _C_IDENTIFIER.fullmatch(t) and prefix + t not in existing
+        self.reserved = {  # each target once: ``targets`` has one a call
+            t
+            for t in dict.fromkeys(targets)
+            if _C_IDENTIFIER.fullmatch(t) and prefix + t not in existing
         }
         self.pool = NamePool(existing)
         for target in self.reserved:

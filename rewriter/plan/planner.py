@@ -154,29 +154,48 @@ def _name_callees(
 ) -> None:
     """The second pass, in file order: each selected call's extern (and layout wrapper) is
     named, its constants too, and its edit made; renames and externs shared by calls that
-    differ are warnings. Each call is freed once its edit is made."""
-    on_gpu: set[str] = set()  # GPU targets warned about (platforms.py), once each
+    differ are warnings. Each call is freed once its edit is made.
+
+    A shape's calls of one target and valueless attribute operands (``PlacedCall.key``) in
+    one module go to the same extern and wrapper, and are written from the same pattern
+    (``_replacement_of``: by the shape and the key): decided for the first, remembered
+    under all of that for the others."""
+    decided: dict[tuple[object, ...], tuple[str | None, str | None, bool, ReplacementForm]] = {}
+    # Targets asked of ``gpu_platform`` (a function of the target alone), once each: a GPU
+    # target is warned about once (platforms.py).
+    asked: set[str] = set()
     for index, placed in enumerate(selected):
         assert placed is not None
         selected[index] = None
-        renamed, differs = externs.decide(placed)
         report = placed.report
-        if renamed:
-            plan.warnings.append(_renamed_warning(source, placed, externs.abi, renamed))
-        if differs:
-            plan.warnings.append(_shared_extern_warning(source, placed))
-        platform = gpu_platform(placed.target)
-        if platform and placed.target not in on_gpu:
-            on_gpu.add(placed.target)
-            message = gpu_target_message(placed.target, platform, report.symbol or "")
-            plan.warnings.append(warning_at(source, placed, placed.target_start, message))
-        replacement = _replacement_of(placed, newline)
+        shape = placed.shape
+        key = (id(shape), placed.target, placed.key, placed.module)
+        known = decided.get(key) if shape is not None else None
+        if known is not None:
+            report.symbol, report.wrapper, differs, replacement = known
+            if differs:
+                plan.warnings.append(_shared_extern_warning(source, placed))
+        else:
+            renamed, differs = externs.decide(placed)
+            if renamed:
+                plan.warnings.append(_renamed_warning(source, placed, externs.abi, renamed))
+            if differs:
+                plan.warnings.append(_shared_extern_warning(source, placed))
+            replacement = _replacement_of(placed, newline)
+            if shape is not None:
+                decided[key] = (report.symbol, report.wrapper, differs, replacement)
+        if placed.target not in asked:
+            asked.add(placed.target)
+            platform = gpu_platform(placed.target)
+            if platform:
+                message = gpu_target_message(placed.target, platform, report.symbol or "")
+                plan.warnings.append(warning_at(source, placed, placed.target_start, message))
         callee = report.wrapper or report.symbol
         assert callee is not None  # named by ``externs.decide``
         fields = replacement.fields(placed.holes, values, callee)
         text = replacement.text(fields)
         plan.edits.append(Edit(placed.start, placed.end, text))
-        if plan.written is not None and placed.shape is not None:  # a form calls share
+        if plan.written is not None and shape is not None:  # a form calls share
             plan.written[placed.start] = Written(replacement.positional, fields, text)
 
 
@@ -248,10 +267,7 @@ def _new_replacement(
 
 
 class _Externs:
-    """The externs and layout wrappers of one file, and which one each call goes to.
-
-    A shape's calls of one target and valueless attribute operands in one module go to the
-    same extern and wrapper: decided for the first, remembered for the others."""
+    """The externs and layout wrappers of one file, and which one each call goes to."""
 
     def __init__(self, symbols: SymbolNamer, abi: Abi):
         self.symbols = symbols
@@ -262,25 +278,11 @@ class _Externs:
         self.first_facts: dict[tuple[int, str], ExternFacts | None] = {}
         # The first call of each extern, which its declaration is made from.
         self.first_reports: dict[tuple[int, str], CallReport] = {}
-        self.decided: dict[tuple[object, ...], tuple[str, str | None, bool]] = {}
 
     def decide(self, placed: PlacedCall) -> tuple[str | None, bool]:
         """Set the call's ``symbol`` and ``wrapper``; say why its extern is not named after
         its target (the first time only), and whether it differs from the first call of
         its extern in what an FFI handler sees."""
-        report = placed.report
-        key = (id(placed.shape), placed.target, placed.key, placed.module)
-        decided = self.decided.get(key) if placed.shape is not None else None
-        if decided is not None:
-            report.symbol, report.wrapper, differs = decided
-            return None, differs
-        renamed, differs = self._first(placed)
-        if placed.shape is not None:
-            assert report.symbol is not None
-            self.decided[key] = (report.symbol, report.wrapper, differs)
-        return renamed, differs
-
-    def _first(self, placed: PlacedCall) -> tuple[str | None, bool]:
         report, abi = placed.report, self.abi
         extern_type = _extern_type(report)
         symbol, renamed = self.symbols.name(placed.target, extern_type)

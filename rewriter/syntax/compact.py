@@ -27,6 +27,9 @@ class Compact:
     _original_lengths: list[int] = field(default_factory=list)
     _compact_lengths: list[int] = field(default_factory=list)
     strings: list[tuple[int, int, str]] = field(default_factory=list)  # noted literals
+    # Whether a quote opens no string (none closes it on its line): the only quotes of
+    # the text but the squeezed strings' (comments are taken out).
+    lone_quotes: bool = False
 
     def original(self, offset: int) -> int:
         """The offset in the original text of ``offset`` in the compact text."""
@@ -71,11 +74,12 @@ _SQUEEZE = re.compile('(")' + _STRING[1:-1] + f'(")|{COMMENT}')
 _SYM_NAME = 'sym_name = "'
 
 
-def _spans_by_find(text: str) -> list[tuple[int, int]]:
+def _spans_by_find(text: str, lone: list[int] | None = None) -> list[tuple[int, int]]:
     """Spans of string literals and comments, as ``_SQUEEZE`` would match them (the tests
     check both agree); ``str.find`` skips a megabyte payload at memchr speed, where a
     regular expression checks each character. The next quote and the next ``//`` are
-    each searched for once and kept until passed, so the scan stays linear."""
+    each searched for once and kept until passed, so the scan stays linear. Every quote
+    outside them opens no string: each is added to ``lone``."""
     spans: list[tuple[int, int]] = []
     end = len(text)
     position = 0
@@ -100,6 +104,8 @@ def _spans_by_find(text: str) -> list[tuple[int, int]]:
             close = text.find('"', search, line_end)
             if close == -1:
                 position = quote + 1  # unterminated: not a string, as for the regex
+                if lone is not None:
+                    lone.append(quote)
                 break
             backslashes = 0
             while text[close - 1 - backslashes] == "\\":
@@ -116,7 +122,8 @@ def compact(text: str, noted: frozenset[str] = frozenset()) -> Compact:
     """Squeeze strings and comments; string literals in ``noted`` are remembered as
     (compact offset, original offset, literal), and so are strings right after
     ``sym_name = `` (generic-form symbol definitions)."""
-    spans = _spans_by_find(text)
+    lone: list[int] = []
+    spans = _spans_by_find(text, lone)
     starts = [start for start, _ in spans]
     lengths = [end - start for start, end in spans]
     kept = [2 if text[start] == '"' else 0 for start in starts]
@@ -128,6 +135,7 @@ def compact(text: str, noted: frozenset[str] = frozenset()) -> Compact:
         position = end
     pieces.append(text[position:])
     result = Compact("".join(pieces))
+    result.lone_quotes = bool(lone)
     removed = list(accumulate((n - k for n, k in zip(lengths, kept, strict=True)), initial=0))
     result._original_starts = starts
     result._original_lengths = lengths

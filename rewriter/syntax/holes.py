@@ -230,9 +230,30 @@ class ShapeFinder:
     def __init__(self) -> None:
         self.shapes: dict[str, KnownShape] = {}
         self._by_guess: dict[str | bytes, list[KnownShape]] = {}
+        # The shape of the last two statements, when they had one: tried first.
+        self._repeated: KnownShape | None = None
+        self._last: KnownShape | None = None
 
     def find(self, piece: str) -> tuple[KnownShape, tuple[str, ...], Callable[[int], int]]:
-        """The shape of ``piece``, its hole texts, and where hole k ends (``end_of(k + 1)``)."""
+        """The shape of ``piece``, its hole texts, and where hole k ends (``end_of(k + 1)``).
+
+        A run of statements of one shape (an unrolled loop) has the shape of the last two
+        statements tried first, when it is spelled out: its spelled matcher takes exactly
+        the statements of that shape (see the module docstring), so what it takes is what
+        the guess and the shapes tried for it would find, without the guess."""
+        repeated = self._repeated
+        if repeated is not None:
+            spelled = repeated.spelled
+            if spelled is not None:
+                found = spelled.fullmatch(piece)
+                if found is not None:
+                    return repeated, found.groups(), found.end
+        known, texts, end_of = self._find(piece)
+        self._repeated = known if known is self._last else None
+        self._last = known
+        return known, texts, end_of
+
+    def _find(self, piece: str) -> tuple[KnownShape, tuple[str, ...], Callable[[int], int]]:
         guess = matcher_key(piece)
         tried = self._by_guess.get(guess)
         if tried is None:

@@ -191,7 +191,9 @@ def _check_characters(
         result.diagnostics.append(Diagnostic.at(source, squeezed.original(bad.start()), message))
         return
     # Every complete string is now `""`; any other quote opens a string that never ends.
-    if masked.count('"') == 2 * masked.count('""'):
+    # The squeeze saw every quote (``Compact.lone_quotes``): with none left over, counting
+    # them (two passes over the text) would find as many as the strings' `""` hold.
+    if not squeezed.lone_quotes or masked.count('"') == 2 * masked.count('""'):
         return
     for quote in _LONE_QUOTE.finditer(masked.replace('""', "  ")):
         offset = squeezed.original(quote.start())
