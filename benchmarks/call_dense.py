@@ -150,6 +150,11 @@ def main() -> None:
     arguments = options.parse_args()
     if arguments.mode and not arguments.one:
         options.error("--mode goes with --one")
+    if not arguments.one and not any(Path(arguments.corpus).glob("*.mlir")):
+        options.error(
+            f"no .mlir files in {arguments.corpus}: write them with "
+            "python benchmarks/make_call_dense.py"
+        )
     if arguments.one:
         if arguments.mode:
             time_one_mode(Path(arguments.one), arguments.mode)

@@ -57,6 +57,7 @@ def test_help_prints_usage(name):
             "unknown program 'nope' (choose from block, attention, conv)",
         ),
         ("shape_sweep.py", "--dtypes=f16", "unknown dtype 'f16' (choose from f32, f64)"),
+        ("call_dense.py", "no/such/folder", "no .mlir files in no/such/folder"),
     ],
 )
 def test_a_wrong_argument_is_named(name, argument, error):
