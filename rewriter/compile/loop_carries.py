@@ -68,12 +68,18 @@ def _in_place(ir, loop) -> int:
         update = _elementwise_update(ir, argument, terminator.operands[index], terminator)
         if update is None or not _owned_before(ir, start, loop):
             continue
-        generic, allocation = update
-        generic.operands[len(generic.operands) - 1] = argument
-        terminator.operands[index] = argument
-        allocation.erase()
+        _write_into(argument, update, terminator, index)
         rewritten += 1
     return rewritten
+
+
+def _write_into(argument, update, terminator, index: int) -> None:
+    """The elementwise ``update`` writes into the carried buffer ``argument`` itself, which
+    the loop's ``terminator`` hands on at ``index``; its own allocation goes."""
+    generic, allocation = update
+    generic.operands[len(generic.operands) - 1] = argument
+    terminator.operands[index] = argument
+    allocation.erase()
 
 
 def _while_in_place(ir, loop) -> int:
@@ -98,10 +104,7 @@ def _while_in_place(ir, loop) -> int:
         condition.operands[1 + index] = checked
         for operation in copy:
             operation.erase()
-        generic, allocation = update
-        generic.operands[len(generic.operands) - 1] = argument
-        terminator.operands[index] = argument
-        allocation.erase()
+        _write_into(argument, update, terminator, index)
         rewritten += 1
     return rewritten
 

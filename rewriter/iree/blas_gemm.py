@@ -17,17 +17,16 @@ process: the system OpenBLAS of the compiled path's modules is the same library)
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import threading
 from pathlib import Path
 
-from ..abi import bridge_dir
 from ..compile import cache as compile_cache
 from ..compile.blas import Blas, resolve_blas
 from ..compile.openblas_core import name_openblas_core
-from ..compile.toolchain import LLVM_VERSION, ToolchainError, find_tool, link_shared_object
+from ..compile.toolchain import ToolchainError, link_shared_object
 from .blas_products import ELEMENTS, IMPORT_PREFIX
+from .cached_libraries import cached_library
 
 SOURCE_NAME = "iree_blas_products.c"
 SYMBOLS = tuple(IMPORT_PREFIX + element for element in ELEMENTS)
@@ -39,31 +38,21 @@ _loaded: dict[str, int] | None = None
 
 def library_path(blas: Blas) -> Path:
     """The shared object for ``blas``, built into the cache folder the first time."""
-    source = Path(bridge_dir()) / SOURCE_NAME
-    clang = find_tool(f"clang-{LLVM_VERSION}")
-    digest = hashlib.sha256(source.read_bytes())
-    digest.update(repr(compile_cache.file_identity(clang)).encode())
-    digest.update(repr((blas, compile_cache.file_identity(str(blas.library)))).encode())
-    folder = compile_cache.cache_dir() / "iree-blas"
-    library = folder / f"rewriter_iree_blas-{digest.hexdigest()[:16]}.so"
-    if not library.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{library.name}.{os.getpid()}.{threading.get_ident()}"
-        try:
-            link_shared_object(
-                [source],
-                partial,
-                [],
-                optimize="-O2",
-                flags=blas.compile_flags(),
-                exports=SYMBOLS,
-                arguments=blas.link_arguments(),
-                only_exports=True,
-            )
-            os.replace(partial, library)  # atomic: another process may build it too
-        finally:
-            partial.unlink(missing_ok=True)
-    return library
+
+    def link(source: Path, output: Path) -> None:
+        link_shared_object(
+            [source],
+            output,
+            [],
+            optimize="-O2",
+            flags=blas.compile_flags(),
+            exports=SYMBOLS,
+            arguments=blas.link_arguments(),
+            only_exports=True,
+        )
+
+    identity = (blas, compile_cache.file_identity(str(blas.library)))
+    return cached_library(SOURCE_NAME, "iree-blas", "rewriter_iree_blas", link, identity)
 
 
 def functions() -> dict[str, int]:

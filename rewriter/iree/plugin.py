@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..abi import bridge_dir
-from ..compile import cache as compile_cache
-from ..compile.toolchain import LLVM_VERSION, find_tool, link_shared_object
+from ..compile.toolchain import link_shared_object
+from .cached_libraries import cached_library
 
 SOURCE_NAME = "iree_ffi_plugin.c"
 EXPORTS = (
@@ -40,23 +37,13 @@ _drivers: dict[str, bool] = {}  # driver name -> whether it was created with the
 def plugin_path() -> Path:
     """The plugin's shared object, built into the cache folder the first time (named by a
     hash of its source and of the compiler, so that a change builds a new one)."""
-    source = Path(bridge_dir()) / SOURCE_NAME
-    clang = find_tool(f"clang-{LLVM_VERSION}")
-    digest = hashlib.sha256(source.read_bytes())
-    digest.update(repr(compile_cache.file_identity(clang)).encode())
-    folder = compile_cache.cache_dir() / "iree-plugin"
-    library = folder / f"rewriter_ffi_plugin-{digest.hexdigest()[:16]}.so"
-    if not library.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{library.name}.{os.getpid()}.{threading.get_ident()}"
-        try:
-            link_shared_object(
-                [source], partial, [], flags=["-pthread"], exports=EXPORTS, only_exports=True
-            )
-            os.replace(partial, library)  # atomic: another process may build it too
-        finally:
-            partial.unlink(missing_ok=True)
-    return library
+
+    def link(source: Path, output: Path) -> None:
+        link_shared_object(
+            [source], output, [], flags=["-pthread"], exports=EXPORTS, only_exports=True
+        )
+
+    return cached_library(SOURCE_NAME, "iree-plugin", "rewriter_ffi_plugin", link)
 
 
 def library() -> ctypes.CDLL:
