@@ -14,29 +14,13 @@
  * bindings' memory as the tensors lay it out: the Python side worked out from the
  * dot_general's dimension numbers the batch strides, leading dimensions and transposes.
  *
- * The BLAS is reached through its CBLAS entry points, named as in blas_calls.c:
- *   RW_CBLAS_PREFIX, RW_CBLAS_SUFFIX, RW_BLAS_INT.
+ * The BLAS is reached through its CBLAS entry points, named as rewriter_cblas.h says.
  */
 #include <stdint.h>
 
-#ifndef RW_BLAS_INT
-#error "define RW_BLAS_INT, RW_CBLAS_PREFIX and RW_CBLAS_SUFFIX"
-#endif
+#include "rewriter_cblas.h"
 
-#define RW_PASTE(a, b, c) a##b##c
-#define RW_NAME(a, b, c) RW_PASTE(a, b, c)
-#define RW_CBLAS(name) RW_NAME(RW_CBLAS_PREFIX, name, RW_CBLAS_SUFFIX)
 #define RW_EXPORT __attribute__((visibility("default")))
-
-enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
-typedef RW_BLAS_INT blas_int;
-
-void RW_CBLAS(sgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k, float alpha,
-                     const float *a, blas_int lda, const float *b, blas_int ldb, float beta,
-                     float *c, blas_int ldc);
-void RW_CBLAS(dgemm)(int order, int ta, int tb, blas_int m, blas_int n, blas_int k, double alpha,
-                     const double *a, blas_int lda, const double *b, blas_int ldb, double beta,
-                     double *c, blas_int ldc);
 
 /* The batch dimensions a task walks (more are collapsed or left to IREE by the Python side). */
 enum { MAX_BATCH = 3 };

@@ -1,10 +1,11 @@
 """Shared objects built from one C file of ``abi/`` once per machine, kept in the cache.
 
 The IREE path loads two: the executable plugin (``plugin.py``) and the BLAS products'
-gemm functions (``blas_gemm.py``). Each is named by a hash of its source, of the compiler
-and of whatever else it is built from (``identities``), so that a change of any builds a
-new one; it is linked under a name of its own process and thread and moved into place,
-which is atomic: two processes that build it at once both end with a whole library.
+gemm functions (``blas_gemm.py``). Each is named by a hash of its source and the headers
+beside it, of the compiler and of whatever else it is built from (``identities``), so that
+a change of any builds a new one; it is linked under a name of its own process and thread
+and moved into place, which is atomic: two processes that build it at once both end with a
+whole library.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def cached_library(
     source = Path(bridge_dir()) / source_name
     clang = find_tool(f"clang-{LLVM_VERSION}")
     digest = hashlib.sha256(source.read_bytes())
+    for header in sorted(source.parent.glob("*.h")):  # what the source may include
+        digest.update(header.read_bytes())
     digest.update(repr(compile_cache.file_identity(clang)).encode())
     if identities:
         digest.update(repr(identities).encode())
