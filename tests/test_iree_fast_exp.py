@@ -44,7 +44,10 @@ def test_the_dispatches_call_no_libm_exp(computed):
 def test_exp_within_1_ulp_of_the_exact_value_with_libm_s_special_values(computed):
     """Against libm's long double exp (11 more bits than f64 on x86-64), and libm's f64
     results where they are not finite; subnormal results are 0, flushed as IREE's
-    arithmetic flushes them (libm's exp in IREE and jax.jit's give 0 too)."""
+    arithmetic flushes them (libm's exp in IREE and jax.jit's give 0 too). The bound: the
+    reduced argument is exact to 2^-60 (Cody and Waite's two parts of ln 2), the Taylor
+    polynomial's error is under 1e-17, and what remains is its last fma and the scaling by
+    2^n, half an ulp each: 1 ulp (0.84 measured)."""
     x, got, _, _ = computed
     with np.errstate(over="ignore"):
         exact = np.exp(x.astype(np.longdouble))
