@@ -34,9 +34,10 @@ from .mlir_walk import operations_where
 # Scalar f64 math ops replaced, and the function that computes each.
 REPLACED = {"math.exp": "rw_math_exp_f64", "math.tanh": "rw_math_tanh_f64"}
 
-_FUNCTIONS = """\
-func.func private @rw_math_exp_f64(%x: f64) -> f64
-    attributes {llvm.linkage = #llvm.linkage<internal>} {
+# The ops of f64 exp, from the scalar %x to the scalar %v3 (EXP_RESULT), as one body for
+# both runners: the compiled path's function below, and rewriter/iree/fast_exp.py's
+# elementwise linalg.generic.
+EXP_BODY = """\
   %log2e = arith.constant 1.4426950408889634 : f64
   %ln2_hi = arith.constant 6.93145751953125E-1 : f64
   %ln2_lo = arith.constant 1.42860682030941723212E-6 : f64
@@ -103,9 +104,17 @@ func.func private @rw_math_exp_f64(%x: f64) -> f64
   %v1 = arith.select %over, %inf, %value : f64
   %v2 = arith.select %under, %zero, %v1 : f64
   %v3 = arith.select %nan, %x, %v2 : f64
-  return %v3 : f64
-}
+"""
+EXP_RESULT = "%v3"
 
+_FUNCTIONS = (
+    """\
+func.func private @rw_math_exp_f64(%x: f64) -> f64
+    attributes {llvm.linkage = #llvm.linkage<internal>} {
+"""
+    + EXP_BODY
+    + f"  return {EXP_RESULT} : f64\n}}\n"
+    + """
 func.func private @rw_math_tanh_f64(%x: f64) -> f64
     attributes {llvm.linkage = #llvm.linkage<internal>} {
   %p0 = arith.constant -9.64399179425052238628E-1 : f64
@@ -140,6 +149,7 @@ func.func private @rw_math_tanh_f64(%x: f64) -> f64
   return %signed : f64
 }
 """
+)
 
 
 def vectorizable_f64_math(text: str) -> str:

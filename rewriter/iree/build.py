@@ -30,6 +30,7 @@ sort's comparator is turned so that IREE's bubble sort keeps ties in order, as j
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``). Reductions over the
 trailing dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles
 well (``flat_reductions.py``), f64 ``tanh`` is computed from ``exp`` (``fast_tanh.py``),
+f64 ``exp`` by the compiled path's polynomial, not libm's per element (``fast_exp.py``),
 and the products ``blas_products`` names become dispatches that call a BLAS
 (``blas_products.py``).
 
@@ -336,6 +337,7 @@ def _write_with_metadata(
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
+    from .fast_exp import fast_f64_exp
     from .fast_tanh import fast_f64_tanh
     from .flat_reductions import flatten_reductions
     from .sorts import SORT_MODULE, route_sorts_to_imports
@@ -366,6 +368,7 @@ def _write_with_metadata(
         fix_module(module)  # input_fixes.py
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
+        fast_f64_exp(module)  # and so is its exp (tanh's too: after it)
         if blas_products and route_products_to_blas(module, blas_products):  # gemm
             chosen = json.dumps(sorted(blas_products))
             _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)

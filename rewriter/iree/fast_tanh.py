@@ -2,14 +2,13 @@
 
 IREE 3.13 has no vector code for f64 ``tanh``: each element is a call of libm's ``tanh``,
 20 ns on this machine, and the GELU of jax's transformer blocks (``tanh`` form) made the f64
-block of benchmarks/shape_sweep.py half again as slow as ``jax.jit``; its f64 ``exp`` takes
-4 ns an element. ``fast_f64_tanh`` writes each static f64 ``stablehlo.tanh`` as Cephes's
-``tanh`` does it: ``sign(x) (1 - 2 / (exp(2 |x|) + 1))`` from ``|x| = 0.625`` up (and for
-NaN; ``exp`` overflowing gives +-1), ``x + x^3 P(x^2) / Q(x^2)`` below, and ``x`` itself
-below 2^-27, where ``tanh(x)`` rounds to ``x`` (which keeps -0 and the subnormals that
-IREE's arithmetic flushes). Within 2 units in the last place of glibc's ``tanh`` over
-normal values from 1e-300 to 1e300 (XLA's is within 6). IREE's f64 ``expm1``, which would
-avoid the rational function, is 3e-9 relative off near 1e-8.
+block of benchmarks/shape_sweep.py half again as slow as ``jax.jit``; f64 ``exp`` is
+vectorized (``fast_exp.py``, which runs after this). ``fast_f64_tanh`` writes each static
+f64 ``stablehlo.tanh`` as Cephes's ``tanh`` does it: ``sign(x) (1 - 2 / (exp(2 |x|) + 1))``
+from ``|x| = 0.625`` up (and for NaN; ``exp`` overflowing gives +-1), ``x + x^3 P(x^2) /
+Q(x^2)`` below, and ``x`` itself below 2^-27, where ``tanh(x)`` rounds to ``x`` (which
+keeps -0 and the subnormals that IREE's arithmetic flushes). Within 2 units in the last
+place of glibc's ``tanh`` over normal values from 1e-300 to 1e300 (XLA's is within 6).
 """
 
 from __future__ import annotations

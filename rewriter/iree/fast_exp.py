@@ -1,0 +1,73 @@
+"""f64 ``exp`` of the IREE path as the compiled path's polynomial, which LLVM vectorizes.
+
+IREE 3.13 lowers f64 ``math.exp`` to LLVM's ``llvm.exp.v8f64``, which LLVM has no vector
+code for: it becomes eight calls of the embedded libm's scalar ``exp`` (``callq exp`` 64
+times in the loop of a softmax), and the softmax of benchmarks/shape_sweep.py's f64
+attention was up to twice as slow as ``jax.jit``'s. ``fast_f64_exp`` writes each static
+f64 ``stablehlo.exponential`` as an elementwise ``linalg.generic`` whose body is the
+compiled path's ``exp`` (``rewriter.compile.f64_math.EXP_BODY``: Cody and Waite's
+reduction, a Taylor polynomial of degree 13, the scaling by ``2^n`` in two factors; within
+1 ulp with libm's special values), arith and math ops that IREE fuses with the ops around
+it and vectorizes. ``tanh`` (``fast_tanh.py``) gets it too, when it runs first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..compile.f64_math import EXP_BODY, EXP_RESULT
+from ..compile.mlir_walk import operations_where
+
+
+def fast_f64_exp(module: Any) -> int:
+    """Rewrite every static f64 ``stablehlo.exponential`` of the ``iree.compiler.ir``
+    module as the module's doc says; return how many."""
+    from iree.compiler import ir
+
+    def static_f64(operation: Any) -> bool:
+        if operation.name != "stablehlo.exponential":
+            return False
+        tensor = operation.results[0].type
+        return (
+            isinstance(tensor, ir.RankedTensorType)
+            and isinstance(tensor.element_type, ir.F64Type)
+            and tensor.has_static_shape
+        )
+
+    found = operations_where(module, static_f64)
+    templates: dict[str, Any] = {}
+    for operation in found:
+        kind = str(operation.results[0].type)
+        if kind not in templates:
+            templates[kind] = ir.Module.parse(_generic(kind, operation.results[0].type.rank))
+        body = templates[kind].body.operations[0].regions[0].blocks[0].operations
+        empty, generic = body[0], body[1]
+        with ir.InsertionPoint(operation):
+            made = empty.clone()
+            result = generic.clone()
+        result.operands[0] = operation.operands[0]
+        result.operands[1] = made.result
+        operation.results[0].replace_all_uses_with(result.result)
+        operation.erase()
+    return len(found)
+
+
+def _generic(kind: str, rank: int) -> str:
+    """A function whose body is ``tensor.empty`` and the ``linalg.generic`` of ``exp`` on
+    a ``kind`` tensor: the two ops cloned at each ``exponential`` of that type."""
+    dimensions = ", ".join(f"d{i}" for i in range(rank))
+    identity = f"affine_map<({dimensions}) -> ({dimensions})>"
+    parallel = ", ".join(['"parallel"'] * rank)
+    return (
+        f"func.func private @exp(%t: {kind}) -> {kind} {{\n"
+        f"  %init = tensor.empty() : {kind}\n"
+        f"  %r = linalg.generic {{indexing_maps = [{identity}, {identity}],"
+        f" iterator_types = [{parallel}]}}\n"
+        f"      ins(%t : {kind}) outs(%init : {kind}) {{\n"
+        "  ^bb0(%x: f64, %out: f64):\n"
+        f"{EXP_BODY}"
+        f"    linalg.yield {EXP_RESULT} : f64\n"
+        f"  }} -> {kind}\n"
+        f"  return %r : {kind}\n"
+        "}\n"
+    )
