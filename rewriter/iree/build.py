@@ -48,7 +48,7 @@ import re
 import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..compile import cache as compile_cache
 from ..compile.extras import MissingDependency, needs
@@ -428,19 +428,39 @@ def _public_functions(module) -> list:
     return found
 
 
+class Vmfb(NamedTuple):
+    """A ``.vmfb`` as ``load`` needs it: its bytes and its module attributes, each read once."""
+
+    data: bytes
+    attributes: dict[str, str]
+
+
+def open_vmfb(path: str | os.PathLike[str]) -> Vmfb:
+    """The bytes and module attributes of a ``.vmfb``: ``iree-dump-module`` runs once (it
+    takes 10 to 20 ms); OSError when the file cannot be read, BuildError when it is no IREE
+    module."""
+    data = Path(path).read_bytes()
+    return Vmfb(data, dict(vmfb_attributes(path)))
+
+
 def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
     """The import signatures stored in a ``.vmfb`` by ``compile_module``."""
-    for key, value in vmfb_attributes(path):
-        if key == METADATA_KEY:
-            try:
-                return from_json(value)
-            except SignatureError as error:
-                raise BuildError(str(error)) from None
-    raise BuildError(
-        f"no import signatures ({METADATA_KEY}) in this module; compile the "
-        "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
-        "which records them"
-    )
+    return signatures_in(dict(vmfb_attributes(path)))
+
+
+def signatures_in(attributes: Mapping[str, str]) -> list[ImportSignature]:
+    """The import signatures among a ``.vmfb``'s module attributes."""
+    value = attributes.get(METADATA_KEY)
+    if value is None:
+        raise BuildError(
+            f"no import signatures ({METADATA_KEY}) in this module; compile the "
+            "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
+            "which records them"
+        )
+    try:
+        return from_json(value)
+    except SignatureError as error:
+        raise BuildError(str(error)) from None
 
 
 def vmfb_attributes(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
@@ -452,16 +472,17 @@ def vmfb_attributes(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     return _module_attributes(done.stdout)
 
 
-def read_blas_products(path: str | os.PathLike[str]) -> list[str]:
-    """The element types whose products a ``.vmfb`` computes with a BLAS (``load`` must
-    then offer the gemm functions: ``blas_gemm.py``); empty for IREE's own products."""
-    for key, value in vmfb_attributes(path):
-        if key == BLAS_PRODUCTS_KEY:
-            try:
-                return [str(element) for element in json.loads(value)]
-            except (ValueError, TypeError):
-                raise BuildError(f"{BLAS_PRODUCTS_KEY} is not a JSON list: {value}") from None
-    return []
+def blas_products_in(attributes: Mapping[str, str]) -> list[str]:
+    """The element types whose products a ``.vmfb`` computes with a BLAS, from its module
+    attributes (``load`` must then offer the gemm functions: ``blas_gemm.py``); empty for
+    IREE's own products."""
+    value = attributes.get(BLAS_PRODUCTS_KEY)
+    if value is None:
+        return []
+    try:
+        return [str(element) for element in json.loads(value)]
+    except (ValueError, TypeError):
+        raise BuildError(f"{BLAS_PRODUCTS_KEY} is not a JSON list: {value}") from None
 
 
 def _module_attributes(metadata: str) -> list[tuple[str, str]]:

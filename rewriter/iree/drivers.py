@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 SMALL_TENSOR = 1024  # elements: a 32x32 block, 4 KB of f32
@@ -25,15 +25,11 @@ SMALL_TENSORS_KEY = "rewriter.small_tensors"  # the module attribute of a .vmfb 
 _DIMS = re.compile(r"tensor<((?:[0-9?]+x)*)")
 
 
-def chosen_driver(path: Path, vmfb_attributes: Callable[[Path], Mapping[str, str] | None]) -> str:
+def chosen_driver(path: Path, recorded: Mapping[str, str] | None) -> str:
     """``local-sync`` for a module whose tensors are all small (module docstring): a
-    ``.mlir`` read here, a ``.vmfb`` by what ``compile_module`` recorded in it (its module
-    attributes, read by ``vmfb_attributes``: None when they cannot be read);
-    ``local-task`` otherwise."""
-    if path.suffix == ".vmfb":
-        recorded = vmfb_attributes(path)
-        if recorded is None:
-            return "local-task"  # opening it says what is wrong
+    ``.vmfb`` by what ``compile_module`` recorded in it (``recorded``, its module
+    attributes), a ``.mlir`` (``recorded`` None) read here; ``local-task`` otherwise."""
+    if recorded is not None:
         return "local-sync" if recorded.get(SMALL_TENSORS_KEY) == "true" else "local-task"
     try:
         text = path.read_text()
