@@ -58,7 +58,7 @@ from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from .drivers import SMALL_TENSORS_KEY, only_small_tensors
+from .drivers import WORK_KEY
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -67,6 +67,7 @@ from .signatures import (
     signatures_of,
     to_json,
 )
+from .work import estimated_work
 
 if TYPE_CHECKING:
     import subprocess
@@ -102,8 +103,8 @@ ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
 # the function's arguments ("true" or "false"; see IN_PLACE_OPS).
 WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
-# SMALL_TENSORS_KEY (drivers.py), a module attribute, says whether every tensor of the
-# module is small ("true" or "false"), so that load picks the driver of a .vmfb as of its .mlir.
+# WORK_KEY (drivers.py), a module attribute, holds the estimated work of a call (work.py;
+# "null" for dynamic shapes), so that load picks the driver of a .vmfb as of its .mlir.
 # StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
 # operand is an argument, the dispatch writes into the caller's imported memory (IREE's
 # "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
@@ -373,8 +374,8 @@ def _write_with_metadata(
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
-        small = json.dumps(only_small_tensors(text))  # drivers.py: which driver runs it
-        _add_reflection(ir, module.operation, SMALL_TENSORS_KEY, small)
+        work = json.dumps(estimated_work(text))  # drivers.py: which driver runs it
+        _add_reflection(ir, module.operation, WORK_KEY, work)
         writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
             names = json.dumps(argument_names(ir, function))
