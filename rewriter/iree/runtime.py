@@ -235,12 +235,14 @@ def _load(
     keep_alive += [context, modules]
     bound = context.modules[program.name]
     dispatch_error = bridge.take_dispatch_error if bridge is not None and dispatched else None
+    # Without Python imports or FFI dispatches, IREE's own errors are all a call can raise.
+    guarded = errors if modules or dispatch_error is not None else None
     handles: dict[str, Callable[..., object]] = {}
     for name in program.function_names:
         parameters = declarations.parameters(program, name)
         copy = _writes_arguments(program, name)
         made = calls.plan(
-            name, context.vm_context, program, config.device, parameters, copy, errors,
+            name, context.vm_context, program, config.device, parameters, copy, guarded,
             dispatch_error,
         )  # fmt: skip
         handles[name] = made or _invoker_call(
