@@ -4,9 +4,10 @@
 runs everything on the calling thread. A handover costs 5 to 10 us of the caller's time
 (``benchmarks/call_overhead.py``: ``x + 1`` on 10 floats), and waking the workers and
 sharing each dispatch among them take CPU time too, so ``local-task`` takes more CPU time
-than ``local-sync`` on every program of ``benchmarks/shape_sweep.py``: 5 to 30% on the largest, 2 to 3 times on the
-smallest. What it can win is wall time, when a second core is free and the dispatches are
-large enough to split: on a 2-core machine, from about a thousand million operations a call
+than ``local-sync`` on every program of ``benchmarks/shape_sweep.py``: 5 to 30% on the
+largest, 2 to 3 times on the smallest. What it can win is wall time, when a second core is
+free and the dispatches are large enough to split: on a 2-core machine, from about a
+thousand million operations a call
 (``shape_sweep.py --wall``: the blocks of batch 300 or width 768), and not below (the same
 blocks at batch 128 and width 512, half a thousand million, run sooner on ``local-sync``).
 So a module whose estimated work (``work.py``) is under ``LARGE_WORK`` runs on
