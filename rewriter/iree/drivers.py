@@ -7,9 +7,9 @@ sharing each dispatch among them take CPU time too, so ``local-task`` takes more
 than ``local-sync`` on every program of ``benchmarks/shape_sweep.py``: 5 to 30% on the
 largest, 2 to 3 times on the smallest. What it can win is wall time, when a second core is
 free and the dispatches are large enough to split: on a 2-core machine, from about a
-thousand million operations a call
-(``shape_sweep.py --wall``: the blocks of batch 300 or width 768), and not below (the same
-blocks at batch 128 and width 512, half a thousand million, run sooner on ``local-sync``).
+thousand million operations a call (``shape_sweep.py --wall``: the blocks of batch 300 or
+width 768), and not below (the same blocks at batch 128 and width 512, half a thousand
+million, run sooner on ``local-sync``).
 So a module whose estimated work (``work.py``) is under ``LARGE_WORK`` runs on
 ``local-sync``, a larger one, or one of dynamic shapes (of unknown work), on ``local-task``.
 ``compile_module`` records the estimate in the ``.vmfb`` (``rewriter.work``); a ``.vmfb``
