@@ -56,3 +56,19 @@ def test_a_module_without_python_imports_invokes_iree_directly(tmp_path, monkeyp
     model = loaded(tmp_path, plus_one, np.zeros(4, np.float32))
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(model.main(x), x + 1)
+
+
+def test_the_function_is_the_call_itself_until_the_module_is_closed(tmp_path):
+    """No wrapper between the caller and ``Call``; ``close`` lets go of IREE's objects and
+    the function (a reference kept to it too) then says so."""
+    from rewriter.compile.load_errors import LoadError
+
+    model = loaded(tmp_path, plus_one, np.zeros(4, np.float32))
+    main = model.main
+    assert isinstance(main, calls.Call)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(main(x), x + 1)
+    model.close()
+    assert main._invoke is None and main._device is None
+    with pytest.raises(LoadError, match="main: the module was closed; load it again"):
+        main(x)

@@ -31,13 +31,15 @@ from typing import Any
 import numpy as np
 
 from ..compile.arguments import Parameter, check_count, convert
+from ..compile.load_errors import LoadError
 from .call_errors import CallErrors
 from .declarations import result_types
 from .values import BUFFER_ALIGNMENT
 
 
 class Call:
-    """Calls one public function: checked arguments in, numpy arrays (copies) out."""
+    """Calls one public function: checked arguments in, numpy arrays (copies) out. It is
+    the module's function itself (no wrapper to call through) until ``close``."""
 
     def __init__(
         self,
@@ -74,9 +76,19 @@ class Call:
         self._usage = rt.BufferUsage.DEFAULT
         self._list = rt.VmVariantList
         self._view = rt.HalBufferView
+        self._closed = False
 
-    def __call__(self, arrays: Sequence[object]) -> object:
+    def close(self) -> None:
+        """Let go of the context, the function and the device (``IreeModule.close``): a
+        call then raises."""
+        self._closed = True
+        self._invoke = self._function = self._device = None
+        self._import = self._allocate_copy = self._run = self._dispatch_error = None
+
+    def __call__(self, *arrays: object) -> object:
         """The results of the function on ``arrays`` (one array, a tuple, or None)."""
+        if self._closed:
+            raise LoadError(f"{self.name}: the module was closed; load it again")
         parameters = self._parameters
         if len(arrays) != len(parameters):
             check_count(self.name, arrays, len(parameters))

@@ -145,6 +145,9 @@ class IreeModule(CompiledModule):
         """Release the IREE context, its modules and the imports now; the functions (and
         any reference kept to one) then raise. Done for every module at interpreter exit:
         IREE's bindings (nanobind) report whatever is still alive then as leaked."""
+        for handle in self._handles.values():
+            if isinstance(handle, calls.Call):
+                handle.close()
         self._handles.clear()
         self._keep_alive.clear()
 
@@ -248,7 +251,10 @@ def _load(
         handles[name] = made or _invoker_call(
             name, bound[name], errors, parameters, config.device, copy, dispatch_error
         )
-    functions = {name: _public_function(name, handles) for name in handles}
+    functions = {
+        name: made if isinstance(made, calls.Call) else _public_function(name, handles)
+        for name, made in handles.items()
+    }
     return IreeModule(functions, keep_alive, handles, driver)
 
 
