@@ -3,7 +3,8 @@ programs that do almost nothing, side by side in one process.
 
 Run from the repository root: ``python benchmarks/call_overhead.py [--calls N]``. Each
 program (``x + 1`` on 10 floats, and on 4 arguments of 10x10) is exported with jax, compiled
-on both paths (IREE's module loaded on ``local-task`` and on ``local-sync``) and called N
+on both paths (IREE's module loaded on ``local-task``, on ``local-sync`` and on the driver
+``load`` picks without one, ``iree-default``: what a user gets) and called N
 times per round, in turns, for 5 rounds; the least round's mean time per call is printed in
 microseconds, with its ratio to jax.jit. Prints the load average first: the figures are
 only as quiet as the machine.
@@ -67,9 +68,10 @@ def main(argv: list[str] | None = None) -> None:
 def measure(calls: int) -> None:
     print(
         "| program | jax.jit us | rewriter.compile us | x jit | rewriter.iree us (local-task) "
-        "| x jit | rewriter.iree us (local-sync) | x jit |"
+        "| x jit | rewriter.iree us (local-sync) | x jit | rewriter.iree us (load's choice) "
+        "| x jit |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     from rewriter.iree import load as iree_load
 
     for name, (function, inputs) in PROGRAMS.items():
@@ -83,20 +85,23 @@ def measure(calls: int) -> None:
             iree_module.write_text(rewriter.rewrite(text, abi="iree").text)
             iree = iree_load(iree_module, imports={}, driver="local-task")
             iree_sync = iree_load(iree_module, imports={}, driver="local-sync")
+            iree_default = iree_load(iree_module, imports={})
             jitted = jax.jit(function)
             jitted(*inputs).block_until_ready()
             times = least_mean(
                 {"jit": lambda *a, f=jitted: f(*a).block_until_ready(), "compile": compiled.main,
-                 "iree": iree.main, "iree-sync": iree_sync.main},
+                 "iree": iree.main, "iree-sync": iree_sync.main,
+                 "iree-default": iree_default.main},
                 inputs,
                 calls,
             )  # fmt: skip
-        jit, compile_time, iree_time, sync_time = (
-            times[k] * 1e6 for k in ("jit", "compile", "iree", "iree-sync")
+        jit, compile_time, iree_time, sync_time, default_time = (
+            times[k] * 1e6 for k in ("jit", "compile", "iree", "iree-sync", "iree-default")
         )
         print(
             f"| {name} | {jit:.1f} | {compile_time:.1f} | {compile_time / jit:.2f} | "
-            f"{iree_time:.1f} | {iree_time / jit:.2f} | {sync_time:.1f} | {sync_time / jit:.2f} |"
+            f"{iree_time:.1f} | {iree_time / jit:.2f} | {sync_time:.1f} | {sync_time / jit:.2f} | "
+            f"{default_time:.1f} ({iree_default.driver}) | {default_time / jit:.2f} |"
         )
 
 

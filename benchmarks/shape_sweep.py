@@ -3,8 +3,9 @@
 Run from the repository root::
 
     python benchmarks/shape_sweep.py [--quick] [--programs block,attention,conv]
-                                     [--dtypes f32,f64] [--paths jax,compile,iree,iree-sync]
-                                     [--rounds 5] [--markdown]
+                                     [--dtypes f32,f64]
+                                     [--paths jax,compile,iree,iree-sync,iree-default]
+                                     [--rounds 5] [--wall] [--markdown]
 
 The three programs of ``speed.py`` (``block``: 4 layers of layer norm, GELU and two square
 matmuls; ``attention``: self-attention with four projections; ``conv``: three convolutions,
@@ -13,7 +14,8 @@ of the block; the batch, tokens, width and heads of the attention; the images, t
 the channels and the kernel size of the conv net; and each in float32 and float64 (the
 latter with ``jax_enable_x64``). Paths: ``jax`` is ``jax.jit``; ``compile`` is
 ``rewriter.compile``; ``iree`` is ``rewriter.iree`` on the ``local-task`` driver,
-``iree-sync`` the same module on ``local-sync``.
+``iree-sync`` the same module on ``local-sync``, ``iree-default`` the same module on the
+driver ``load`` picks when it is not told one (what a user gets: ``rewriter/iree/drivers.py``).
 
 Figures are CPU time (every thread of the process), not wall time: on a shared machine the
 work done is inflated less by load than the time taken. The paths of a case run in turns,
@@ -21,7 +23,8 @@ a few calls of each a round, and each path's figure is the least over the rounds
 time of one call. Per case and path: that figure, its ratio to ``jax.jit``'s, and the largest
 absolute difference from ``jax.jit``'s results. At the end, the worst ratio of each path
 and its case. A path that fails for a case shows the error's first line in the table; the
-others still run.
+others still run. ``--wall`` measures wall time instead (``time.perf_counter``): where
+``local-task``'s worker threads finish sooner than one thread, at the cost of more CPU.
 """
 
 from __future__ import annotations
@@ -163,14 +166,15 @@ def prepare_iree(case: Case, work: Path, drivers: Sequence[str]) -> dict[str, Ca
     source = work / "program.iree.mlir"
     source.write_text(rewriter.rewrite(text, abi="iree").text)
     calls = {}
-    for path, driver in (("iree", "local-task"), ("iree-sync", "local-sync")):
+    chosen = (("iree", "local-task"), ("iree-sync", "local-sync"), ("iree-default", None))
+    for path, driver in chosen:
         if path in drivers:
             module = load(source, imports={}, driver=driver)
             calls[path] = lambda *arrays, module=module: _as_tuple(module.main(*arrays))
     return calls
 
 
-PATHS = ("jax", "compile", "iree", "iree-sync")
+PATHS = ("jax", "compile", "iree", "iree-sync", "iree-default")
 
 
 # ---------------------------------------------------------------- measuring
@@ -179,7 +183,7 @@ PATHS = ("jax", "compile", "iree", "iree-sync")
 @dataclass
 class Outcome:
     call: Callable[..., tuple] | None = None
-    cpu_seconds: float | None = None  # the least CPU time of one call over the rounds
+    cpu_seconds: float | None = None  # the least time of one call over the rounds
     difference: float | None = None
     error: str | None = None
     rounds: list[float] = field(default_factory=list)
@@ -212,7 +216,7 @@ def prepare(case: Case, paths: Sequence[str], work: Path) -> dict[str, Outcome]:
     preparers: list[tuple[tuple[str, ...], Callable[[], dict[str, Callable]]]] = [
         (("jax",), lambda: prepare_jax(case, work / "jax")),
         (("compile",), lambda: prepare_compile(case, work / "compile")),
-        (("iree", "iree-sync"), lambda: prepare_iree(case, work / "iree", paths)),
+        (("iree", "iree-sync", "iree-default"), lambda: prepare_iree(case, work / "iree", paths)),
     ]
     for names, preparer in preparers:
         asked = [n for n in names if n in paths]
@@ -230,7 +234,14 @@ def prepare(case: Case, paths: Sequence[str], work: Path) -> dict[str, Outcome]:
     return outcomes
 
 
-def measure(case: Case, paths: Sequence[str], rounds: int, work: Path) -> dict[str, Outcome]:
+def measure(
+    case: Case,
+    paths: Sequence[str],
+    rounds: int,
+    work: Path,
+    clock: Callable[[], float] = time.process_time,
+) -> dict[str, Outcome]:
+    """Each path's least time of one call on ``clock`` (CPU time unless told)."""
     outcomes = prepare(case, paths, work)
     expected = None
     try:
@@ -244,9 +255,9 @@ def measure(case: Case, paths: Sequence[str], rounds: int, work: Path) -> dict[s
             continue
         try:
             outcome.call(*case.inputs)  # warm up: first-call allocations, threads
-            started = time.process_time()
+            started = clock()
             got = outcome.call(*case.inputs)
-            one = time.process_time() - started
+            one = clock() - started
             if expected is not None:
                 outcome.difference = max_abs_difference(got, expected)
             # Enough calls a round for 20 ms of CPU, so the clock's grain does not count.
@@ -260,10 +271,10 @@ def measure(case: Case, paths: Sequence[str], rounds: int, work: Path) -> dict[s
         for name, (outcome, call) in list(running.items()):
             calls = per_round[name]
             try:
-                started = time.process_time()
+                started = clock()
                 for _ in range(calls):
                     call(*case.inputs)
-                outcome.rounds.append((time.process_time() - started) / calls)
+                outcome.rounds.append((clock() - started) / calls)
             except Exception as error:
                 outcome.error = first_line(error)
                 del running[name]
@@ -318,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="two shapes per program")
     size.add_argument("--tiny", action="store_true", help="one tiny shape (a smoke test)")
+    parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
     parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     args = parser.parse_args(argv)
     programs = [p for p in args.programs.split(",") if p]
@@ -337,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths.insert(0, "jax")  # the ratios are to jax.jit
     grid = TINY if args.tiny else QUICK if args.quick else GRID
     with figures("shape_sweep", args.markdown):
-        run(programs, dtypes, paths, args.rounds, grid)
+        run(programs, dtypes, paths, args.rounds, grid, args.wall)
     return 0
 
 
@@ -347,14 +359,20 @@ def run(
     paths: list[str],
     rounds: int,
     grid: dict[str, list[tuple]],
+    wall: bool = False,
 ) -> None:
     print(f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
-    print(
-        f"CPU ms: the least over {rounds} rounds of the CPU time of one call "
-        "(all threads of the process)"
-    )
+    if wall:
+        print(f"wall ms: the least over {rounds} rounds of the wall time of one call")
+    else:
+        print(
+            f"CPU ms: the least over {rounds} rounds of the CPU time of one call "
+            "(all threads of the process)"
+        )
     print()
-    print(header("program", "dtype", "shape", "path", "CPU ms", "vs jax.jit", "max abs diff"))
+    unit = "wall ms" if wall else "CPU ms"
+    print(header("program", "dtype", "shape", "path", unit, "vs jax.jit", "max abs diff"))
+    clock = time.perf_counter if wall else time.process_time
     work = Path(tempfile.mkdtemp(prefix="shape-sweep-"))
     worst = {name: Worst() for name in paths if name != "jax"}
     number = 0
@@ -369,7 +387,7 @@ def run(
                 except Exception as error:
                     print(row(program, dtype, shape, "-", f"failed: {first_line(error)}", "", ""))
                     continue
-                outcomes = measure(case, paths, rounds, folder)
+                outcomes = measure(case, paths, rounds, folder, clock)
                 print("\n".join(table_rows(case, outcomes)), flush=True)
                 base = outcomes["jax"].cpu_seconds
                 for name, outcome in outcomes.items():

@@ -79,13 +79,13 @@ def test_shape_sweep_runs_every_path_in_both_float_types():
     assert {(cells[1], cells[3]) for cells in rows} == {
         (dtype, path)
         for dtype in ("f32", "f64")
-        for path in ("jax", "compile", "iree", "iree-sync")
+        for path in ("jax", "compile", "iree", "iree-sync", "iree-default")
     }
     for cells in rows:
         limit = 1e-4 if cells[1] == "f32" else 1e-12
         assert float(cells[6].rstrip(" |")) < limit, cells
     summary = done.stdout.split("The worst ratio to jax.jit per path", 1)[1]
-    for path in ("compile", "iree", "iree-sync"):  # 2 cases, none failed
+    for path in ("compile", "iree", "iree-sync", "iree-default"):  # 2 cases, none failed
         (line,) = [line for line in summary.splitlines() if line.startswith(f"| {path} |")]
         assert line.endswith(" of 2 | 0 |"), line
 

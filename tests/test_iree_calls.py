@@ -131,40 +131,6 @@ def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
     np.testing.assert_array_equal(x, kept)
 
 
-def test_a_module_of_small_tensors_runs_on_local_sync_unless_told(tmp_path):
-    from rewriter.iree.drivers import SMALL_TENSOR
-
-    small = loaded(tmp_path, plus_one, np.zeros(SMALL_TENSOR, np.float32), driver=None)
-    assert small.driver == "local-sync"
-    large = tmp_path / "large"
-    large.mkdir()
-    big = loaded(large, plus_one, np.zeros(SMALL_TENSOR + 1, np.float32), driver=None)
-    assert big.driver == "local-task"
-    told = tmp_path / "told"
-    told.mkdir()
-    assert loaded(told, plus_one, np.zeros(4, np.float32), driver="local-task").driver == (
-        "local-task"
-    )
-    x = np.arange(SMALL_TENSOR, dtype=np.float32)
-    np.testing.assert_array_equal(small.main(x), x + 1)
-
-
-@pytest.mark.parametrize(
-    ("text", "small"),
-    [
-        ("%0 = stablehlo.add %a, %b : tensor<32x32xf32>", True),
-        ("%0 = stablehlo.add %a, %b : tensor<f32>", True),
-        ("%c = stablehlo.constant dense<0.0> : tensor<33x32xf32>", False),
-        ("func.func @main(%a: tensor<?x8xf32>) -> tensor<?x8xf32>", False),
-        ("%0 = stablehlo.add %a, %b : tensor<4xcomplex<f32>>", True),
-    ],
-)
-def test_small_tensors_are_static_and_of_at_most_1024_elements(text, small):
-    from rewriter.iree.drivers import only_small_tensors
-
-    assert only_small_tensors(text) is small
-
-
 def test_result_shapes_are_read_once_at_load_when_static(tmp_path):
     """A static result's shape and size come from IREE's declaration, read at load; a
     dynamic one is read from each result's buffer view."""
@@ -177,19 +143,3 @@ def test_result_shapes_are_read_once_at_load_when_static(tmp_path):
         (np.dtype(np.float32), (), 1),
         (np.dtype(np.float32), (0,), 0),
     )
-
-
-def test_a_vmfb_runs_on_the_driver_its_mlir_would(tmp_path):
-    from rewriter.iree import compile_module
-    from rewriter.iree.drivers import SMALL_TENSOR
-
-    for size, driver in ((SMALL_TENSOR, "local-sync"), (SMALL_TENSOR + 1, "local-task")):
-        path = tmp_path / f"plus_one_{size}.iree.mlir"
-        exported = rewriter.export(plus_one, np.zeros(size, np.float32)).original
-        path.write_text(rewriter.rewrite(exported, abi="iree").text)
-        vmfb = tmp_path / f"plus_one_{size}.vmfb"
-        compile_module(path, vmfb)
-        model = load(vmfb, imports={})
-        assert model.driver == driver
-        x = np.arange(size, dtype=np.float32)
-        np.testing.assert_array_equal(model.main(x), x + 1)

@@ -49,7 +49,7 @@ import re
 import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..compile import cache as compile_cache
 from ..compile.extras import MissingDependency, needs
@@ -59,7 +59,7 @@ from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from .drivers import SMALL_TENSORS_KEY, only_small_tensors
+from .drivers import WORK_KEY
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -68,6 +68,7 @@ from .signatures import (
     signatures_of,
     to_json,
 )
+from .work import estimated_work
 
 if TYPE_CHECKING:
     import subprocess
@@ -103,8 +104,8 @@ ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
 # the function's arguments ("true" or "false"; see IN_PLACE_OPS).
 WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
-# SMALL_TENSORS_KEY (drivers.py), a module attribute, says whether every tensor of the
-# module is small ("true" or "false"), so that load picks the driver of a .vmfb as of its .mlir.
+# WORK_KEY (drivers.py), a module attribute, holds the estimated work of a call (work.py;
+# "null" for dynamic shapes), so that load picks the driver of a .vmfb as of its .mlir.
 # StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
 # operand is an argument, the dispatch writes into the caller's imported memory (IREE's
 # "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
@@ -376,8 +377,8 @@ def _write_with_metadata(
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
-        small = json.dumps(only_small_tensors(text))  # drivers.py: which driver runs it
-        _add_reflection(ir, module.operation, SMALL_TENSORS_KEY, small)
+        work = json.dumps(estimated_work(text))  # drivers.py: which driver runs it
+        _add_reflection(ir, module.operation, WORK_KEY, work)
         writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
             names = json.dumps(argument_names(ir, function))
@@ -431,19 +432,40 @@ def _public_functions(module) -> list:
     return found
 
 
+class Vmfb(NamedTuple):
+    """A ``.vmfb`` as ``load`` needs it: its bytes and its module attributes, each read once."""
+
+    data: bytes
+    attributes: dict[str, str]
+
+
+def open_vmfb(path: str | os.PathLike[str]) -> Vmfb:
+    """The bytes and module attributes of a ``.vmfb``: ``iree-dump-module`` runs once (it
+    starts a process, through pyenv's shim where there is one: 0.17 to 0.34 s on a busy
+    2-core machine); OSError when the file cannot be read, BuildError when it is no IREE
+    module."""
+    data = Path(path).read_bytes()
+    return Vmfb(data, dict(vmfb_attributes(path)))
+
+
 def read_vmfb(path: str | os.PathLike[str]) -> list[ImportSignature]:
     """The import signatures stored in a ``.vmfb`` by ``compile_module``."""
-    for key, value in vmfb_attributes(path):
-        if key == METADATA_KEY:
-            try:
-                return from_json(value)
-            except SignatureError as error:
-                raise BuildError(str(error)) from None
-    raise BuildError(
-        f"no import signatures ({METADATA_KEY}) in this module; compile the "
-        "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
-        "which records them"
-    )
+    return signatures_in(dict(vmfb_attributes(path)))
+
+
+def signatures_in(attributes: Mapping[str, str]) -> list[ImportSignature]:
+    """The import signatures among a ``.vmfb``'s module attributes."""
+    value = attributes.get(METADATA_KEY)
+    if value is None:
+        raise BuildError(
+            f"no import signatures ({METADATA_KEY}) in this module; compile the "
+            "rewritten module with rewriter.iree.compile_module (or python -m rewriter.iree), "
+            "which records them"
+        )
+    try:
+        return from_json(value)
+    except SignatureError as error:
+        raise BuildError(str(error)) from None
 
 
 def vmfb_attributes(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
@@ -455,16 +477,17 @@ def vmfb_attributes(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     return _module_attributes(done.stdout)
 
 
-def read_blas_products(path: str | os.PathLike[str]) -> list[str]:
-    """The element types whose products a ``.vmfb`` computes with a BLAS (``load`` must
-    then offer the gemm functions: ``blas_gemm.py``); empty for IREE's own products."""
-    for key, value in vmfb_attributes(path):
-        if key == BLAS_PRODUCTS_KEY:
-            try:
-                return [str(element) for element in json.loads(value)]
-            except (ValueError, TypeError):
-                raise BuildError(f"{BLAS_PRODUCTS_KEY} is not a JSON list: {value}") from None
-    return []
+def blas_products_in(attributes: Mapping[str, str]) -> list[str]:
+    """The element types whose products a ``.vmfb`` computes with a BLAS, from its module
+    attributes (``load`` must then offer the gemm functions: ``blas_gemm.py``); empty for
+    IREE's own products."""
+    value = attributes.get(BLAS_PRODUCTS_KEY)
+    if value is None:
+        return []
+    try:
+        return [str(element) for element in json.loads(value)]
+    except (ValueError, TypeError):
+        raise BuildError(f"{BLAS_PRODUCTS_KEY} is not a JSON list: {value}") from None
 
 
 def _module_attributes(metadata: str) -> list[tuple[str, str]]:

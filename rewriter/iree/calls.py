@@ -6,12 +6,15 @@ each result becomes a ``DeviceArray`` transferred to the host, and every step al
 Python objects. That is 10 to 20 us a call, more than the whole of ``jax.jit``'s call of a
 program that does nothing. A ``Call`` works everything out once, at load time (the
 parameters, the element type of each argument, the dtype of each result), and on each
-call only checks the arguments (``rewriter.compile.arguments``, as before), wraps each in
-a buffer view on its own memory (``import_host_allocation``, no copy) or, when it cannot
-be read in place (``readable_in_place``) or the module writes its arguments, on a copy
-that IREE allocates and fills in one call (``allocate_buffer_copy``, half the cost of an
-aligned numpy copy and an import); then runs ``VmContext.invoke`` and copies each result
-out of its mapped buffer with one ``np.frombuffer(...).copy()``.
+call only checks the arguments (``rewriter.compile.arguments``, as before: an array of the
+declared dtype and static shape, the common case, is checked inline), wraps each in a
+buffer view on its own memory (``import_host_allocation``, no copy) or, when it cannot be
+read in place (C-contiguous, writable and ``aligned``) or the module writes its arguments,
+on a copy that IREE allocates and fills in one call (``allocate_buffer_copy``, half the
+cost of an aligned numpy copy and an import); then runs ``VmContext.invoke`` (directly
+when the module imports nothing from Python and dispatches no FFI handler: no
+implementation's exception can then be pending, ``CallErrors`` has nothing to do) and
+copies each result out of its mapped buffer with one ``np.frombuffer(...).copy()``.
 
 A function ``Call`` cannot make (an argument that is no tensor, a result that is no
 array, an element type without a HAL one) is called through ``FunctionInvoker`` as before
@@ -28,13 +31,15 @@ from typing import Any
 import numpy as np
 
 from ..compile.arguments import Parameter, check_count, convert
+from ..compile.load_errors import LoadError
 from .call_errors import CallErrors
 from .declarations import result_types
 from .values import BUFFER_ALIGNMENT
 
 
 class Call:
-    """Calls one public function: checked arguments in, numpy arrays (copies) out."""
+    """Calls one public function: checked arguments in, numpy arrays (copies) out. It is
+    the module's function itself (no wrapper to call through) until ``close``."""
 
     def __init__(
         self,
@@ -46,9 +51,11 @@ class Call:
         element_types: Sequence[Any],
         results: Sequence[tuple[np.dtype, tuple[int, ...] | None]],
         copy: bool,
-        errors: CallErrors,
+        errors: CallErrors | None,
         dispatch_error: Callable[[], str | None] | None,
     ):
+        """``errors`` is None for a module whose invocation raises only IREE's own
+        errors (no import served in Python, no FFI dispatch)."""
         import iree.runtime as rt
 
         self.name = name
@@ -63,24 +70,43 @@ class Call:
             (dtype, shape, None if shape is None else math.prod(shape)) for dtype, shape in results
         )
         self._copy = copy
-        self._run = errors.run
+        self._run = errors.run if errors is not None else None
         self._dispatch_error = dispatch_error
         self._memory = rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE
         self._usage = rt.BufferUsage.DEFAULT
         self._list = rt.VmVariantList
         self._view = rt.HalBufferView
+        self._closed = False
 
-    def __call__(self, arrays: Sequence[object]) -> object:
+    def close(self) -> None:
+        """Let go of the context, the function and the device (``IreeModule.close``): a
+        call then raises."""
+        self._closed = True
+        self._invoke = self._function = self._device = None
+        self._import = self._allocate_copy = self._run = self._dispatch_error = None
+
+    def __call__(self, *arrays: object) -> object:
         """The results of the function on ``arrays`` (one array, a tuple, or None)."""
+        if self._closed:
+            raise LoadError(f"{self.name}: the module was closed; load it again")
         parameters = self._parameters
-        check_count(self.name, arrays, len(parameters))
+        if len(arrays) != len(parameters):
+            check_count(self.name, arrays, len(parameters))
         inputs = self._list(len(parameters))
         held: list[np.ndarray] = []  # the memory the device reads, until the call is over
         for value, (parameter, element_type) in zip(arrays, parameters, strict=True):
-            array = convert(value, parameter)
-            if self._copy or not readable_in_place(array):
+            if (
+                type(value) is np.ndarray
+                and value.dtype is parameter.dtype  # numpy's own dtypes are singletons
+                and value.shape == parameter.shape
+            ):
+                array = value  # what convert returns for it, without its calls
+            else:
+                array = convert(value, parameter)
+            flags = array.flags
+            if self._copy or not (flags.c_contiguous and flags.writeable and aligned(array)):
                 # IREE's own aligned allocation, filled in one native call.
-                contiguous = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+                contiguous = array if flags.c_contiguous else np.ascontiguousarray(array)
                 view = self._allocate_copy(
                     self._copy_memory, self._usage, self._device, contiguous, element_type
                 )
@@ -91,21 +117,25 @@ class Call:
             inputs.push_ref(view.ref)
         results = self._results
         outputs = self._list(len(results))
-        self._run(self._dispatch_error, self._invoke, self._function, inputs, outputs)
+        if self._run is None:
+            self._invoke(self._function, inputs, outputs)
+        else:
+            self._run(self._dispatch_error, self._invoke, self._function, inputs, outputs)
         if len(results) == 1:
-            return _copied(outputs, 0, self._view, *results[0])
+            dtype, shape, count = results[0]
+            if count and shape is not None:  # static, not empty: without _copied's call
+                flat = np.frombuffer(outputs.get_as_object(0, self._view).map(), dtype, count)
+                return (flat if len(shape) == 1 else flat.reshape(shape)).copy()
+            return _copied(outputs, 0, self._view, dtype, shape, count)
         copied = tuple(_copied(outputs, i, self._view, *r) for i, r in enumerate(results))
         return copied if copied else None
 
 
-def readable_in_place(array: np.ndarray) -> bool:
-    """Whether IREE may read ``array`` in its own memory: C-contiguous, writable (IREE's
-    import takes only writable memory) and 64-byte aligned (``values.BUFFER_ALIGNMENT``).
-    The address comes from ctypes' ``from_buffer``, a third of ``array.ctypes.data``'s
-    cost, except for dtypes the buffer protocol cannot name (ml_dtypes' bfloat16)."""
-    flags = array.flags
-    if not (flags.c_contiguous and flags.writeable):
-        return False
+def aligned(array: np.ndarray) -> bool:
+    """Whether the memory of ``array`` (contiguous and writable) starts 64-byte aligned
+    (``values.BUFFER_ALIGNMENT``). The address comes from ctypes' ``from_buffer``, a third
+    of ``array.ctypes.data``'s cost, except for dtypes the buffer protocol cannot name
+    (ml_dtypes' bfloat16)."""
     if array.nbytes == 0:
         return True  # nothing is read
     exported: Any = array  # numpy's buffer, which typeshed does not call a Buffer
@@ -144,7 +174,7 @@ def plan(
     device: Any,
     parameters: Sequence[Parameter | None] | None,
     copy: bool,
-    errors: CallErrors,
+    errors: CallErrors | None,
     dispatch_error: Callable[[], str | None] | None,
 ) -> Call | None:
     """The ``Call`` of the public function ``name``, or None when one of its arguments or

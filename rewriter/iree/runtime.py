@@ -33,10 +33,11 @@ from .blas_products import IMPORT_PREFIX, ROUTED_ELEMENTS
 from .build import (
     WRITES_ARGUMENTS_KEY,
     BuildError,
+    Vmfb,
+    blas_products_in,
     compile_module,
-    read_blas_products,
-    read_vmfb,
-    vmfb_attributes,
+    open_vmfb,
+    signatures_in,
 )
 from .call_errors import CallErrors
 from .drivers import chosen_driver
@@ -144,6 +145,9 @@ class IreeModule(CompiledModule):
         """Release the IREE context, its modules and the imports now; the functions (and
         any reference kept to one) then raise. Done for every module at interpreter exit:
         IREE's bindings (nanobind) report whatever is still alive then as leaked."""
+        for handle in self._handles.values():
+            if isinstance(handle, calls.Call):
+                handle.close()
         self._handles.clear()
         self._keep_alive.clear()
 
@@ -187,12 +191,15 @@ def load(
     """
     with needs("iree", "iree.runtime"):
         path = Path(path)
-        chosen = driver if driver is not None else chosen_driver(path, _module_attributes_of)
-        return _load(path, imports, chosen, cpu, compile_args)
+        vmfb = _open_vmfb(path) if path.suffix == ".vmfb" else None
+        recorded = vmfb.attributes if vmfb is not None else None
+        chosen = driver if driver is not None else chosen_driver(path, recorded)
+        return _load(path, vmfb, imports, chosen, cpu, compile_args)
 
 
 def _load(
     path: Path,
+    vmfb: Vmfb | None,
     imports: Mapping[str, object],
     driver: str,
     cpu: str | None,
@@ -206,8 +213,9 @@ def _load(
     # So do the matrix products that a BLAS computes faster than IREE (blas_products.py).
     gemm = blas_gemm.functions() if not plugin_problem else {}
     products = [e for e in ROUTED_ELEMENTS if gemm.get(IMPORT_PREFIX + e)]
-    data, signatures = _program(path, cpu, compile_args, selection, products)
-    _check_blas(path, gemm, plugin_problem)
+    data, signatures = _program(path, vmfb, cpu, compile_args, selection, products)
+    if vmfb is not None:
+        _check_blas(path, vmfb, gemm, plugin_problem)
     sorts = [s for s in signatures if s.module == SORT_MODULE]
     signatures = [s for s in signatures if s.module != SORT_MODULE]
     chosen = implementations(path, signatures, imports)
@@ -230,18 +238,23 @@ def _load(
     keep_alive += [context, modules]
     bound = context.modules[program.name]
     dispatch_error = bridge.take_dispatch_error if bridge is not None and dispatched else None
+    # Without Python imports or FFI dispatches, IREE's own errors are all a call can raise.
+    guarded = errors if modules or dispatch_error is not None else None
     handles: dict[str, Callable[..., object]] = {}
     for name in program.function_names:
         parameters = declarations.parameters(program, name)
         copy = _writes_arguments(program, name)
         made = calls.plan(
-            name, context.vm_context, program, config.device, parameters, copy, errors,
+            name, context.vm_context, program, config.device, parameters, copy, guarded,
             dispatch_error,
         )  # fmt: skip
         handles[name] = made or _invoker_call(
             name, bound[name], errors, parameters, config.device, copy, dispatch_error
         )
-    functions = {name: _public_function(name, handles) for name in handles}
+    functions = {
+        name: made if isinstance(made, calls.Call) else _public_function(name, handles)
+        for name, made in handles.items()
+    }
     return IreeModule(functions, keep_alive, handles, driver)
 
 
@@ -264,12 +277,13 @@ def _config(driver: str):
     return config, None
 
 
-def _check_blas(path: Path, gemm: Mapping[str, int], plugin_problem: str | None) -> None:
-    """A ``.vmfb`` whose products call a BLAS runs only where the plugin offers gemm."""
-    if path.suffix != ".vmfb":
-        return  # compiled here, with what is offered
+def _check_blas(
+    path: Path, vmfb: Vmfb, gemm: Mapping[str, int], plugin_problem: str | None
+) -> None:
+    """A ``.vmfb`` whose products call a BLAS runs only where the plugin offers gemm (a
+    ``.mlir`` is compiled here, with what is offered)."""
     try:
-        needed = read_blas_products(path)
+        needed = blas_products_in(vmfb.attributes)
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
     missing = [e for e in needed if not gemm.get(IMPORT_PREFIX + e)]
@@ -305,17 +319,18 @@ def _check_dispatched(
 
 def _program(
     path: Path,
+    vmfb: Vmfb | None,
     cpu: str | None,
     compile_args: tuple[str, ...],
     ffi_dispatch: Mapping[str, bool],
     blas_products: list[str],
 ) -> tuple[bytes, list[ImportSignature]]:
-    """The ``.vmfb`` bytes and import signatures: a ``.vmfb`` read, anything else compiled
-    (the calls ``ffi_dispatch`` chooses as dispatches, the products of ``blas_products``
-    in the BLAS)."""
+    """The ``.vmfb`` bytes and import signatures: those of ``vmfb`` (``path`` read by
+    ``_open_vmfb``), else ``path`` compiled (the calls ``ffi_dispatch`` chooses as
+    dispatches, the products of ``blas_products`` in the BLAS)."""
     try:
-        if path.suffix == ".vmfb":
-            return path.read_bytes(), read_vmfb(path)
+        if vmfb is not None:
+            return vmfb.data, signatures_in(vmfb.attributes)
         if _is_shared_object(path):
             raise LoadError(
                 f"{path} is a shared object, not a module of IREE: load one of "
@@ -472,10 +487,12 @@ def _to_numpy(value) -> np.ndarray:
     return np.array(value.to_host() if hasattr(value, "to_host") else value, copy=True)
 
 
-def _module_attributes_of(path: Path) -> dict[str, str] | None:
-    """The module attributes of a ``.vmfb``; None when they cannot be read (loading it
-    says why)."""
+def _open_vmfb(path: Path) -> Vmfb:
+    """The bytes and module attributes of a ``.vmfb``, read once for everything ``load``
+    needs of them (signatures, BLAS products, driver)."""
     try:
-        return dict(vmfb_attributes(path))
-    except (BuildError, OSError):
-        return None
+        return open_vmfb(path)
+    except BuildError as error:
+        raise LoadError(f"{path}: {error}") from None
+    except OSError as error:
+        raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
