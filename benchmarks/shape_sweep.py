@@ -5,17 +5,19 @@ Run from the repository root::
     python benchmarks/shape_sweep.py [--quick] [--programs block,attention,conv]
                                      [--dtypes f32,f64]
                                      [--paths jax,compile,iree,iree-sync,iree-default]
-                                     [--rounds 5] [--wall] [--markdown]
+                                     [--rounds 5] [--wall] [--shapes TEXT] [--markdown]
 
 The three programs of ``speed.py`` (``block``: 4 layers of layer norm, GELU and two square
 matmuls; ``attention``: self-attention with four projections; ``conv``: three convolutions,
 global pooling and a dense layer), each built for a shape of the grid: the batch and width
 of the block; the batch, tokens, width and heads of the attention; the images, their size,
 the channels and the kernel size of the conv net; and each in float32 and float64 (the
-latter with ``jax_enable_x64``). Paths: ``jax`` is ``jax.jit``; ``compile`` is
-``rewriter.compile``; ``iree`` is ``rewriter.iree`` on the ``local-task`` driver,
-``iree-sync`` the same module on ``local-sync``, ``iree-default`` the same module on the
-driver ``load`` picks when it is not told one (what a user gets: ``rewriter/iree/drivers.py``).
+latter with ``jax_enable_x64``); ``--shapes TEXT`` keeps the shapes whose description
+contains TEXT (``--shapes "batch 300, width 512"``), not with ``--markdown``. Paths: ``jax``
+is ``jax.jit``; ``compile`` is ``rewriter.compile``; ``iree`` is ``rewriter.iree`` on the
+``local-task`` driver, ``iree-sync`` the same module on ``local-sync``, ``iree-default`` the
+same module on the driver ``load`` picks when it is not told one (what a user gets:
+``rewriter/iree/drivers.py``).
 
 Figures are CPU time (every thread of the process), not wall time: on a shared machine the
 work done is inflated less by load than the time taken. The paths of a case run in turns,
@@ -330,6 +332,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     size.add_argument("--quick", action="store_true", help="two shapes per program")
     size.add_argument("--tiny", action="store_true", help="one tiny shape (a smoke test)")
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
+    parser.add_argument(
+        "--shapes", default="", help='only shapes whose description contains this ("tokens 64")'
+    )
     parser.add_argument("--markdown", action="store_true", help="write benchmarks/README.md")
     args = parser.parse_args(argv)
     programs = [p for p in args.programs.split(",") if p]
@@ -345,11 +350,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unknown {what} {unknown[0]!r} (choose from {', '.join(known)})")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.shapes and args.markdown:
+        parser.error("--markdown writes the whole grid's table: not with --shapes")
     if "jax" not in paths:
         paths.insert(0, "jax")  # the ratios are to jax.jit
     grid = TINY if args.tiny else QUICK if args.quick else GRID
     with figures("shape_sweep", args.markdown):
-        run(programs, dtypes, paths, args.rounds, grid, args.wall)
+        run(programs, dtypes, paths, args.rounds, grid, args.wall, args.shapes)
     return 0
 
 
@@ -360,6 +367,7 @@ def run(
     rounds: int,
     grid: dict[str, list[tuple]],
     wall: bool = False,
+    shapes: str = "",
 ) -> None:
     print(f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
     if wall:
@@ -386,6 +394,8 @@ def run(
                     case = PROGRAMS[program](dtype, *shape)
                 except Exception as error:
                     print(row(program, dtype, shape, "-", f"failed: {first_line(error)}", "", ""))
+                    continue
+                if shapes not in case.shape:
                     continue
                 outcomes = measure(case, paths, rounds, folder, clock)
                 print("\n".join(table_rows(case, outcomes)), flush=True)

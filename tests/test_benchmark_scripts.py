@@ -67,6 +67,32 @@ def test_a_wrong_argument_is_named(name, argument, error):
     assert "Traceback" not in done.stderr
 
 
+def test_shape_sweep_writes_no_table_of_some_shapes():
+    done = run_script("shape_sweep.py", "--shapes=tokens 8", "--markdown")
+    assert done.returncode == 2
+    assert "error: --markdown writes the whole grid's table: not with --shapes" in done.stderr
+
+
+@pytest.mark.toolchain
+def test_shape_sweep_runs_only_the_shapes_asked_for():
+    """``--shapes`` keeps the cases whose shape's description contains the text."""
+    done = run_script(
+        "shape_sweep.py",
+        "--tiny",
+        "--programs=block,attention",
+        "--dtypes=f32",
+        "--paths=jax,compile",
+        "--rounds=1",
+        "--shapes=tokens 8",
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows if "| jax |" in row] == ["| attention"]
+    summary = done.stdout.split("The worst ratio to jax.jit per path", 1)[1]
+    (line,) = [line for line in summary.splitlines() if line.startswith("| compile |")]
+    assert line.endswith(" of 1 | 0 |"), line  # one case, the attention's
+
+
 @pytest.mark.toolchain
 @pytest.mark.iree
 def test_shape_sweep_runs_every_path_in_both_float_types():

@@ -186,6 +186,7 @@ def compile_module(
     from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
     from .loop_carries import carry_in_place
     from .loop_order import contiguous_innermost
+    from .product_order import cheaper_products
     from .sorts import prepare_sorts
     from .vector_sums import reassociable_sums
 
@@ -234,7 +235,7 @@ def compile_module(
             work = scope.enter_context(temporary_folder("rewriter-"))
         scope.enter_context(contexts.shared())  # one MLIR context for the steps in Python
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
-        prepared = fixed_text(prepared)  # input_fixes.py
+        prepared = cheaper_products(fixed_text(prepared))  # input_fixes.py, product_order.py
         prepared, marked_sorts = prepare_sorts(prepared)
         where = filename or origin or "<mlir text>"
         api = (

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import contexts
+from .broadcast_divisors import multiply_by_reciprocals
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .gather_bounds import clamp_gather_indices
 from .scatter_bounds import drop_out_of_range_updates
@@ -24,6 +25,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
+    (multiply_by_reciprocals, ("stablehlo.divide",)),  # as XLA: a * (1 / b) for a / b
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
 )
 

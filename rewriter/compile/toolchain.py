@@ -1,18 +1,19 @@
 """The external tools of the compiled path, and running one stage of it.
 
 StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
-``iree-base-compiler``). Between bufferization and loops, in IREE's Python bindings: the
-matrix products and 2-D convolutions become BLAS calls and the sorts jax writes calls of a
-merge sort (``library_calls.py``, ``sorts.py``); reductions over outer dimensions get a
-contiguous innermost loop (``loop_order.py``); f64 exp and tanh become polynomials rather
-than libm calls (``f64_math.py``), f32 and f64 maximum and minimum LLVM's intrinsics
-(``float_extrema.py``), and sums along the innermost loop reassociable
-(``vector_sums.py``): what LLVM then vectorizes. Then
-copies between views become loops (``iree-codegen-memrefcopy-to-linalg``) rather than
-calls of MLIR's element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the
-shared object come from upstream MLIR and clang (Debian ``mlir-22-tools`` and
-``clang-22``). The two MLIR versions only agree on the generic op form, so the hand-over
-between them is printed generically, its i1 constants bit-packed (``bit_packed_i1``).
+``iree-base-compiler``); before fusion, a cheap elementwise loop that several loops read
+gets a copy for each (``producer_copies.py``). Between bufferization and loops, in IREE's
+Python bindings: the matrix products and 2-D convolutions become BLAS calls and the sorts
+jax writes calls of a merge sort (``library_calls.py``, ``sorts.py``); reductions over
+outer dimensions get a contiguous innermost loop (``loop_order.py``); f64 exp and tanh
+become polynomials rather than libm calls (``f64_math.py``), f32 and f64 maximum and
+minimum LLVM's intrinsics (``float_extrema.py``), and sums along the innermost loop
+reassociable (``vector_sums.py``): what LLVM then vectorizes. Then copies between views
+become loops (``iree-codegen-memrefcopy-to-linalg``) rather than calls of MLIR's
+element-by-element ``memrefCopy``. LLVM dialect, LLVM IR and the shared object come from
+upstream MLIR and clang (Debian ``mlir-22-tools`` and ``clang-22``). The two MLIR versions
+only agree on the generic op form, so the hand-over between them is printed generically,
+its i1 constants bit-packed (``bit_packed_i1``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..abi import bridge_dir
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_file
 from .link_items import link_arguments
+from .producer_copies import recomputed_producers
 
 LLVM_VERSION = 22
 
@@ -190,6 +192,7 @@ STAGES = (
         "iree-opt",
         ("--iree-stablehlo-input-transformation-pipeline", "{in}", "-o", "{out}"),
         ".mlir",
+        then=recomputed_producers,
     ),
     Stage(
         "bufferize", "iree-opt", (f"--pass-pipeline={BUFFERIZE}", "{in}", "-o", "{out}"), ".mlir"

@@ -1,0 +1,78 @@
+"""``a / broadcast(b)`` of f32 and f64 is ``a * broadcast(1 / b)``, as jax.jit computes it
+(rewriter/compile/broadcast_divisors.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+import rewriter
+from rewriter.compile import compile_module, contexts, load
+from rewriter.compile.broadcast_divisors import multiply_by_reciprocals
+
+pytestmark = [pytest.mark.jax]
+
+# A row division in f64, one by a broadcast constant dividend, one in f16, and one of a
+# full-size divisor.
+MODULE = """\
+func.func @f(%a: tensor<4x8xf64>, %s: tensor<4xf64>, %h: tensor<4x8xf16>, %t: tensor<4xf16>,
+             %b: tensor<4x8xf64>) -> (tensor<4x8xf64>, tensor<4x8xf64>, tensor<4x8xf16>,
+                                      tensor<4x8xf64>) {
+  %bs = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf64>) -> tensor<4x8xf64>
+  %rows = stablehlo.divide %a, %bs : tensor<4x8xf64>
+  %two = stablehlo.constant dense<2.0> : tensor<f64>
+  %twos = stablehlo.broadcast_in_dim %two, dims = [] : (tensor<f64>) -> tensor<4x8xf64>
+  %constant = stablehlo.divide %twos, %bs : tensor<4x8xf64>
+  %bt = stablehlo.broadcast_in_dim %t, dims = [0] : (tensor<4xf16>) -> tensor<4x8xf16>
+  %half = stablehlo.divide %h, %bt : tensor<4x8xf16>
+  %full = stablehlo.divide %a, %b : tensor<4x8xf64>
+  return %rows, %constant, %half, %full : tensor<4x8xf64>, tensor<4x8xf64>, tensor<4x8xf16>,
+                                          tensor<4x8xf64>
+}
+"""
+
+
+def _rewritten(text: str) -> tuple[int, str]:
+    from iree.compiler import ir
+
+    context = contexts.context()
+    module = ir.Module.parse(text, context)
+    with context:
+        count = multiply_by_reciprocals(module)
+    return count, str(module)
+
+
+def test_only_a_float_division_by_a_broadcast_becomes_a_multiply():
+    count, text = _rewritten(MODULE)
+    assert count == 1
+    assert text.count("stablehlo.multiply") == 1
+    # the reciprocals of the 4 row values, then the untouched divisions
+    assert "stablehlo.divide %cst, %arg1 : tensor<4xf64>" in text
+    assert text.count("stablehlo.divide") == 4
+
+
+def _rows(a, s):
+    return a / s[:, None], a / s[0]
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_division_by_a_broadcast_is_jax_jits_bit_for_bit(dtype, tmp_path: Path):
+    """Where ``a / b`` and ``a * (1 / b)`` round apart (most of these elements), the
+    compiled results are jax.jit's."""
+    rng = np.random.default_rng(3)
+    a = rng.uniform(1, 2, (16, 64)).astype(dtype)
+    s = rng.uniform(1, 2, 16).astype(dtype)
+    assert np.count_nonzero(a / s[:, None] != a * (1 / s[:, None])) > 100
+    with jax.enable_x64(dtype == np.float64):
+        text = rewriter.export(_rows, a, s).text
+        expected = [np.asarray(e) for e in jax.jit(_rows)(a, s)]
+    library = tmp_path / "rows.so"
+    compile_module(rewriter.rewrite(text).text, library)
+    got = load(library).main(a, s)
+    for one, other in zip(got, expected, strict=True):
+        assert np.asarray(one).dtype == other.dtype
+        assert np.array_equal(np.asarray(one), other)
