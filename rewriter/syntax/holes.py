@@ -248,10 +248,17 @@ class ShapeFinder:
         if last is not None:
             predicted = last.after
             if predicted is not None:
-                matched = predicted.match(piece)
-                if matched is not None:
-                    self._last = predicted
-                    return predicted, matched[0], matched[1]
+                spelled = predicted.spelled  # ``match``'s first step, without its call
+                if spelled is not None:
+                    found = spelled.fullmatch(piece)
+                    if found is not None:
+                        self._last = predicted
+                        return predicted, found.groups(), found.end
+                else:
+                    matched = predicted.match(piece)
+                    if matched is not None:
+                        self._last = predicted
+                        return predicted, matched[0], matched[1]
         known, texts, end_of = self._find(piece)
         if last is not None:
             last.after = known
