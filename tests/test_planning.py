@@ -7,11 +7,11 @@ import pytest
 
 from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.calling_conventions import C_ABI
-from rewriter.plan.edits import apply_edits
+from rewriter.plan.edits import Edit, apply_edits
 from rewriter.plan.judging import TARGET
 from rewriter.plan.planner import _call_shapes, plan_rewrite, warning_at
 from rewriter.syntax.diagnostics import Diagnostic, Severity
-from rewriter.syntax.holes import ShapeFinder, shape_of
+from rewriter.syntax.holes import SPELLED_AFTER, ShapeFinder, shape_of
 from rewriter.syntax.scan import scan
 from rewriter.syntax.source import Source
 
@@ -283,3 +283,55 @@ def test_the_scan_collects_the_names_a_made_name_could_be():
     """%0, %12 and %1x start with a digit: no made name is one of them (above)."""
     source = Source("module {\n  %0 = a.b %arg0, %12, %1x, %eps, %-q, %$r : f32\n}\n", "m.mlir")
     assert scan(source).values == {"arg0", "eps", "-q", "$r"}
+
+
+def _applied_one_by_one(text: str, edits: list[Edit]) -> str:
+    """The edits applied from the last to the first (insertions at one offset: the last
+    given first), each by slicing: the reference."""
+    numbered = sorted(enumerate(edits), key=lambda n: (n[1].start, n[1].end, n[0]))
+    for _, edit in reversed(numbered):
+        text = text[: edit.start] + edit.text + text[edit.end :]
+    return text
+
+
+def test_apply_edits_writes_each_piece_between_edits_as_it_is():
+    """``apply_edits`` keeps equal pieces between edits once: the output is the same as
+    applying the edits one by one, for pieces that repeat and more distinct pieces than
+    it keeps (``_KEPT``), insertions at one offset in their given order."""
+    lines = [
+        f"  %{k} = op loc(#loc{k % 3})\n" if k % 2 else f"  %{k} = op{k}\n" for k in range(300)
+    ]
+    text = "".join(lines)
+    edits: list[Edit] = []
+    position = 0
+    for line in lines:
+        start = position + 2
+        edits.append(Edit(start, start + line.index(" op") - 2, f"%r{len(edits)}"))
+        position += len(line)
+    edits.append(Edit.insert(0, "first\n"))
+    edits.append(Edit.insert(0, "second\n"))
+    assert len({text[a.end : b.start] for a, b in zip(edits[:-3], edits[1:-2], strict=True)}) > 64
+    assert apply_edits(text, edits) == _applied_one_by_one(text, edits)
+
+
+def test_statements_in_a_cycle_of_shapes_are_found_with_their_own_shapes_and_holes():
+    """Three shapes in turn (an unrolled loop body of three calls), past the number of
+    statements after which a shape is spelled out, with a statement now and then that
+    differs from the shape that came next last time in a literal (``tensor<5xf32>``): each
+    statement is found with the shape ``shape_of`` gives it and its own hole texts, and
+    each shape is found once (the shape after the last one is tried first)."""
+    sizes = ["4", "8", "16"]
+    finder = ShapeFinder()
+    for k in range(4 * SPELLED_AFTER):
+        size = "5" if k % 29 == 28 else sizes[k % 3]
+        statement = CALL.format(result=k, target=f"t{k % 5}", operand=k - 1, factor=f"{k}.5")
+        statement = statement.replace("tensor<4xf32>", f"tensor<{size}xf32>")
+        known, texts, end_of = finder.find(statement)
+        key, holes = shape_of(statement)
+        assert known.key == key and finder.shapes[key] is known
+        assert texts == tuple(statement[start:end] for start, end, _ in holes)
+        assert [end_of(h + 1) for h in range(len(holes))] == [end for _, end, _ in holes]
+    assert len(finder.shapes) == 4
+    assert sorted(shape.spelled is not None for shape in finder.shapes.values()) == [
+        False, True, True, True
+    ]  # fmt: skip

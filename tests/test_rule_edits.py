@@ -58,10 +58,10 @@ def edit_a(monkeypatch: pytest.MonkeyPatch) -> None:
     """(A): an f32 attribute written as its bits."""
     number = attribute_operands._number
 
-    def as_bits(path: str, attr: model.NumberAttr) -> AttributeOperand:
-        operand = number(path, attr)
+    def as_bits(path: str, attr: model.NumberAttr, keys: tuple[str, ...]) -> AttributeOperand:
+        operand = number(path, attr, keys)
         if operand.type == "f32" and attr.is_float:
-            return AttributeOperand(path, "f32", "f32", f32_bits(attr.literal), "f32")
+            return AttributeOperand(path, "f32", "f32", f32_bits(attr.literal), "f32", keys)
         return operand
 
     monkeypatch.setattr(attribute_operands, "_number", as_bits)
@@ -71,14 +71,16 @@ def edit_b(monkeypatch: pytest.MonkeyPatch) -> None:
     """(B): a one-element splat passed as a scalar of its element type."""
     dense = attribute_operands._dense
 
-    def splat_as_scalar(path: str, attr: model.DenseAttr) -> AttributeOperand:
-        operand = dense(path, attr)
+    def splat_as_scalar(
+        path: str, attr: model.DenseAttr, keys: tuple[str, ...]
+    ) -> AttributeOperand:
+        operand = dense(path, attr, keys)
         dims = attr.type.dims
         splat = re.fullmatch(r"dense<([^\[\]<>,]+)>", attr.body.replace(" ", ""))
         if splat and all(d.isdigit() for d in dims) and dims.count("1") == len(dims):
             element = operand.type[operand.type.rindex("x") + 1 : -1] if dims else operand.type
             element = element.removeprefix("tensor<").removesuffix(">")
-            return AttributeOperand(path, attr.type.text, element, splat.group(1), element)
+            return AttributeOperand(path, attr.type.text, element, splat.group(1), element, keys)
         return operand
 
     monkeypatch.setattr(attribute_operands, "_dense", splat_as_scalar)
@@ -188,6 +190,7 @@ def _value_rule(name: str):
                 f"{operand.type}_{read}" if read[0] in "0123" else operand.type,
                 f"{operand.value} // {read}",
                 operand.constant_type,
+                operand.keys,
             )
 
         monkeypatch.setattr(attribute_operands, name, wrapped)

@@ -201,6 +201,13 @@ class _Leaf:
     # and its value.
     operands: dict[str, tuple[AttributeOperand, int, str]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        parsed = self.parsed
+        # What follows the literal in the attribute's text (its type), the shape's
+        self.after = (
+            "" if isinstance(parsed, model.BoolAttr) else parsed.text[len(parsed.literal) :]
+        )
+
     def attribute(self, text: str) -> model.Attr:
         """Lark's model of this attribute with ``text`` in its hole, parsed at offset 0: the
         same tokens (point 2), the literal's token value ``text``; ``to_model`` copies it
@@ -209,7 +216,7 @@ class _Leaf:
         parsed = self.parsed
         if isinstance(parsed, model.BoolAttr):
             return model.BoolAttr(text, _span(len(text)), text == "true")
-        whole = text + parsed.text[len(parsed.literal) :]
+        whole = text + self.after
         return model.NumberAttr(whole, _span(len(whole)), text, parsed.type, parsed.is_float)
 
 

@@ -174,6 +174,8 @@ class KnownShape:
     matcher: re.Pattern[str] | None = None
     spelled: re.Pattern[str] | None = None
     found: int = 0  # statements the matcher took
+    # The shape of the statement after the last statement of this shape (``ShapeFinder``)
+    after: KnownShape | None = None
 
     def __post_init__(self) -> None:
         literals: list[str] = []
@@ -230,26 +232,36 @@ class ShapeFinder:
     def __init__(self) -> None:
         self.shapes: dict[str, KnownShape] = {}
         self._by_guess: dict[str | bytes, list[KnownShape]] = {}
-        # The shape of the last two statements, when they had one: tried first.
-        self._repeated: KnownShape | None = None
-        self._last: KnownShape | None = None
+        self._last: KnownShape | None = None  # the shape of the last statement
 
     def find(self, piece: str) -> tuple[KnownShape, tuple[str, ...], Callable[[int], int]]:
         """The shape of ``piece``, its hole texts, and where hole k ends (``end_of(k + 1)``).
 
-        A run of statements of one shape (an unrolled loop) has the shape of the last two
-        statements tried first, when it is spelled out: its spelled matcher takes exactly
-        the statements of that shape (see the module docstring), so what it takes is what
-        the guess and the shapes tried for it would find, without the guess."""
-        repeated = self._repeated
-        if repeated is not None:
-            spelled = repeated.spelled
-            if spelled is not None:
-                found = spelled.fullmatch(piece)
-                if found is not None:
-                    return repeated, found.groups(), found.end
+        Statements come in runs and cycles (an unrolled loop repeats one statement, or a
+        few in turn): the shape that came after the last statement's shape the last time
+        (``KnownShape.after``) is tried first. ``KnownShape.match`` takes exactly the
+        statements of that shape, with ``shape_of``'s holes (see the module docstring), and
+        a statement has one shape (``shape_of`` is a function of its text), so what it
+        takes is what the guess and the shapes tried for it would find, without the guess
+        (``matcher_key``, a slice of the statement, and the guess's list)."""
+        last = self._last
+        if last is not None:
+            predicted = last.after
+            if predicted is not None:
+                spelled = predicted.spelled  # ``match``'s first step, without its call
+                if spelled is not None:
+                    found = spelled.fullmatch(piece)
+                    if found is not None:
+                        self._last = predicted
+                        return predicted, found.groups(), found.end
+                else:
+                    matched = predicted.match(piece)
+                    if matched is not None:
+                        self._last = predicted
+                        return predicted, matched[0], matched[1]
         known, texts, end_of = self._find(piece)
-        self._repeated = known if known is self._last else None
+        if last is not None:
+            last.after = known
         self._last = known
         return known, texts, end_of
 

@@ -124,6 +124,7 @@ def scan(source: Source) -> Scan:
         CallSite(keyword, line_start("\n", 0, keyword) + 1, pretty) for keyword in keywords
     ]
     generic_modules = []
+    pretty_calls = len(result.calls)
     for compact_offset, offset, token in squeezed.strings:
         if token == _GENERIC_CUSTOM_CALL:
             result.calls.append(CallSite(offset, source.line_start(offset), CallForm.GENERIC))
@@ -131,7 +132,8 @@ def scan(source: Source) -> Scan:
             generic_modules.append(compact_offset)
         else:  # generic form: `sym_name = "f"` defines the symbol @f
             result.symbols.add(decode_string(token).decode("utf-8", "replace"))
-    result.calls.sort(key=lambda call: call.keyword)
+    if len(result.calls) > pretty_calls:  # the pretty ones ascend already (``finditer``)
+        result.calls.sort(key=lambda call: call.keyword)
     targets = {target for _, target in matches}
     for match in _SYMBOL.finditer(masked):
         if match.start() in targets:
