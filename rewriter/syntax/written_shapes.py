@@ -25,7 +25,7 @@ line break: none a name or symbol character, nor ``<``); or
 - (e) a constant's value, in a line that is ``B{a} = arith.constant {e} : T loc(#{d})``
   and a line break (the rewrite's constant for an attribute): ``B`` blanks or nothing,
   ``{a}`` a field of (a), ``{d}`` one of (d), not the pattern's last line (which the text
-  after the edit ends), and ``{e}``'s values of the FLOAT form (``holes.FLOAT``) with
+  after the edit ends), and ``{e}``'s values of the FLOAT form (``terminals.FLOAT``) with
   ``T`` ``f32`` or ``f64``, or of one to nine digits with ``T`` ``i32``, ``i64``,
   ``si32``, ``si64``, ``ui32`` or ``ui64``. On the first line it is blanked only when
   the text before the edit is blanks too; otherwise its value is literal there.
@@ -60,7 +60,7 @@ values hold no quote, backslash, line break, ``%`` (but (a)'s first), ``@``, ``#
    value; and no value holds it. So L and L' take the same branch (the call branch
    never: those texts are not used). A ``#`` starts both or neither: the first character
    is literal, or (a)'s ``%``.
-2. The key (not for an alias definition, a line that starts with ``#``): ``_VALUE_NAME``
+2. The key (not for an alias definition, a line that starts with ``#``): ``blanks.VALUE_NAMES``
    takes ``%`` and its run: (a) and (b) whole, each to ``%_``; a run from another ``%``
    stops at the marker of every value. So the keys differ only in fields, and only in
    fields other than (a) and (b).
@@ -76,7 +76,7 @@ values hold no quote, backslash, line break, ``%`` (but (a)'s first), ``@``, ``#
    is kept, and the steps below blank its fields as elsewhere. An alias definition reads
    runs that stop before every value, but for ``_ALIAS_USE``, which may blank a (d) alias
    as ``#_`` in one line and not the other: step 5 blanks both. Its ``array<`` test
-   cannot reach a value, which no ``<`` follows. ``_VALUE_NAME`` then blanks (a) and (b)
+   cannot reach a value, which no ``<`` follows. ``blanks.VALUE_NAMES`` then blanks (a) and (b)
    as in step 2 (in a key, ``%_`` to itself).
 5. ``_LOCATION_ALIAS`` and ``_SYMBOL`` blank (d) and (c) whole, to ``loc(#_)`` and ``@_``,
    and other matches stop at their markers.
@@ -99,25 +99,19 @@ from operator import itemgetter
 from string import Formatter
 from typing import NamedTuple
 
-from .terminals import ALIAS_NAME, FLOAT, SYMBOL_NAME, VALUE_NAME
-from .validation import NINE_DIGITS, LineShapes
+from .blanks import CONSTANT_VALUES, LINE_HOLES
+from .terminals import ALIAS_NAME, VALUE_NAME
+from .validation import LineShapes
 
-# The grammar's names (``terminals``): what VALUE_ID takes after `%`, SYMBOL's unquoted
-# form after `@`, HASH_ID after `#`.
-_NAME = VALUE_NAME
-_SYMBOL_NAME = SYMBOL_NAME
-_ALIAS_NAME = ALIAS_NAME
-# Each class of blanked field: the pattern its values fit, and how the literal before it ends.
-_WHOLE_NAME = f"%{_NAME}"  # (a): any literal before
-_CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _ALIAS_NAME))  # (b), (c), (d)
+# Each class of blanked field: the pattern its values fit, and how the literal before it
+# ends: (a) a whole name, after any literal; (b), (c), (d) the names ``blanks`` blanks.
+_WHOLE_NAME = f"%{VALUE_NAME}"
+_CLASSES = LINE_HOLES
 AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
 # (e): the literal before a constant's value, and for each literal after it (its type and
 # the start of its location) the pattern of the values blanked there.
 _CONSTANT = " = arith.constant "
-_CONSTANT_VALUES = {
-    **{f" : {type_} loc(#": FLOAT for type_ in ("f32", "f64")},
-    **{f" : {sign}i{bits} loc(#": NINE_DIGITS for sign in ("", "s", "u") for bits in (32, 64)},
-}
+_CONSTANT_VALUES = {f"{type_} loc(#": values for type_, values in CONSTANT_VALUES.items()}
 _CONSTANT_CLASSES = frozenset(_CONSTANT_VALUES.values())
 _SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
 _REMEMBERED = 1 << 16  # line shapes kept, at most
@@ -255,7 +249,7 @@ def _constant_values(lines: list[list[Piece]], classes: dict[int, str]) -> dict[
                 isinstance(name, int)
                 and classes.get(name) == _WHOLE_NAME
                 and isinstance(alias, int)  # after ``loc(#``: of (d) when of its pattern
-                and classes.get(alias) == _ALIAS_NAME
+                and classes.get(alias) == ALIAS_NAME
                 and close == ")"
             ):
                 found[number] = fields
