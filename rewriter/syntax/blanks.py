@@ -169,22 +169,6 @@ _CONSTANT_VALUE = re.compile(
     r"|(?P<bool>true|false)(?![\w$.])"
     rf"|(?P<int>{NINE_DIGITS})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
 )
-_CONSTANT_BLANK = {"float": "0.0", "bool": "true", "int": "0"}
-# A line that binds one name: its indentation and the name, before ` = ` and the rest.
-_ONE_RESULT = re.compile(f"([ \t]*)%{VALUE_NAME}(?= = )")
-# The rest of a constant line as a rewrite writes it, whole: one alias, no `@`, `%` or
-# `array<`. A dense value's body is a hexadecimal string or numbers, lists and booleans (of
-# the letters of `true`, `false` and `E` only): no text a blanking of points 3 to 6 finds.
-_CONSTANT_REST = re.compile(
-    r" = arith\.constant "
-    rf"(?:(?P<float>{FLOAT})|(?P<bool>true|false)|(?P<int>{INT})"
-    r'|dense<(?P<dense>"0x[0-9A-Fa-f]*"|[-+0-9.eE, \[\]()truefals]*)>)'
-    rf"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#{ALIAS_NAME}\)\n"
-)
-_SPLAT_NUMBER = re.compile(_SPLAT_NUMBER_FORM)
-# The types after which _CONSTANT_VALUE blanks a float, and an integer of nine digits.
-_FLOAT_BLANKED_AFTER = frozenset({" : f32", " : f64"})
-_INT_BLANKED_AFTER = frozenset(f" : {sign}i{bits}" for sign in ("", "s", "u") for bits in (32, 64))
 
 
 def blanked_dimensions(shape: str) -> str:
@@ -197,43 +181,8 @@ def blanked_dimensions(shape: str) -> str:
 
 def _blank_splat(number: re.Match[str]) -> str:
     """A splat's number blanked (point 4), its sign kept: ``number`` has the sign and the
-    fraction as groups 1 and 2, as _SPLAT and _SPLAT_NUMBER match it."""
+    fraction as groups 1 and 2, as _SPLAT matches it."""
     return f"{number.group(1)}{'0' if number.group(2) is None else '0.0'}"
-
-
-def constant_line_shape(line: str) -> str | None:
-    """``blanked_line(line)`` at half its cost, for a constant line as a rewrite writes it
-    for an attribute (``%eps_7 = arith.constant 5.0e-01 : f32 loc(#loc9)``, or a
-    ``dense<...>`` of numbers); None for another line. Such a line holds one name, one
-    alias, no ``@`` and no ``array<``, and its value no ``%``, ``#``, ``arith.constant``
-    or string but a hexadecimal one; so blanking it is blanking its name, its alias, and
-    its value where point 4 (a splat), point 5 or point 6 (a string) does."""
-    named = _ONE_RESULT.match(line)
-    if named is None:
-        return None
-    shape = _constant_rest_shape(line[named.end() :])
-    return None if shape is None else f"{named.group(1)}%_{shape}"
-
-
-def _constant_rest_shape(rest: str) -> str | None:
-    """``constant_line_shape`` of the rest of a line after its name."""
-    match = _CONSTANT_REST.fullmatch(rest)
-    if match is None:
-        return None
-    float_, bool_, int_, dense, type_ = match.groups()
-    type_ = type_ or ""
-    if float_ is not None:
-        value = "0.0" if type_ in _FLOAT_BLANKED_AFTER else float_
-    elif bool_ is not None:
-        value = "true"
-    elif int_ is not None:  # blanked when it has no sign and nine digits at most
-        taken = type_ in _INT_BLANKED_AFTER and len(int_) <= 9 and int_.isdigit()
-        value = "0" if taken else int_
-    else:
-        splat = _SPLAT_NUMBER.fullmatch(dense)
-        body = '""' if dense[:1] == '"' else _blank_splat(splat) if splat else dense
-        value = f"dense<{body}>"
-    return f" = arith.constant {value}{type_} loc(#_)\n"
 
 
 def blanked_line(line: str) -> str:
@@ -258,7 +207,7 @@ def blanked_line(line: str) -> str:
                 kind = constant.lastgroup
                 assert kind is not None  # every alternative is a group
                 start, end = constant.span(kind)
-                line = f"{line[:start]}{_CONSTANT_BLANK[kind]}{line[end:]}"
+                line = f"{line[:start]}{BLANK[kind]}{line[end:]}"
     return line
 
 

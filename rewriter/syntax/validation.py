@@ -33,9 +33,7 @@ starts with ``#``, as its key does), whose ``array<`` test reads the text before
 are blanked and which an export holds once each; and a custom call line, shaped by its
 statement as above (a name may hold ``custom_call``, so that test reads the line itself,
 not its key). The other lines of an export differ mostly in their names: most are shaped
-once. A line that binds one constant as a rewrite writes it is shaped as ``%_`` and its
-rest's shape (``constant_line_shape``): every part a blanking takes lies in the name or in
-the rest, and what decides a blanking (an ``array<``, a ``//``) is never in the name.
+once.
 
 A line new from its stack may have been lexed from another stack with the same top
 states. An LR parser's step reads the state on top of its stack: the action, and the
@@ -80,7 +78,7 @@ from lark.lexer import Lexer, LexerState, LineCounter
 from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
-from .blanks import VALUE_NAMES, blanked_dimensions, blanked_line, constant_line_shape
+from .blanks import VALUE_NAMES, blanked_dimensions, blanked_line
 from .diagnostics import Diagnostic
 from .empty_names import first_empty_attribute_name
 from .grammar import parser
@@ -319,9 +317,7 @@ class LineShapes:
         key = VALUE_NAMES.sub("%_", line) if "%" in line else line  # decides the shape
         shape = self.lines.get(key)
         if shape is None:
-            shape = constant_line_shape(key) if "arith.constant " in key else None
-            if shape is None:
-                shape = blanked_line(key)
+            shape = blanked_line(key)
             if len(self.lines) < _REMEMBERED_LINES:
                 self.lines[key] = shape
         return shape
