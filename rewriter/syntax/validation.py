@@ -62,7 +62,7 @@ Integer literals out of range for their type (``300 : i8``) parse, but MLIR reje
 they are checked on the tokens of each line lexed, and the first is reported when the text
 parses. A line's shape keeps its numbers, but for a custom call's typed integer attributes,
 which it blanks only when they are in range (a line with one out of range is its own
-key), and a constant's integer that every type it may have takes (point 5); so a
+key), and a constant's integer that every type it may have takes (``blanks``, point 5); so a
 remembered line is one already checked.
 """
 
@@ -280,7 +280,7 @@ class _Parser:
 
 
 class LineShapes:
-    """The shapes of one validation's lines (points 3 to 6).
+    """The shapes of one validation's lines (``blanks``, points 3 to 6).
 
     A custom call line has its statement's shape (``holes.shape_of``, found by a
     ShapeFinder, of the line before its line break) and its line break: which is the
@@ -386,7 +386,7 @@ class Validation:
             else:
                 after = known.get(shape)
                 if after is None:
-                    coarser = blanked_dimensions(shape)  # point 7
+                    coarser = blanked_dimensions(shape)  # blanks' point 7
                     after = known.get(coarser)
                     if after is None:
                         stack = self._parsed(start, line_end, stack, coarser)

@@ -77,7 +77,7 @@ values hold no quote, backslash, line break, ``%`` (but (a)'s first), ``@``, ``#
 After step 4 the two lines are one text, so the rest of ``blanked_line`` (splats,
 constants, ``array<``) does the same to both. A line's shape counts its text's length
 only to skip remembering lines longer than ``LONG_LINE``: a line made here is shaped
-whatever its length, and the key is still sound for it (``validation``, point 3).
+whatever its length, and the key is still sound for it (``blanks``, point 3).
 
 ``tests/test_written_shapes.py`` checks, on the call-dense exports with their fields'
 values mutated within and out of their classes, that every line's shape made here is
@@ -99,7 +99,6 @@ from .validation import LineShapes
 # Each class of blanked field: the pattern its values fit, and how the literal before it
 # ends: (a) a whole name, after any literal; (b), (c), (d) the names ``blanks`` blanks.
 _WHOLE_NAME = f"%{VALUE_NAME}"
-_CLASSES = LINE_HOLES
 AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
 # (e): the literal before a constant's value, and for each literal after it (its type and
 # the start of its location) the pattern of the values blanked there.
@@ -213,7 +212,7 @@ def _class_at(before: Piece | None, after: Piece | None, value: str) -> str | No
     """The class pattern of a field between ``before`` and ``after`` with ``value``."""
     if not isinstance(after, str) or after[0] not in AFTER:
         return None
-    for marker, pattern in _CLASSES:
+    for marker, pattern in LINE_HOLES:
         if isinstance(before, str) and before.endswith(marker):
             if marker == "loc(#" and after[0] != ")":
                 return None
