@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from rewriter.syntax import (
+    blanks,
     compact,
     dimensions,
     empty_names,
@@ -28,7 +29,7 @@ from rewriter.syntax import (
 from rewriter.syntax.grammar import grammar_text, parser
 
 # Importing the scanners above has them ask for every terminal they use.
-SCANNERS = (compact, dimensions, empty_names, holes, scan, validation, written_shapes)
+SCANNERS = (blanks, compact, dimensions, empty_names, holes, scan, validation, written_shapes)
 TAKEN = sorted(terminals.TAKEN)
 
 
@@ -167,9 +168,9 @@ def test_statement_prefix_is_ls_results() -> None:
 
 
 def test_splat_number_is_int_or_float() -> None:
-    """validation's point 4: the splat's number is of the INT or the FLOAT form."""
+    """blanks' point 4: the splat's number is of the INT or the FLOAT form."""
     int_, float_ = _grammar("INT"), _grammar("FLOAT")
-    form = re.compile(validation._SPLAT_NUMBER_FORM)
+    form = re.compile(blanks._SPLAT_NUMBER_FORM)
     for text in _strings(_letters("INT", "FLOAT", extra="01.e+-"), 5):
         expected = _fullmatches(int_, text) or _fullmatches(float_, text)
         assert _fullmatches(form, text) == expected, text
@@ -177,22 +178,22 @@ def test_splat_number_is_int_or_float() -> None:
 
 def test_narrower_numbers_and_dimensions() -> None:
     """Forms that take less than their terminal, never more: nine-digit integers (points 5
-    of validation and (e) of written_shapes) and validation's runs of sizes (point 7)."""
+    of blanks and (e) of written_shapes) and blanks' runs of sizes (point 7)."""
     int_, dims = _grammar("INT"), _grammar("DIMS")
     for text in _strings("0-+.", 5):
-        if _fullmatches(validation.NINE_DIGITS, text):
+        if _fullmatches(blanks.NINE_DIGITS, text):
             assert _fullmatches(int_, text), text
-    assert _fullmatches(validation.NINE_DIGITS, "123456789")
-    assert not _fullmatches(validation.NINE_DIGITS, "1234567890")
+    assert _fullmatches(blanks.NINE_DIGITS, "123456789")
+    assert not _fullmatches(blanks.NINE_DIGITS, "1234567890")
     for text in _strings("<0x?*", 6):
-        if _fullmatches(validation._DIMENSIONS, text):
+        if _fullmatches(blanks._DIMENSIONS, text):
             assert _fullmatches(dims, text[1:]), text
 
 
 def test_alias_names_from_a_letter() -> None:
-    """validation's point 3: alias definitions and uses, HASH_ID from a letter or ``_``."""
+    """blanks' point 3: alias definitions and uses, HASH_ID from a letter or ``_``."""
     grammar = _grammar("HASH_ID")
-    alias = f"#{validation._ALIAS_NAME_FROM_LETTER}"
+    alias = f"#{blanks._ALIAS_NAME_FROM_LETTER}"
     for text in _strings("#a0_$.-", 4):
         first = text[1:2]
         expected = _fullmatches(grammar, text) and (first.isalpha() or first == "_")
@@ -200,16 +201,16 @@ def test_alias_names_from_a_letter() -> None:
 
 
 def test_hole_booleans_are_bools() -> None:
-    """holes' ``bool``: the words BOOL takes; BOOL's look-ahead holds where the hole's does."""
+    """blanks' ``bool``: the words BOOL takes; BOOL's look-ahead holds where the hole's does."""
     grammar = _grammar("BOOL")
     for text in _strings("truefals", 5):
-        assert _fullmatches(holes.HOLE_PATTERNS["bool"], text) == _fullmatches(grammar, text)
+        assert _fullmatches(blanks.HOLE_PATTERNS["bool"], text) == _fullmatches(grammar, text)
 
 
 def test_holes_hold_no_context_character() -> None:
     """holes' soundness note: no hole holds its kinds' context characters (``%#@=``,
     blanks), nor a quote, backslash or line break."""
-    for kind, pattern in holes.HOLE_PATTERNS.items():
+    for kind, pattern in blanks.HOLE_PATTERNS.items():
         for character in '%#@= \t"\\\n':
             for text in _strings("a0." + character, 3):
                 if character in text:

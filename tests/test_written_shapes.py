@@ -16,9 +16,9 @@ import rewriter
 from rewriter.api import validate_input
 from rewriter.plan.edits import Edit, apply_edits
 from rewriter.syntax import validation
-from rewriter.syntax.holes import FLOAT
 from rewriter.syntax.rewrite_validation import Validated, first_error_of_rewrite, validated
 from rewriter.syntax.source import Source
+from rewriter.syntax.terminals import FLOAT
 from rewriter.syntax.written_shapes import Written, WrittenShapes
 
 CALL_DENSE = Path(__file__).parent / "data" / "call_dense"

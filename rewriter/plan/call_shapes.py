@@ -23,7 +23,7 @@ Why the sentinel parse is each statement's parse, but for the text in its holes:
    fixed), so statements of one shape have holes at the same places, of the same
    classes, and agree everywhere else.
 2. The lexer gives every member of a class the same token type: a name body is taken
-   whole by VALUE_USE, VALUE_ID or LS_RESULTS (``rewriter/syntax/validation.py`` argues it); an
+   whole by VALUE_USE, VALUE_ID or LS_RESULTS (``rewriter/syntax/blanks.py`` argues it); an
    alias is one HASH_ID, a target one SYMBOL (the only terminals starting with ``#`` and
    ``@``); a FLOAT-form literal is one FLOAT token and an INT-form one an INT token (HEX
    needs an ``x``; FLOAT is tried before INT and PUNCT); ``true``/``false`` are BOOL,

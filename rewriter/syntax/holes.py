@@ -1,7 +1,8 @@
 """The holes of a statement: the parts that differ between statements of one shape.
 
 ``shape_of`` finds them with a loop over the matches of one pattern (``_HOLES``); a
-statement's *shape* is its text with each hole blanked. Which parts are holes, and why a
+statement's *shape* is its text with each hole blanked (the kinds of hole, the grammar's
+pattern each takes and what it is blanked to are ``blanks``'s). Which parts are holes, and why a
 shape's parse is every one of its statements' parse, is argued in ``call_shapes``.
 
 That loop is most of what a call of a known shape costs, so every shape seen twice gets
@@ -56,23 +57,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from .blanks import BLANK, FLOAT_TYPE, HOLE_PATTERNS
 from .integers import digits_always_taken, negative_digits_always_taken, range_error
-from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
-
-# What each kind of hole takes: one pattern for shape_of and the matchers alike, each the
-# grammar's (``terminals``): a name what VALUE_ID takes after its `%`, an alias what HASH_ID
-# takes after its `#`, a target SYMBOL's unquoted form after its `@`, numbers FLOAT and INT.
-# A boolean is BOOL's two words: BOOL's look-ahead (no name character after) holds where
-# the hole's does (a blank, `,` or `}` after).
-HOLE_PATTERNS = {
-    "name": VALUE_NAME,
-    "alias": ALIAS_NAME,
-    "target": SYMBOL_NAME,
-    "float": FLOAT,
-    "int": INT,
-    "bool": "true|false",
-}
-FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
+from .terminals import COMMENT, STRING
 
 
 def _hole(kind: str) -> str:
@@ -89,7 +76,6 @@ _HOLES = re.compile(
     + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
     + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
 )
-BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
 _INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
 
 Hole = tuple[int, int, str]  # start and end in the statement, kind

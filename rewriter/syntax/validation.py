@@ -17,89 +17,10 @@ Why a remembered outcome is the outcome the line itself would have:
 2. The contextual lexer picks its terminals by the parser's state, and the parser reads
    only token types. So what a line does is fixed by the state stack before it and the
    token types it lexes to.
-3. A line's shape is its text with the body of every `%name` (the longest run of
-   ``[A-Za-z0-9_$.-]`` after a ``%``) replaced by ``_``. The terminals a ``%`` can start
-   or sit in (VALUE_ID, VALUE_USE, LS_RESULTS, strings, comments) take any such body
-   whole, and what follows it decides the rest of their match (no backtracking into it);
-   no token ends inside one (nothing matches ``%`` alone); no keyword retypes such a
-   token by its value. The alias ``X`` of every ``loc(#X)`` (``X`` the longest run of
-   ``[A-Za-z_$.-][A-Za-z0-9_$.-]*``, a ``)`` after it) is blanked too: after ``loc(`` a ``#`` can
-   only start HASH_ID (line-start terminals need the line's start, and ``#-}`` a ``}``),
-   which takes the whole run and ends at the ``)``; in a string or a comment it is text
-   like any other, with no quote, backslash or newline in it. So two lines of one shape
-   lex to the same token types at the same places, up to the lengths of the names. The
-   name ``X`` of every ``@X`` (the longest run of ``[A-Za-z_$.-][A-Za-z0-9_$.-]*``) is
-   blanked too: SYMBOL is the only terminal with a ``@`` outside strings and comments, and
-   it takes the whole run; so a ``func.call @kernel_7`` shares its line with the other
-   targets' calls. In an alias definition, a line that starts with ``#X`` before a ``=``
-   (``X`` such a run that starts with a letter or ``_``), ``X`` is blanked, and so are
-   the aliases it uses after a ``(`` or a blank and the line and column numbers of a file
-   location (``"":12:5 to :9``, its string blanked by point 6; no name character after
-   the last). At a line's start and after ``(`` or a blank, a ``#`` before a letter or
-   ``_`` can only start LS_HASH_ID or HASH_ID (``#-}`` has a ``-`` after it, ``{-#`` one
-   before), which take the whole run. The numbers are INT tokens whatever their digits
-   (FLOAT needs a ``.``, HEX and DIMS an ``x``), which the range check reads only in an
-   ``array<`` (a line holding one keeps them). So ``#loc12 = loc("f.py":7:3 to :9)`` and
-   ``#loc13 = loc(callsite(#loc4 at #loc9))`` share their shapes with their kind.
-   A custom call statement's shape blanks more: its scalar attribute
-   values too, each of which lexes to one token of one type whatever its text
-   (``rewriter/plan/call_shapes.py``, point 2).
-4. The number of a splat, ``dense<L>`` with ``L`` of the INT form (``[-+]?[0-9]+``) or the
-   FLOAT form right before the ``>``, is blanked to ``0`` or ``0.0`` (its sign kept): an
-   export's constants (``dense<249> : tensor<i32>``, one per unrolled step) are otherwise a
-   shape each. No terminal holds a ``<`` but strings and comments (where digits are text
-   like any other), so ``L`` is lexed on its own, by the first terminal of lark's order
-   that matches there: HEX needs an ``x`` after a ``0``, DIMS an ``x`` after the digits,
-   FLOAT a ``.``; so a FLOAT-form ``L`` is one FLOAT token and an INT-form one one INT token
-   (as ``tests/test_call_shapes.py`` checks for attribute values), whatever its digits, and
-   the ``>`` after it ends it. The range check below reads no splat: only the elements of
-   ``array<iN: ...>`` (a line holding ``array<`` keeps its splats), ``= L}`` and
-   ``L : iN``, and a splat's number has ``<`` before it and ``>`` after it.
-5. The value ``V`` of ``arith.constant V`` (a rewrite writes one for each attribute of
-   a call) is blanked when it is a FLOAT-form literal before ``: f32`` or ``: f64`` (to
-   ``0.0``), ``true`` or ``false`` (to ``true``), or an INT-form literal of at most nine
-   digits before ``: iN``, ``siN`` or ``uiN`` of 32 or 64 bits (to ``0``). ``V`` starts a
-   token after the blank, unless it is text in a string or a comment: the line-start
-   terminals hold only the blanks that start a line, LS_RESULTS only blanks before a
-   ``,`` or ``=``, and no other terminal holds one. What follows ``V`` (a blank or ``:``,
-   after a boolean no name character) ends that token, and each form lexes to one token
-   type whatever its text, as point 2 of ``rewriter/plan/call_shapes.py`` argues for
-   attribute values. The range check reads such an integer as ``L : iN`` only (a line
-   holding ``array<`` keeps its value, as it keeps its splats), and the types that may
-   follow take any nine digits, as they take ``0``.
-6. Every string (``terminals.STRING``: the grammar's STRING pattern) outside a comment is
-   blanked to ``""``, but ``"stablehlo.custom_call"``; a scan left to right finds them,
-   a comment (``//`` to the line's end) taken where it starts first. Outside comments a
-   ``"`` can only start STRING or LS_STRING, sit in a quoted SYMBOL (``@"x"``), or start
-   CUSTOM_CALL_GENERIC (or its line-start twin), the one terminal that takes a particular
-   string, which is kept. The first three take a string whole by the same pattern (from
-   a quote to the next one not escaped) whatever it holds, as they take ``""``. A string
-   that does not close on its line stays as written, and no later quote on the line
-   starts one that closes (the escapes after a quote pair up alike whichever earlier
-   quote a scan starts from). No check reads a string. So the externs a rewrite declares,
-   which differ in their symbols and strings, share one shape.
-7. A line whose shape is new from its stack is looked up again by a coarser key before it
-   is lexed: its shape with each run of dimensions ``Nx`` (``N`` digits) right after a
-   ``<`` made ``1x``, unless the run starts with ``0x`` or the shape holds ``array``
-   (``tensor<4x24xf32>`` becomes ``tensor<1xf32>``); and its outcome is remembered
-   under both keys. The shape lexes as the line does (each blanking above puts a value
-   its rule takes), so the coarser key is sound if two texts T and T' that differ only
-   in such runs lex alike. A ``<`` is a token of its own (no terminal starts with one)
-   or lies in a string or a comment, whose match does not read digits (and ends past
-   the run, which holds no quote); so a token starts right after the ``<`` or none
-   starts in the run. There, at a digit other than a lone ``0`` before an ``x``, the
-   terminals that match are DIMS and INT (the first digits: an ``x`` follows them), and
-   no other (HEX needs ``0x``, FLOAT a ``.``, no literal starts with a digit); so the
-   state's lexer takes the same one in both. DIMS takes the run and what follows it
-   alike (more dimensions, which the texts share): it ends at the same place of their
-   common rest. After INT the next token starts at an ``x``, where only BARE_ID matches
-   (no literal or other terminal starts with ``x``): it takes the rest of the run
-   (digits and ``x``) and the same name characters after it, and no keyword retypes it
-   (none starts with ``x``). So T and T' lex to the same token types. The range check
-   reads an INT so lexed only in an ``array<`` (none here): not as ``= L}`` (a ``<`` is
-   before it) nor as ``L : iN`` (an ``x`` after it). So an export's calls of one kernel
-   on many tensor shapes, and their externs, are lexed once. Only on a miss: making the
-   coarser key of every line would cost more than the lexing it saves in most exports.
+3. to 7. A line's *shape* is its text with its names, location aliases, symbols, splat
+   numbers, constant values and strings blanked, and a coarser key its dimensions too
+   (``blanks.blanked_line``, ``blanks.blanked_dimensions``): ``blanks`` argues, point by
+   point, that a line's shape lexes to the token types the line does.
 
 ``LineShapes`` remembers a line's shape (``blanked_line``) by the line with its names
 blanked (``%_``), which decides it. ``blanked_line`` blanks strings before names, but a
@@ -112,9 +33,7 @@ starts with ``#``, as its key does), whose ``array<`` test reads the text before
 are blanked and which an export holds once each; and a custom call line, shaped by its
 statement as above (a name may hold ``custom_call``, so that test reads the line itself,
 not its key). The other lines of an export differ mostly in their names: most are shaped
-once. A line that binds one constant as a rewrite writes it is shaped as ``%_`` and its
-rest's shape (``constant_line_shape``): every part a blanking takes lies in the name or in
-the rest, and what decides a blanking (an ``array<``, a ``//``) is never in the name.
+once.
 
 A line new from its stack may have been lexed from another stack with the same top
 states. An LR parser's step reads the state on top of its stack: the action, and the
@@ -143,14 +62,13 @@ Integer literals out of range for their type (``300 : i8``) parse, but MLIR reje
 they are checked on the tokens of each line lexed, and the first is reported when the text
 parses. A line's shape keeps its numbers, but for a custom call's typed integer attributes,
 which it blanks only when they are in range (a line with one out of range is its own
-key), and a constant's integer that every type it may have takes (point 5); so a
+key), and a constant's integer that every type it may have takes (``blanks``, point 5); so a
 remembered line is one already checked.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -160,84 +78,19 @@ from lark.lexer import Lexer, LexerState, LineCounter
 from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
+from .blanks import VALUE_NAMES, blanked_dimensions, blanked_line
 from .diagnostics import Diagnostic
 from .empty_names import first_empty_attribute_name
 from .grammar import parser
-from .holes import FLOAT_TYPE, FoundShapes, ShapeFinder
+from .holes import FoundShapes, ShapeFinder
 from .integers import integer_type_width, range_error
 from .line_lexer import LineLexer, NoTerminal
 from .source import Source
-from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
 START = "module_file"
 # Longer lines (a blob of weights) are unique: parsed at once, never hashed or remembered.
 LONG_LINE = 10_000
-_VALUE_NAME = re.compile(f"%{VALUE_NAME}")
-_LOCATION_ALIAS = re.compile(rf"loc\(#{ALIAS_NAME}\)")
-# Point 4's L: an INT- or FLOAT-form number, its sign and its fraction as groups 1 and 2.
-# Not the two terminals' text, for the groups: tests/test_grammar_terminals.py checks that
-# it takes exactly what INT or FLOAT takes.
-_SPLAT_NUMBER_FORM = r"([-+]?)[0-9]+(\.[0-9]*(?:[eE][-+]?[0-9]+)?)?"
-_SPLAT = re.compile(rf"dense<{_SPLAT_NUMBER_FORM}>")
-_SYMBOL = re.compile(f"@{SYMBOL_NAME}")  # a quoted symbol's string is blanked by point 6
-_STRING = re.compile(STRING)
-# Where a line may hold a string that must stay (point 6): a comment, `"stablehlo.custom_call"`.
-_STRING_KEPT_OR_COMMENT = re.compile(rf'(?P<kept>"stablehlo\.custom_call"|{COMMENT})|{STRING}')
-# Point 3's alias definitions and uses: HASH_ID's names that start with a letter or `_`
-# (after `(` or a blank, `#-}` and `{-#` are no alias); the test checks the relation.
-_ALIAS_NAME_FROM_LETTER = f"(?=[A-Za-z_]){ALIAS_NAME}"
-_ALIAS_DEFINITION = re.compile(f"#{_ALIAS_NAME_FROM_LETTER}(?=[ \t]*=)")  # at a line's start
-# In an alias definition (point 3): an alias used after `(` or a blank, and the line and
-# column numbers of a file location.
-_ALIAS_USE = re.compile(f"(?<=[( ])#{_ALIAS_NAME_FROM_LETTER}")
-_FILE_LOCATION = re.compile(r'(?<="":)[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?(?![\w$.])')
-_DIGITS = re.compile(r"[0-9]+")
-# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`; DIMS's
-# runs of sizes alone (no `?` or `*`: the test checks it takes none that DIMS does not).
-_DIMENSIONS = re.compile(r"<(?!0x)(?:[0-9]+x)+")
-# Point 5's integer: INT's unsigned numbers of at most nine digits (the test checks it
-# takes none that INT does not), which every 32- or 64-bit integer type takes.
-NINE_DIGITS = "[0-9]{1,9}"
-# The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
-# every 32- or 64-bit integer type takes.
-_CONSTANT_VALUE = re.compile(
-    rf"arith\.constant (?:(?P<float>{FLOAT}){FLOAT_TYPE}"
-    r"|(?P<bool>true|false)(?![\w$.])"
-    rf"|(?P<int>{NINE_DIGITS})(?=[ \t]*:[ \t]*[su]?i(?:32|64)(?![\w$.])))"
-)
-_CONSTANT_BLANK = {"float": "0.0", "bool": "true", "int": "0"}
-# A line that binds one name: its indentation and the name, before ` = ` and the rest.
-_ONE_RESULT = re.compile(f"([ \t]*)%{VALUE_NAME}(?= = )")
-# The rest of a constant line as a rewrite writes it, whole: one alias, no `@`, `%` or
-# `array<`. A dense value's body is a hexadecimal string or numbers, lists and booleans (of
-# the letters of `true`, `false` and `E` only): no text a blanking of points 3 to 6 finds.
-_CONSTANT_REST = re.compile(
-    r" = arith\.constant "
-    rf"(?:(?P<float>{FLOAT})|(?P<bool>true|false)|(?P<int>{INT})"
-    r'|dense<(?P<dense>"0x[0-9A-Fa-f]*"|[-+0-9.eE, \[\]()truefals]*)>)'
-    rf"(?P<type> : (?:[a-z0-9]+|tensor<[a-z0-9]+>))? loc\(#{ALIAS_NAME}\)\n"
-)
 _REMEMBERED_LINES = 1 << 14  # lines' shapes a validation keeps by their keys, at most
-_SPLAT_NUMBER = re.compile(_SPLAT_NUMBER_FORM)
-# The types after which _CONSTANT_VALUE blanks a float, and an integer of nine digits.
-_FLOAT_BLANKED_AFTER = frozenset({" : f32", " : f64"})
-_INT_BLANKED_AFTER = frozenset(f" : {sign}i{bits}" for sign in ("", "s", "u") for bits in (32, 64))
-
-
-def blanked_dimensions(shape: str) -> str:
-    """The coarser key of a line's ``shape`` (point 7): its runs of dimensions blanked,
-    or the shape itself when it holds ``array``."""
-    if "<" not in shape or "array" in shape:
-        return shape
-    return _DIMENSIONS.sub("<1x", shape)
-
-
-def _blank_splat(number: re.Match[str]) -> str:
-    """A splat's number blanked (point 4), its sign kept: ``number`` has the sign and the
-    fraction as groups 1 and 2, as _SPLAT and _SPLAT_NUMBER match it."""
-    return f"{number.group(1)}{'0' if number.group(2) is None else '0.0'}"
-
-
 Stack = tuple[int, ...]
 # Line shape -> (the stack after the line, the outcomes remembered from that stack).
 _Outcomes = dict[str, "tuple[Stack, _Outcomes]"]
@@ -427,7 +280,7 @@ class _Parser:
 
 
 class LineShapes:
-    """The shapes of one validation's lines (points 3 to 6).
+    """The shapes of one validation's lines (``blanks``, points 3 to 6).
 
     A custom call line has its statement's shape (``holes.shape_of``, found by a
     ShapeFinder, of the line before its line break) and its line break: which is the
@@ -461,98 +314,13 @@ class LineShapes:
             return f"{known.key}{line[end:]}"
         if line[:1] == "#":  # an alias definition
             return blanked_line(line)
-        key = _VALUE_NAME.sub("%_", line) if "%" in line else line  # decides the shape
+        key = VALUE_NAMES.sub("%_", line) if "%" in line else line  # decides the shape
         shape = self.lines.get(key)
         if shape is None:
-            shape = constant_line_shape(key) if "arith.constant " in key else None
-            if shape is None:
-                shape = blanked_line(key)
+            shape = blanked_line(key)
             if len(self.lines) < _REMEMBERED_LINES:
                 self.lines[key] = shape
         return shape
-
-
-def constant_line_shape(line: str) -> str | None:
-    """``blanked_line(line)`` at half its cost, for a constant line as a rewrite writes it
-    for an attribute (``%eps_7 = arith.constant 5.0e-01 : f32 loc(#loc9)``, or a
-    ``dense<...>`` of numbers); None for another line. Such a line holds one name, one
-    alias, no ``@`` and no ``array<``, and its value no ``%``, ``#``, ``arith.constant``
-    or string but a hexadecimal one; so blanking it is blanking its name, its alias, and
-    its value where point 4 (a splat), point 5 or point 6 (a string) does."""
-    named = _ONE_RESULT.match(line)
-    if named is None:
-        return None
-    shape = _constant_rest_shape(line[named.end() :])
-    return None if shape is None else f"{named.group(1)}%_{shape}"
-
-
-def _constant_rest_shape(rest: str) -> str | None:
-    """``constant_line_shape`` of the rest of a line after its name."""
-    match = _CONSTANT_REST.fullmatch(rest)
-    if match is None:
-        return None
-    float_, bool_, int_, dense, type_ = match.groups()
-    type_ = type_ or ""
-    if float_ is not None:
-        value = "0.0" if type_ in _FLOAT_BLANKED_AFTER else float_
-    elif bool_ is not None:
-        value = "true"
-    elif int_ is not None:  # blanked when it has no sign and nine digits at most
-        taken = type_ in _INT_BLANKED_AFTER and len(int_) <= 9 and int_.isdigit()
-        value = "0" if taken else int_
-    else:
-        splat = _SPLAT_NUMBER.fullmatch(dense)
-        body = '""' if dense[:1] == '"' else _blank_splat(splat) if splat else dense
-        value = f"dense<{body}>"
-    return f" = arith.constant {value}{type_} loc(#_)\n"
-
-
-def blanked_line(line: str) -> str:
-    """``line`` with its names, location aliases, symbols, splat numbers, constant value
-    and strings blanked (points 3 to 6)."""
-    if '"' in line:
-        line = _blank_strings(line)
-    if line[:1] == "#":
-        line = _blanked_definition(line)
-    if "%" in line:
-        line = _VALUE_NAME.sub("%_", line)
-    if "loc(#" in line:
-        line = _LOCATION_ALIAS.sub("loc(#_)", line)
-    if "@" in line:
-        line = _SYMBOL.sub("@_", line)
-    if "array<" not in line:  # the range check reads an array's elements
-        if "dense<" in line:
-            line = _SPLAT.sub(lambda splat: f"dense<{_blank_splat(splat)}>", line)
-        if "arith.constant " in line:
-            constant = _CONSTANT_VALUE.search(line)
-            if constant is not None:
-                kind = constant.lastgroup
-                assert kind is not None  # every alternative is a group
-                start, end = constant.span(kind)
-                line = f"{line[:start]}{_CONSTANT_BLANK[kind]}{line[end:]}"
-    return line
-
-
-def _blanked_definition(line: str) -> str:
-    """An alias definition's line (a line starting with ``#``) with its name, the aliases
-    it uses and its file locations' numbers blanked (point 3); its strings are already."""
-    definition = _ALIAS_DEFINITION.match(line)
-    if definition is None:
-        return line
-    line = _ALIAS_USE.sub("#_", line[definition.end() :])
-    if "array<" not in line:  # the range check reads an array's elements
-        line = _FILE_LOCATION.sub(lambda numbers: _DIGITS.sub("0", numbers.group()), line)
-    return f"#_{line}"
-
-
-def _blank_strings(line: str) -> str:
-    """``line`` with every string ``""`` but in a comment and ``"stablehlo.custom_call"``
-    (point 6)."""
-    if "//" in line or '"stablehlo.custom_call"' in line:
-        return _STRING_KEPT_OR_COMMENT.sub(
-            lambda found: found.group() if found.group("kept") else '""', line
-        )
-    return _STRING.sub('""', line)
 
 
 class Validation:
@@ -618,7 +386,7 @@ class Validation:
             else:
                 after = known.get(shape)
                 if after is None:
-                    coarser = blanked_dimensions(shape)  # point 7
+                    coarser = blanked_dimensions(shape)  # blanks' point 7
                     after = known.get(coarser)
                     if after is None:
                         stack = self._parsed(start, line_end, stack, coarser)

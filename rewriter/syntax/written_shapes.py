@@ -25,7 +25,7 @@ line break: none a name or symbol character, nor ``<``); or
 - (e) a constant's value, in a line that is ``B{a} = arith.constant {e} : T loc(#{d})``
   and a line break (the rewrite's constant for an attribute): ``B`` blanks or nothing,
   ``{a}`` a field of (a), ``{d}`` one of (d), not the pattern's last line (which the text
-  after the edit ends), and ``{e}``'s values of the FLOAT form (``holes.FLOAT``) with
+  after the edit ends), and ``{e}``'s values of the FLOAT form (``terminals.FLOAT``) with
   ``T`` ``f32`` or ``f64``, or of one to nine digits with ``T`` ``i32``, ``i64``,
   ``si32``, ``si64``, ``ui32`` or ``ui64``. On the first line it is blanked only when
   the text before the edit is blanks too; otherwise its value is literal there.
@@ -35,19 +35,18 @@ values. A pattern is used for a call only when each blanked value fits its class
 holds ``custom_call``, and the text is the pattern filled.
 
 A line with a field of (e) is, with what is before the edit, ``B%n = arith.constant v :
-T loc(#A)\n``, ``B`` blanks, ``n`` a run of ``N`` and ``A`` a symbol name. ``custom_call``
+T loc(#A)\n``, ``B`` blanks, ``n`` a run of ``N`` and ``A`` an alias name. ``custom_call``
 is not in it (no value holds it, nor the literals), nor a ``#`` at its start. Its key
 (``LineShapes.lines`` remembers what a line gave by a key that decides it) is ``B%_``
-and the rest: ``_ONE_RESULT`` takes ``B%_`` and `` = ``, and the rest, `` =
-arith.constant v : T loc(#A)\n``, is ``_CONSTANT_REST`` whole: the float
-alternative is tried first and takes all of a FLOAT-form ``v`` (greedy, and `` : T``
-follows), and an integer of digits alone fails it (no ``.``) and the boolean, and is the
-integer group.
-``_constant_rest_shape`` then blanks ``v`` to ``0.0`` (``T`` is ``f32`` or ``f64``) or to
-``0`` (nine digits at most, no sign, ``T`` one of the six) and ``A`` to ``_``. So the
-line's shape is ``B%_ = arith.constant 0.0 : T loc(#_)\n`` (or ``0``) whatever ``n``,
-``v`` and ``A``: an export's constants that differ from call to call (a scale, a step)
-share it, and so do the calls' blocks of lines.
+and the rest, in which ``blanks.blanked_line`` finds no quote, ``@``, ``array<`` or
+``dense<``, blanks ``loc(#A)`` to ``loc(#_)``, and finds one ``arith.constant `` before
+``v``: its float alternative, tried first, takes all of a FLOAT-form ``v`` (greedy, and
+`` : T`` follows, ``T`` ``f32`` or ``f64``) and blanks it to ``0.0``; an integer of one
+to nine digits fails it (no ``.``) and the boolean, and is the integer alternative
+before one of the six types, blanked to ``0``. So the line's shape is ``B%_ =
+arith.constant 0.0 : T loc(#_)\n`` (or ``0``) whatever ``n``, ``v`` and ``A``: an
+export's constants that differ from call to call (a scale, a step) share it, and so do
+the calls' blocks of lines.
 
 For the other lines, let L and L' be one line of two such calls that agree in their
 literal fields (and in the text before and after the edit, part of the key). The
@@ -60,31 +59,25 @@ values hold no quote, backslash, line break, ``%`` (but (a)'s first), ``@``, ``#
    value; and no value holds it. So L and L' take the same branch (the call branch
    never: those texts are not used). A ``#`` starts both or neither: the first character
    is literal, or (a)'s ``%``.
-2. The key (not for an alias definition, a line that starts with ``#``): ``_VALUE_NAME``
-   takes ``%`` and its run: (a) and (b) whole, each to ``%_``; a run from another ``%``
-   stops at the marker of every value. So the keys differ only in fields, and only in
-   fields other than (a) and (b).
-3. ``_ONE_RESULT`` takes blanks, ``%``, a run of ``N`` and `` = ``: a run that reaches a
-   value is the value (maximal), and what follows it is literal. So both keys match
-   alike, and their rests differ only in fields. ``_constant_rest_shape`` needs a rest
-   without ``%`` and ``@``, with one alias right before ``)`` and a line break: so it
-   declines both rests when they hold (a), (b) or (c), and otherwise reads the same
-   literals and blanks the alias (d) in both.
-4. ``blanked_line`` (of the keys, or of L and L' when they are alias definitions):
+2. The key (not for an alias definition, a line that starts with ``#``):
+   ``blanks.VALUE_NAMES`` takes ``%`` and its run: (a) and (b) whole, each to ``%_``; a
+   run from another ``%`` stops at the marker of every value. So the keys differ only in
+   fields, and only in fields other than (a) and (b).
+3. ``blanked_line`` (of the keys, or of L and L' when they are alias definitions):
    strings are found by quotes, backslashes and line breaks alone, which the values do
    not hold, so the same spans are blanked (a field inside one goes with it); a comment
    is kept, and the steps below blank its fields as elsewhere. An alias definition reads
    runs that stop before every value, but for ``_ALIAS_USE``, which may blank a (d) alias
-   as ``#_`` in one line and not the other: step 5 blanks both. Its ``array<`` test
-   cannot reach a value, which no ``<`` follows. ``_VALUE_NAME`` then blanks (a) and (b)
-   as in step 2 (in a key, ``%_`` to itself).
-5. ``_LOCATION_ALIAS`` and ``_SYMBOL`` blank (d) and (c) whole, to ``loc(#_)`` and ``@_``,
+   as ``#_`` in one line and not the other: step 4 blanks both. Its ``array<`` test
+   cannot reach a value, which no ``<`` follows. ``blanks.VALUE_NAMES`` then blanks (a)
+   and (b) as in step 2 (in a key, ``%_`` to itself).
+4. ``_LOCATION_ALIAS`` and ``_SYMBOL`` blank (d) and (c) whole, to ``loc(#_)`` and ``@_``,
    and other matches stop at their markers.
 
-After step 5 the two lines are one text, so the rest of ``blanked_line`` (splats,
+After step 4 the two lines are one text, so the rest of ``blanked_line`` (splats,
 constants, ``array<``) does the same to both. A line's shape counts its text's length
 only to skip remembering lines longer than ``LONG_LINE``: a line made here is shaped
-whatever its length, and the key is still sound for it (``validation``, point 3).
+whatever its length, and the key is still sound for it (``blanks``, point 3).
 
 ``tests/test_written_shapes.py`` checks, on the call-dense exports with their fields'
 values mutated within and out of their classes, that every line's shape made here is
@@ -99,25 +92,18 @@ from operator import itemgetter
 from string import Formatter
 from typing import NamedTuple
 
-from .terminals import ALIAS_NAME, FLOAT, SYMBOL_NAME, VALUE_NAME
-from .validation import NINE_DIGITS, LineShapes
+from .blanks import CONSTANT_VALUES, LINE_HOLES
+from .terminals import ALIAS_NAME, VALUE_NAME
+from .validation import LineShapes
 
-# The grammar's names (``terminals``): what VALUE_ID takes after `%`, SYMBOL's unquoted
-# form after `@`, HASH_ID after `#`.
-_NAME = VALUE_NAME
-_SYMBOL_NAME = SYMBOL_NAME
-_ALIAS_NAME = ALIAS_NAME
-# Each class of blanked field: the pattern its values fit, and how the literal before it ends.
-_WHOLE_NAME = f"%{_NAME}"  # (a): any literal before
-_CLASSES = (("%", _NAME), ("@", _SYMBOL_NAME), ("loc(#", _ALIAS_NAME))  # (b), (c), (d)
+# Each class of blanked field: the pattern its values fit, and how the literal before it
+# ends: (a) a whole name, after any literal; (b), (c), (d) the names ``blanks`` blanks.
+_WHOLE_NAME = f"%{VALUE_NAME}"
 AFTER = frozenset(" ,():]}\r\n")  # what may follow a blanked field
 # (e): the literal before a constant's value, and for each literal after it (its type and
 # the start of its location) the pattern of the values blanked there.
 _CONSTANT = " = arith.constant "
-_CONSTANT_VALUES = {
-    **{f" : {type_} loc(#": FLOAT for type_ in ("f32", "f64")},
-    **{f" : {sign}i{bits} loc(#": NINE_DIGITS for sign in ("", "s", "u") for bits in (32, 64)},
-}
+_CONSTANT_VALUES = {f"{type_} loc(#": values for type_, values in CONSTANT_VALUES.items()}
 _CONSTANT_CLASSES = frozenset(_CONSTANT_VALUES.values())
 _SEPARATOR = " "  # between the blanked values when they are checked at once: in no class
 _REMEMBERED = 1 << 16  # line shapes kept, at most
@@ -226,7 +212,7 @@ def _class_at(before: Piece | None, after: Piece | None, value: str) -> str | No
     """The class pattern of a field between ``before`` and ``after`` with ``value``."""
     if not isinstance(after, str) or after[0] not in AFTER:
         return None
-    for marker, pattern in _CLASSES:
+    for marker, pattern in LINE_HOLES:
         if isinstance(before, str) and before.endswith(marker):
             if marker == "loc(#" and after[0] != ")":
                 return None
@@ -255,7 +241,7 @@ def _constant_values(lines: list[list[Piece]], classes: dict[int, str]) -> dict[
                 isinstance(name, int)
                 and classes.get(name) == _WHOLE_NAME
                 and isinstance(alias, int)  # after ``loc(#``: of (d) when of its pattern
-                and classes.get(alias) == _ALIAS_NAME
+                and classes.get(alias) == ALIAS_NAME
                 and close == ")"
             ):
                 found[number] = fields
