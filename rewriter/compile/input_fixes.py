@@ -11,6 +11,7 @@ from typing import Any
 
 from . import contexts
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
+from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .gather_bounds import clamp_gather_indices
 from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
@@ -25,6 +26,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
+    (f32_math_in_f64, WIDENED),  # IREE's f32 sin, cos, tan reduce in f32
 )
 
 

@@ -1,0 +1,72 @@
+"""f32 sin, cos and tan on both runners (rewriter/compile/f32_in_f64.py): IREE's f32
+polynomials reduce the argument in f32 (sin(1e4) 2.6e-4 off, sin(1e20) -inf, tan of large
+arguments NaN); computed in f64, they are within 0.5 + 2^-29 ulp of the exact value over a
+million inputs from 1e-45 to f32's largest, with numpy's special values."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from both_runners import RUNNERS, run_on, ulps_off
+
+pytestmark = [pytest.mark.iree, pytest.mark.jax, pytest.mark.slow]
+
+F32 = np.finfo(np.float32)
+SPECIAL = [
+    0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, F32.tiny, F32.max, -F32.max,
+    1e4, 1e10, 1e20, 1e38, np.pi / 2, -np.pi / 2, np.pi, 3 * np.pi / 2, 1.5707963, 1.5707964,
+    102940.41, 8.9e6, 2.0**24, 2.0**100,
+]  # fmt: skip
+
+# In ulp of the exact value: libm's f64 sin, cos and tan are within 1 f64 ulp for every
+# argument (glibc's, Payne and Hanek's reduction for huge ones), 2^-29 of an f32 ulp; the
+# conversion to f32 rounds once more.
+BOUND = 0.5 + 2.0**-29
+FUNCTIONS = {"sin": np.sin, "cos": np.cos, "tan": np.tan}
+
+
+def _inputs() -> np.ndarray:
+    """A million f32 inputs: a few periods, where f32's own reduction is wrong (1e3 to
+    1e8), every magnitude from 1e-45 to 3.4e38 of both signs, and the special values."""
+    rng = np.random.default_rng(0)
+    magnitudes = np.sign(rng.normal(size=500_000)) * 10.0 ** rng.uniform(-45, 38.53, 500_000)
+    return np.concatenate(
+        [
+            rng.uniform(-10, 10, 300_000),
+            rng.uniform(1e3, 1e8, 200_000),
+            magnitudes,
+            np.array(SPECIAL),
+        ]
+    ).astype(np.float32)
+
+
+@pytest.fixture(scope="module", params=RUNNERS)
+def computed(request, tmp_path_factory) -> tuple[str, np.ndarray, dict[str, np.ndarray]]:
+    """The runner, the inputs, and sin, cos and tan of them on it."""
+    x = _inputs()
+    folder = tmp_path_factory.mktemp(request.param)
+    results = run_on(request.param, lambda a: (jnp.sin(a), jnp.cos(a), jnp.tan(a)), [x], folder)
+    named = zip(FUNCTIONS, results, strict=True)
+    return request.param, x, {name: np.asarray(result) for name, result in named}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_within_bound_of_the_exact_value_with_numpy_s_special_values(computed, name):
+    """Against libm's long double functions, and numpy's f32 results where they are not
+    finite; subnormal results as numpy's, which IREE flushes to zero of their sign."""
+    runner, x, results = computed
+    got = results[name]
+    function = FUNCTIONS[name]
+    with np.errstate(all="ignore"):
+        exact = function(x.astype(np.longdouble))
+        expected = function(x)
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(np.signbit(got[~nan]), np.signbit(expected[~nan]))  # -0.0 too
+    assert np.array_equal(np.isinf(got), np.isinf(expected))
+    tiny = np.abs(expected) < F32.tiny
+    flushed = np.where(tiny & (runner == "iree"), np.float32(0) * expected, expected)
+    assert np.array_equal(got[tiny], flushed[tiny])
+    ulps = ulps_off(got, exact, np.float32)
+    assert ulps.max() <= BOUND, x[np.argmax(ulps)]
