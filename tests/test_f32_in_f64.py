@@ -5,10 +5,13 @@ million inputs from 1e-45 to f32's largest, with numpy's special values."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from both_runners import RUNNERS, run_on, ulps_off
+
+import rewriter
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax, pytest.mark.slow]
 
@@ -70,3 +73,23 @@ def test_within_bound_of_the_exact_value_with_numpy_s_special_values(computed, n
     assert np.array_equal(got[tiny], flushed[tiny])
     ulps = ulps_off(got, exact, np.float32)
     assert ulps.max() <= BOUND, x[np.argmax(ulps)]
+
+
+def test_iree_links_f32_sin_as_a_system_library_unless_embedded_linking_is_chosen(tmp_path):
+    """f64 ``sin`` is not in IREE's embedded libm: the module is a system library from the
+    start, and with embedded linking chosen IREE's own f32 ``sin`` stays (no error)."""
+    from test_iree_target import ARCH, executable_formats
+
+    from rewriter.iree import compile_module
+
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    with jax.enable_x64(True):
+        text = rewriter.export(jnp.sin, x).text
+    source = tmp_path / "sin.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    system, embedded = tmp_path / "system.vmfb", tmp_path / "embedded.vmfb"
+    compile_module(source, system, cache=False)
+    assert executable_formats(system) == {f"system-elf-{ARCH}"}
+    chosen = ("--iree-llvmcpu-link-embedded=true",)
+    compile_module(source, embedded, cache=False, extra_args=chosen)
+    assert executable_formats(embedded) == {f"embedded-elf-{ARCH}"}

@@ -248,8 +248,8 @@ def test_a_chosen_linking_is_not_changed(tmp_path):
 
 def test_f64_cbrt_keeps_zeros_infinities_and_nan(tmp_path):
     """IREE cannot compile f64 cbrt; rewriter.iree computes sign(x) * pow(|x|, 1/3)
-    (rewriter/iree/exact_math.py), which must keep cbrt's special values. pow is in the
-    embedded linking's libm: the module stays embedded."""
+    (rewriter/iree/exact_math.py), which must keep cbrt's special values. pow calls no
+    libm function (rewriter/compile/power.py): the module stays embedded."""
     x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 8.0, -27.0, 1e-300, -1e300])
     with jax.enable_x64(True):
         text = jax.export.export(jax.jit(jnp.cbrt))(x).mlir_module()

@@ -9,7 +9,9 @@ back. f64 ``sin``, ``cos`` and ``tan`` are libm's (IREE leaves them to it), with
 ulp for every finite argument, huge ones included (Payne and Hanek's reduction): 2^-29 of
 an f32 ulp, so the result, rounded once more, is within ``0.5 + 2^-29`` f32 ulp of the
 exact value. They are scalar calls, element by element, where IREE's polynomial
-vectorizes: correct first.
+vectorizes: correct first. IREE's embedded linking has no f64 ``sin``: the IREE path
+links such a module as a system library, and leaves these ops to IREE where it cannot
+(cross-compiling, or embedded linking chosen: ``rewriter/iree/build.py``).
 
 Any ranked shape (no constants are made).
 """

@@ -5,14 +5,15 @@
   computed in f64 instead (``convert``, ``atan2``, ``convert`` back: libm's ``atan2``,
   rounded once), as the standalone path does (``rewriter/compile/library_calls.py``).
 - f64 ``cbrt``: IREE has no lowering for it ("failed to legalize operation 'math.cbrt'").
-  It becomes ``sign(x) * pow(|x|, 1/3)`` (libm's ``pow``), within 1.4e-14 relative of XLA's
-  ``cbrt`` over normal f64 values from 1e-300 to 1e300; ``sign`` keeps -0, NaN and the
+  It becomes ``sign(x) * pow(|x|, 1/3)`` (the input fixes' ``pow``,
+  ``rewriter/compile/power.py``), within 1.4e-14 relative of XLA's ``cbrt`` over normal
+  f64 values from 1e-300 to 1e300 (``1/3`` is rounded); ``sign`` keeps -0, NaN and the
   infinities. Only static shapes (the constant 1/3 is a splat of the operand's shape).
 
 f64 ``atan2`` is not in IREE's embedded libm, so a module whose f32 ``atan2`` was widened is
 linked as a system library (``build.py``); when that cannot be (cross-compiling, or an
-embedded linking the caller chose) f32 ``atan2`` is left to IREE. ``pow`` is in the
-embedded libm: ``cbrt`` needs no system linking.
+embedded linking the caller chose) f32 ``atan2`` is left to IREE. ``pow`` calls no libm
+function: ``cbrt`` needs no system linking.
 """
 
 from __future__ import annotations
