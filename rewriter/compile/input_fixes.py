@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from . import contexts
+from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .gather_bounds import clamp_gather_indices
@@ -28,6 +29,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
     (f32_math_in_f64, WIDENED),  # IREE's f32 sin, cos, tan reduce in f32
+    (f32_cbrt_erf, (CBRT, ERF)),  # IREE's f32 cbrt 12 ulp off, erf underflows (pow after)
     (accurate_power, (POWER,)),  # IREE's: exp(y * log(x)), 1000 ulp off, pow(x, 0) NaN
 )
 
