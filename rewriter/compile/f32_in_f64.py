@@ -20,8 +20,8 @@ transform, so each f32 op of a static shape becomes a call of a private function
   them to it), within 1 f64 ulp for every argument, huge ones included (Payne and Hanek's
   reduction): ``2^-29`` of an f32 ulp, within ``0.5 + 2^-29`` ulp once rounded. They are
   scalar calls, element by element. IREE's embedded linking has no f64 ``sin``: the IREE
-  path links such a module as a system library, and leaves these ops to IREE where it
-  cannot (cross-compiling, or embedded linking chosen: ``rewriter/iree/build.py``).
+  path links such a module as a system library, and where it cannot (cross-compiling, or
+  embedded linking chosen: ``rewriter/iree/build.py``) such a tensor keeps IREE's f32 op.
 
 Dynamic shapes take libm's functions directly (the constants are splats of a static shape).
 Infinities and NaN give NaN, and ``-0.0`` stays ``-0.0`` (``sin`` and ``tan``).
@@ -48,7 +48,14 @@ COS_TAYLOR = tuple((-1) ** n / math.factorial(2 * n) for n in range(9, 0, -1))
 
 
 def _function(
-    name: str, op: str, narrow: str, wide: str, flags: str, integers: str, rank: int
+    name: str,
+    op: str,
+    narrow: str,
+    wide: str,
+    flags: str,
+    integers: str,
+    rank: int,
+    libm: bool = True,
 ) -> str:
     """A function of ``narrow`` to ``narrow``: ``op`` of its argument in f64, libm's when an
     element is finite and beyond ``BOUND``, else the reduction and polynomials above."""
@@ -118,6 +125,14 @@ def _function(
     nan = emit(f"stablehlo.constant dense<0x7FF8000000000000> : {wide}")
     value = select(number_x, value, nan)  # NaN of inf and NaN
     fast = "\n".join(lines)
+    if libm:
+        far = (
+            f"    %libm = stablehlo.{op} %w : {wide}\n"
+            f"    %n = stablehlo.convert %libm : ({wide}) -> {narrow}\n"
+            f"    stablehlo.return %n : {narrow}"
+        )
+    else:  # IREE's own f32 op
+        far = f"    %n = stablehlo.{op} %x : {narrow}\n    stablehlo.return %n : {narrow}"
     dimensions = ", ".join(str(i) for i in range(rank))
     return f"""\
 func.func private @{name}(%x: {narrow}) -> {narrow} {{
@@ -132,9 +147,7 @@ func.func private @{name}(%x: {narrow}) -> {narrow} {{
   %any = stablehlo.reduce(%far init: %false) applies stablehlo.or
       across dimensions = [{dimensions}] : ({flags}, tensor<i1>) -> tensor<i1>
   %result = "stablehlo.if"(%any) ({{
-    %libm = stablehlo.{op} %w : {wide}
-    %n = stablehlo.convert %libm : ({wide}) -> {narrow}
-    stablehlo.return %n : {narrow}
+{far}
   }}, {{
 {fast}
     %n = stablehlo.convert {value} : ({wide}) -> {narrow}
@@ -145,17 +158,20 @@ func.func private @{name}(%x: {narrow}) -> {narrow} {{
 """
 
 
-def f32_math_in_f64(module: Any) -> int:
+def f32_math_in_f64(module: Any, libm: bool = True) -> int:
     """Rewrite every f32 op of ``WIDENED`` in the ``iree.compiler.ir`` module as the
-    module's doc says; return how many."""
+    module's doc says; return how many. Without ``libm``, a tensor with an element beyond
+    ``BOUND`` keeps the f32 op (IREE's), and dynamic shapes are left alone."""
     from iree.compiler import ir
 
     def f32(operation: Any) -> bool:
         if operation.name not in WIDENED:
             return False
         tensor = operation.results[0].type
-        return isinstance(tensor, ir.RankedTensorType) and isinstance(
-            tensor.element_type, ir.F32Type
+        return (
+            isinstance(tensor, ir.RankedTensorType)
+            and isinstance(tensor.element_type, ir.F32Type)
+            and (libm or tensor.has_static_shape)
         )
 
     found = operations_where(module, f32)
@@ -173,7 +189,7 @@ def f32_math_in_f64(module: Any) -> int:
                 key = (operation.name, str(narrow))
                 if key not in made:
                     made[key] = _new_name(taken, "rw_" + operation.name.split(".")[1])
-                    _add_function(ir, module, made[key], operation.name, narrow)
+                    _add_function(ir, module, made[key], operation.name, narrow, libm)
                 callee = ir.FlatSymbolRefAttr.get(made[key])
                 call = ir.Operation.create(
                     "func.call",
@@ -205,7 +221,7 @@ def _new_name(taken: set[str], stem: str) -> str:
     return name
 
 
-def _add_function(ir: Any, module: Any, name: str, op: str, narrow: Any) -> None:
+def _add_function(ir: Any, module: Any, name: str, op: str, narrow: Any, libm: bool) -> None:
     """Append ``_function``'s text for ``op`` on ``narrow`` tensors to ``module``."""
     shape = "".join(f"{size}x" for size in narrow.shape)
     text = _function(
@@ -216,6 +232,7 @@ def _add_function(ir: Any, module: Any, name: str, op: str, narrow: Any) -> None
         f"tensor<{shape}i1>",
         f"tensor<{shape}i64>",
         narrow.rank,
+        libm,
     )
     parsed = ir.Module.parse(text)
     for function in list(parsed.body.operations):

@@ -22,8 +22,8 @@ them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE ge
 cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
 ``atan2``, so its module is linked as a system library from the start (and when that
 cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays);
-f32 ``sin``, ``cos`` and ``tan`` become libm's f64 ones the same way, on the same condition
-(``rewriter/compile/f32_in_f64.py``).
+f32 ``sin``, ``cos`` and ``tan`` of a tensor with an element beyond ``2^19`` become libm's
+f64 ones the same way, on the same condition (``rewriter/compile/f32_in_f64.py``).
 Pads of complex elements, which IREE cannot compile, are done on the real and imaginary
 parts apart (``complex_pads.py``). The sorts jax writes become imports that ``load``
 serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
@@ -325,8 +325,8 @@ def _write_with_metadata(
     blas_products: Collection[str] = (),
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
-    (``make_math_exact``, the input fixes; f32 ``atan2``, ``sin``, ``cos`` and ``tan`` in
-    f64 only with ``libm_allowed``), add the import signatures to the module's
+    (``make_math_exact``, the input fixes; f32 ``atan2``, ``sin``, ``cos`` and ``tan`` by
+    libm's f64 ones only with ``libm_allowed``), add the import signatures to the module's
     ``iree.reflection`` and write it as bytecode to ``destination``; return the signatures
     and whether the module now needs libm's f64 ``atan2``, ``sin``, ``cos`` or ``tan``."""
     from iree.compiler import ir
@@ -370,7 +370,8 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, libm_allowed)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         fix_module(module, skip=(f32_math_in_f64,))  # input_fixes.py
-        if libm_allowed and f32_math_in_f64(module):  # libm's f64 sin, cos and tan
+        # libm's f64 sin, cos and tan where allowed (else IREE's f32 ones beyond 2^19)
+        if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
