@@ -4,13 +4,10 @@ within 2.5 ulp of the exact value over a million inputs, with numpy's special va
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_iree_fast_tanh import rewritten
-
-import rewriter
+from both_runners import RUNNERS, run_on
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax, pytest.mark.slow]
 
@@ -50,28 +47,11 @@ def _inputs() -> np.ndarray:
     )
 
 
-@pytest.fixture(scope="module", params=["iree", "compile"])
+@pytest.fixture(scope="module", params=RUNNERS)
 def computed(request, tmp_path_factory) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The inputs, and expm1 and log1p of them on one runner."""
     x = _inputs()
-    folder = tmp_path_factory.mktemp(request.param)
-    if request.param == "iree":
-        from rewriter.iree import load
-
-        expm1, log1p = load(rewritten(_functions, x, folder), imports={}).main(x)
-    else:
-        from mlir_tools import LLVM_TOOLS, require_tool
-
-        from rewriter.compile import compile_module
-        from rewriter.compile import load as load_library
-
-        for tool in LLVM_TOOLS:
-            require_tool(tool)
-        with jax.enable_x64(True):
-            text = rewriter.export(_functions, x).text
-        library = folder / "functions.so"
-        compile_module(rewriter.rewrite(text).text, library, blas=None)
-        expm1, log1p = load_library(library).main(x)
+    expm1, log1p = run_on(request.param, _functions, [x], tmp_path_factory.mktemp(request.param))
     return x, {"expm1": np.asarray(expm1), "log1p": np.asarray(log1p)}
 
 

@@ -6,13 +6,16 @@ meaning; here they run one after the other on one parse of the module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from . import contexts
 from .broadcast_divisors import multiply_by_reciprocals
+from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
+from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .gather_bounds import clamp_gather_indices
+from .power import POWER, accurate_power
 from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
 from .tokens import TOKEN_TYPES, erase_tokens
@@ -27,13 +30,16 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
     (multiply_by_reciprocals, ("stablehlo.divide",)),  # as XLA: a * (1 / b) for a / b
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
+    (f32_math_in_f64, WIDENED),  # IREE's f32 sin, cos, tan reduce in f32
+    (f32_cbrt_erf, (CBRT, ERF)),  # IREE's f32 cbrt 12 ulp off, erf underflows (pow after)
+    (accurate_power, (POWER,)),  # IREE's: exp(y * log(x)), 1000 ulp off, pow(x, 0) NaN
 )
 
 
-def fix_module(module: Any) -> int:
-    """Apply every fix to the ``iree.compiler.ir`` module in place (in its context);
-    return how many ops they changed."""
-    return sum(fix(module) for fix, _ in FIXES)
+def fix_module(module: Any, skip: Collection[Callable[[Any], int]] = ()) -> int:
+    """Apply every fix but those of ``skip`` to the ``iree.compiler.ir`` module in place (in
+    its context); return how many ops they changed."""
+    return sum(fix(module) for fix, _ in FIXES if fix not in skip)
 
 
 def fixed_text(text: str) -> str:

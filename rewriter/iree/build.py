@@ -21,7 +21,9 @@ shared libraries, and those functions come from the C library of the process tha
 them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE gets wrong or
 cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
 ``atan2``, so its module is linked as a system library from the start (and when that
-cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays).
+cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays);
+f32 ``sin``, ``cos`` and ``tan`` of a tensor with an element beyond ``2^19`` become libm's
+f64 ones the same way, on the same condition (``rewriter/compile/f32_in_f64.py``).
 Pads of complex elements, which IREE cannot compile, are done on the real and imaginary
 parts apart (``complex_pads.py``). The sorts jax writes become imports that ``load``
 serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
@@ -319,18 +321,20 @@ def _write_with_metadata(
     text: str,
     filename: str,
     destination: Path,
-    atan2_in_f64: bool,
+    libm_allowed: bool,
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
     blas_products: Collection[str] = (),
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
-    (``make_math_exact``), add the import signatures to the module's ``iree.reflection``
-    and write it as bytecode to ``destination``; return the signatures and whether the
-    module now needs libm's f64 ``atan2``."""
+    (``make_math_exact``, the input fixes; f32 ``atan2``, ``sin``, ``cos`` and ``tan`` by
+    libm's f64 ones only with ``libm_allowed``), add the import signatures to the module's
+    ``iree.reflection`` and write it as bytecode to ``destination``; return the signatures
+    and whether the module now needs libm's f64 ``atan2``, ``sin``, ``cos`` or ``tan``."""
     from iree.compiler import ir
 
     from ..compile.composites import call_decompositions
     from ..compile.entries import argument_names
+    from ..compile.f32_in_f64 import f32_math_in_f64
     from ..compile.input_fixes import fix_module
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
@@ -364,9 +368,12 @@ def _write_with_metadata(
             )
         if ffi_dispatch:
             signatures = route_ffi_to_dispatches(module, signatures, ffi_dispatch)
-        libm_needed = make_math_exact(module, atan2_in_f64)
+        libm_needed = make_math_exact(module, libm_allowed)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
-        fix_module(module)  # input_fixes.py
+        fix_module(module, skip=(f32_math_in_f64,))  # input_fixes.py
+        # libm's f64 sin, cos and tan where allowed (else IREE's f32 ones beyond 2^19)
+        if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
+            libm_needed = True
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
         fast_f64_exp(module)  # and so is its exp (tanh's too: after it)

@@ -5,18 +5,25 @@
   computed in f64 instead (``convert``, ``atan2``, ``convert`` back: libm's ``atan2``,
   rounded once), as the standalone path does (``rewriter/compile/library_calls.py``).
 - f64 ``cbrt``: IREE has no lowering for it ("failed to legalize operation 'math.cbrt'").
-  It becomes ``sign(x) * pow(|x|, 1/3)`` (libm's ``pow``), within 1.4e-14 relative of XLA's
-  ``cbrt`` over normal f64 values from 1e-300 to 1e300; ``sign`` keeps -0, NaN and the
-  infinities. Only static shapes (the constant 1/3 is a splat of the operand's shape).
+  It becomes ``sign(x) * r``, ``r = pow(|x|, 1/3)`` (the input fixes' ``pow``,
+  ``rewriter/compile/power.py``) refined by one Newton step ``r - (r - |x| / r^2) / 3``:
+  the rounded ``1/3`` leaves ``r`` up to 120 ulp off (``2^-54`` relative times
+  ``|log|x|| / 3 <= 236``), the step squares that error away and adds its own roundings:
+  ``r - |x| / r^2`` is exact (Sterbenz) and ``|x| / r^2`` within 1 ulp of ``r`` (two
+  roundings), a third of which reaches the result, rounded once more: within
+  ``1/3 + 1/2`` ulp (and the rounding of the tiny step).
+  ``sign`` keeps -0, NaN and the infinities, and 0, inf and NaN skip the step. Only static
+  shapes (the constants are splats of the operand's shape).
 
 f64 ``atan2`` is not in IREE's embedded libm, so a module whose f32 ``atan2`` was widened is
 linked as a system library (``build.py``); when that cannot be (cross-compiling, or an
-embedded linking the caller chose) f32 ``atan2`` is left to IREE. ``pow`` is in the
-embedded libm: ``cbrt`` needs no system linking.
+embedded linking the caller chose) f32 ``atan2`` is left to IREE. ``pow`` calls no libm
+function: ``cbrt`` needs no system linking.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..compile.mlir_walk import operations_where
@@ -72,9 +79,28 @@ def _atan2_in_f64(ir, operation):
 def _cbrt_by_pow(ir, operation):
     (x,) = operation.operands
     kind = x.type
-    third = ir.DenseElementsAttr.get_splat(kind, ir.FloatAttr.get(ir.F64Type.get(), 1 / 3))
-    magnitude = _op(ir, "stablehlo.abs", kind, x)
-    root = _op(
-        ir, "stablehlo.power", kind, magnitude, _op(ir, "stablehlo.constant", kind, value=third)
+
+    def constant(value: float):
+        splat = ir.DenseElementsAttr.get_splat(kind, ir.FloatAttr.get(ir.F64Type.get(), value))
+        return _op(ir, "stablehlo.constant", kind, value=splat)
+
+    def op(name: str, *operands):
+        return _op(ir, name, kind, *operands)
+
+    magnitude = op("stablehlo.abs", x)
+    root = op("stablehlo.power", magnitude, constant(1 / 3))
+    # Newton's step r - (r - |x| / r^2) / 3 (r - |x| / r^2 is exact, Sterbenz)
+    square = op("stablehlo.multiply", root, root)
+    step = op("stablehlo.subtract", root, op("stablehlo.divide", magnitude, square))
+    refined = op("stablehlo.subtract", root, op("stablehlo.divide", step, constant(3.0)))
+    # 0, inf and NaN as pow gives them (0 / 0 and inf / inf are NaN)
+    i1 = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(1))
+    direction = ir.Attribute.parse("#stablehlo<comparison_direction LT>")
+    bounded = _op(
+        ir, "stablehlo.compare", i1, root, constant(math.inf), comparison_direction=direction
     )
-    return _op(ir, "stablehlo.multiply", kind, _op(ir, "stablehlo.sign", kind, x), root)
+    direction = ir.Attribute.parse("#stablehlo<comparison_direction GT>")
+    positive = _op(ir, "stablehlo.compare", i1, root, constant(0.0), comparison_direction=direction)
+    finite = _op(ir, "stablehlo.and", i1, bounded, positive)
+    root = _op(ir, "stablehlo.select", kind, finite, refined, root)
+    return op("stablehlo.multiply", op("stablehlo.sign", x), root)
