@@ -33,7 +33,6 @@ from ..abi import bridge_dir
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_file
 from .link_items import link_arguments
-from .producer_copies import recomputed_producers
 
 LLVM_VERSION = 22
 
@@ -90,6 +89,14 @@ LOWER_TO_LLVM = (
     "finalize-memref-to-llvm, convert-arith-to-llvm, convert-complex-to-llvm, "
     "convert-func-to-llvm, convert-cf-to-llvm, reconcile-unrealized-casts)"
 )
+
+
+def _recomputed_producers(text: str) -> str:
+    """``producer_copies.recomputed_producers``, imported when a compile runs this stage:
+    a compile served from the cache imports no stage's module (tests/test_cached_startup.py)."""
+    from .producer_copies import recomputed_producers
+
+    return recomputed_producers(text)
 
 
 # A constant of i1 elements written in hex: `dense<"0x0100...">` with its type.
@@ -192,7 +199,7 @@ STAGES = (
         "iree-opt",
         ("--iree-stablehlo-input-transformation-pipeline", "{in}", "-o", "{out}"),
         ".mlir",
-        then=recomputed_producers,
+        then=_recomputed_producers,
     ),
     Stage(
         "bufferize", "iree-opt", (f"--pass-pipeline={BUFFERIZE}", "{in}", "-o", "{out}"), ".mlir"
