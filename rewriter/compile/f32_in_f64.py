@@ -20,8 +20,8 @@ transform, so each f32 op of a static shape becomes a call of a private function
   ``x`` (at ``16367173 2^72``, found by search over every exponent), so ``x 2/pi - k`` is
   within ``2^-53 + 2^-64`` relative, ``r`` within ``2^-52``.
 
-Then, for either, the Taylor polynomials of ``sin r`` and ``cos r`` to degree 17 and 18 on
-``|r| <= pi/4`` (the rest is below ``2^-60``) and the quadrant ``k mod 4``: the f64 result
+Then, for either, fdlibm's polynomials of ``sin r`` and ``cos r`` of degree 13 and 14 on
+``|r| <= pi/4`` (within ``2^-58``) and the quadrant ``k mod 4``: the f64 result
 is within about ``2^-50`` relative, ``2^-26`` of an f32 ulp, within ``0.5 + 2^-26`` ulp
 once rounded. Both are elementwise f64 arithmetic without calls, which vectorizes: no
 libm function element by element, and nothing IREE's embedded linking lacks.
@@ -46,8 +46,18 @@ BOUND = 2.0**19
 PIO2_1 = 1.57079632673412561417e00  # the first 33 bits of pi/2 (fdlibm's)
 PIO2_2 = 6.07710050630396597660e-11  # the next 33
 PIO2_3 = 2.02226624879595063154e-21  # pi/2 - PIO2_1 - PIO2_2
-SIN_TAYLOR = tuple((-1) ** n / math.factorial(2 * n + 1) for n in range(8, 0, -1))
-COS_TAYLOR = tuple((-1) ** n / math.factorial(2 * n) for n in range(9, 0, -1))
+# fdlibm's polynomials on |r| <= pi/4 (k_sin.c, k_cos.c), highest degree first:
+# sin r = r + r^3 SIN(r^2) and cos r = 1 + r^2 COS(r^2), degrees 13 and 14, each within
+# 2^-58 of the function (Taylor's needs degrees 17 and 18 for as much).
+SIN = (
+    1.58969099521155010221e-10, -2.50507602534068634195e-08, 2.75573137070700676789e-06,
+    -1.98412698298579493134e-04, 8.33333333332248946124e-03, -1.66666666666666324348e-01,
+)  # fmt: skip
+COS = (
+    -1.13596475577881948265e-11, 2.08757232129817482790e-09, -2.75573143513906633035e-07,
+    2.48015872894767294178e-05, -1.38888888888741095749e-03, 4.16666666666666019037e-02,
+    -0.5,
+)  # fmt: skip
 # 2/pi in 24-bit parts (fdlibm's ``ipio2``): TWO_OVER_PI[i] = part i+1 times 2^(-24 (i+1)).
 # An f32 x = m 2^e (m < 2^24) times one is exact (48 bits). Its band b counts the
 # BAND_STARTS at or below |x|: the parts before b + 1 give multiples of 4 (e >= 24 b + 2),
@@ -161,9 +171,9 @@ def _function(
         """``op`` of ``k pi/2 + r`` from the polynomials on ``r`` and the quadrant."""
         z = binary("multiply", r, r)
         cube = binary("multiply", r, z)
-        sine = binary("add", r, binary("multiply", cube, horner(SIN_TAYLOR, z)))
+        sine = binary("add", r, binary("multiply", cube, horner(SIN, z)))
         sine = select(compare("EQ", r, zero), r, sine)  # -0.0 kept
-        cosine = binary("add", number(1.0), binary("multiply", z, horner(COS_TAYLOR, z)))
+        cosine = binary("add", number(1.0), binary("multiply", z, horner(COS, z)))
         quadrant = emit(f"stablehlo.convert {k} : ({wide}) -> {integers}")
 
         def bit(value: int, of: str) -> str:
