@@ -48,7 +48,7 @@ PIO2_2 = 6.07710050630396597660e-11  # the next 33
 PIO2_3 = 2.02226624879595063154e-21  # pi/2 - PIO2_1 - PIO2_2
 # fdlibm's polynomials on |r| <= pi/4 (k_sin.c, k_cos.c), highest degree first:
 # sin r = r + r^3 SIN(r^2) and cos r = 1 + r^2 COS(r^2), degrees 13 and 14, each within
-# 2^-58 of the function (Taylor's needs degrees 17 and 18 for as much). The bound below
+# 2^-58 of the function (Taylor's needs degrees 17 and 18 for as much). The module's bound
 # needs 2^-52: degrees 11 and 12, fitted on Chebyshev's points, are 2^-44 and 2^-50 off.
 SIN = (
     1.58969099521155010221e-10, -2.50507602534068634195e-08, 2.75573137070700676789e-06,
