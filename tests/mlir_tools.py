@@ -27,6 +27,7 @@ NATIVE_PACKAGES = {
     "g++": "g++",
     "nm": "binutils",
     "readelf": "binutils",
+    "objdump": "binutils",
     "ld": "binutils",  # IREE's system linking (f64 libm functions)
     "git": "git",
     "valgrind": "valgrind",

@@ -26,6 +26,7 @@ WRITERS = [
     "call_overhead",
     "sort_speed",
     "op_complexity",
+    "trig_speed",
 ]
 
 

@@ -22,8 +22,10 @@ them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE ge
 cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
 ``atan2``, so its module is linked as a system library from the start (and when that
 cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays);
-f32 ``sin``, ``cos`` and ``tan`` of a tensor with an element beyond ``2^19`` become libm's
-f64 ones the same way, on the same condition (``rewriter/compile/f32_in_f64.py``).
+f32 ``sin``, ``cos`` and ``tan`` are computed in f64 by reductions and polynomials that
+need no libm (``rewriter/compile/f32_in_f64.py``), but those of a dynamic shape become
+libm's f64 ones, on the same condition; a module with any of them is still linked as a
+system library from the start.
 Pads of complex elements, which IREE cannot compile, are done on the real and imaginary
 parts apart (``complex_pads.py``). The sorts jax writes become imports that ``load``
 serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
@@ -371,7 +373,7 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, libm_allowed)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         fix_module(module, skip=(f32_math_in_f64,))  # input_fixes.py
-        # libm's f64 sin, cos and tan where allowed (else IREE's f32 ones beyond 2^19)
+        # f64 sin, cos and tan; libm's for dynamic shapes where allowed
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
