@@ -22,9 +22,10 @@ from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool
 from rewriter.plan.planner import plan_rewrite
 from rewriter.syntax import model
+from rewriter.syntax.blanks import shape_of
 from rewriter.syntax.dimensions import size_runs
 from rewriter.syntax.grammar import parser
-from rewriter.syntax.holes import FoundShapes, KnownShape, ShapeFinder, shape_of, spelled_matcher
+from rewriter.syntax.holes import FoundShapes, KnownShape, ShapeFinder, spelled_matcher
 from rewriter.syntax.scan import scan
 from rewriter.syntax.to_model import custom_call_from_tree
 from rewriter.syntax.validation import first_error

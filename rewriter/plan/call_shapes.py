@@ -7,7 +7,7 @@ aliases, targets and scalar attribute values. Parsing a statement with lark cost
 milliseconds; so a statement's *shape* (its text with those parts, its holes, blanked)
 keys lark's parse of the first statement of that shape, with a sentinel in each hole.
 
-Holes (found by ``rewriter/syntax/holes.py``, outside strings and comments), each blanked to a
+Holes (found by ``rewriter/syntax/blanks.py``, outside strings and comments), each blanked to a
 member of its class:
 
 - ``name``: the body of ``%name`` (the longest run of ``[A-Za-z0-9_$.-]``);
@@ -78,10 +78,11 @@ from operator import itemgetter
 from typing import Any
 
 from ..syntax import model
+from ..syntax.blanks import BLANK, Hole
 from ..syntax.calls import CallSyntaxError, parse_call
 from ..syntax.dimensions import SizedModels
 from ..syntax.grammar import parser
-from ..syntax.holes import BLANK, FoundShapes, Hole, KnownShape, ShapeFinder
+from ..syntax.holes import FoundShapes, KnownShape, ShapeFinder
 from ..syntax.scan import CallSite, Scan
 from ..syntax.source import LineCounter, Source
 from ..syntax.to_model import custom_call_from_tree

@@ -4,9 +4,10 @@ takes, and what each is blanked to.
 A parse is reused by a text's *shape*: the text with its holes (the parts that differ
 between texts of one parse) blanked. Three users blank with what is defined here:
 
-- the rewrite's statement shapes: ``holes.py`` finds a custom call's holes of the kinds
-  of ``HOLE_PATTERNS`` and blanks each to its ``BLANK`` (``plan/call_shapes.py`` argues
-  why a shape's parse is each of its statements' parse);
+- the rewrite's statement shapes: ``shape_of`` finds a custom call's holes of the kinds
+  of ``HOLE_PATTERNS`` by one pattern (``_HOLES``) and blanks each to its ``BLANK``
+  (``plan/call_shapes.py`` argues why a shape's parse is each of its statements' parse;
+  ``holes.py`` finds a statement's shape again without this scan);
 - ``--validate``'s line shapes: ``blanked_line``, points 3 to 7 below (a custom call's
   line takes its statement's shape: ``validation.LineShapes``);
 - the shapes of the lines a rewrite wrote (``written_shapes.py``): a field is blanked
@@ -111,7 +112,7 @@ import re
 
 from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
-# What each kind of a statement's hole takes (``holes.py``), each the grammar's: a name what
+# What each kind of a statement's hole takes (``shape_of``), each the grammar's: a name what
 # VALUE_ID takes after its `%`, an alias what HASH_ID takes after its `#`, a target SYMBOL's
 # unquoted form after its `@`, numbers FLOAT and INT. A boolean is BOOL's two words: BOOL's
 # look-ahead (no name character after) holds where the hole's does (a blank, `,` or `}`
@@ -231,3 +232,40 @@ def _blank_strings(line: str) -> str:
             lambda found: found.group() if found.group("kept") else '""', line
         )
     return _STRING.sub('""', line)
+
+
+# A statement's holes (``shape_of``): the first alternative that matches at a place wins, so
+# strings and comments, taken whole, hold none.
+def _hole(kind: str) -> str:
+    return f"(?P<{kind}>{HOLE_PATTERNS[kind]})"
+
+
+_HOLES = re.compile(
+    STRING
+    + f"|{COMMENT}"
+    + rf"|%{_hole('name')}"
+    + rf"|loc\(#{_hole('alias')}\)"
+    + rf"|stablehlo\.custom_call[ \t]+@{_hole('target')}"
+    + rf"|=[ \t]*(?:{_hole('float')}{FLOAT_TYPE}"
+    + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
+    + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
+)
+
+Hole = tuple[int, int, str]  # start and end in the statement, kind
+
+
+def shape_of(piece: str) -> tuple[str, list[Hole]]:
+    """The shape of a statement's text, and its holes."""
+    holes: list[Hole] = []
+    parts: list[str] = []
+    position = 0
+    for match in _HOLES.finditer(piece):
+        kind = match.lastgroup  # None for a string or a comment: part of the shape
+        if kind is not None:
+            start, end = match.span(kind)
+            holes.append((start, end, kind))
+            parts.append(piece[position:start])
+            parts.append(BLANK[kind])
+            position = end
+    parts.append(piece[position:])
+    return "".join(parts), holes

@@ -3,7 +3,7 @@ differ only in the sizes written in their types.
 
 A kernel called on many shapes (one target, dozens of signatures) gives statements that
 agree but for the digits in ``tensor<4x1xf32>``, ``tensor<4x2xf32>``, ... Their holes
-(``holes.py``) are the same, their shapes are not: each signature is judged on its own, as it
+(``blanks.shape_of``) are the same, their shapes are not: each signature is judged on its own, as it
 must be (sizes decide the extern's signature). What they share is lark's work, which is most
 of what a new shape costs. So a statement is parsed with a sentinel in place of each size
 (``sized_apart``), once for all statements equal to it but for sizes, and its model is the
