@@ -83,8 +83,9 @@ and the token types it lexes to.
    quote a scan starts from). No check reads a string. So the externs a rewrite declares,
    which differ in their symbols and strings, share one shape.
 7. A line whose shape is new from its stack is looked up again by a coarser key before it
-   is lexed: its shape with each run of dimensions ``Nx`` (``N`` digits) right after a
-   ``<`` made ``1x``, unless the run starts with ``0x`` or the shape holds ``array``
+   is lexed: its shape with the run of sizes ``Nx`` (``N`` digits) that starts each
+   dimension list (``dimensions.dimension_lists``, which finds them right after a ``<``)
+   made ``1x``, unless the run starts with ``0x`` or the shape holds ``array``
    (``tensor<4x24xf32>`` becomes ``tensor<1xf32>``); and its outcome is remembered
    under both keys. The shape lexes as the line does (each blanking above puts a value
    its rule takes), so the coarser key is sound if two texts T and T' that differ only
@@ -110,6 +111,7 @@ from __future__ import annotations
 
 import re
 
+from .dimensions import dimension_lists
 from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
 # What each kind of a statement's hole takes (``shape_of``), each the grammar's: a name what
@@ -160,9 +162,9 @@ _ALIAS_DEFINITION = re.compile(f"#{_ALIAS_NAME_FROM_LETTER}(?=[ \t]*=)")  # at a
 _ALIAS_USE = re.compile(f"(?<=[( ])#{_ALIAS_NAME_FROM_LETTER}")
 _FILE_LOCATION = re.compile(r'(?<="":)[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?(?![\w$.])')
 _DIGITS = re.compile(r"[0-9]+")
-# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`; DIMS's
-# runs of sizes alone (no `?` or `*`: the test checks it takes none that DIMS does not).
-_DIMENSIONS = re.compile(r"<(?!0x)(?:[0-9]+x)+")
+# Point 7: the run of sizes that starts a dimension list, but one that starts with `0x`;
+# DIMS's runs of sizes alone (no `?` or `*`: the test checks it takes none that DIMS does not).
+_SIZES = re.compile(r"(?!0x)(?:[0-9]+x)+")
 # The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
 # every 32- or 64-bit integer type takes.
 _CONSTANT_VALUE = re.compile(
@@ -177,7 +179,16 @@ def blanked_dimensions(shape: str) -> str:
     or the shape itself when it holds ``array``."""
     if "<" not in shape or "array" in shape:
         return shape
-    return _DIMENSIONS.sub("<1x", shape)
+    parts: list[str] = []
+    position = 0
+    for dimensions in dimension_lists(shape):
+        sizes = _SIZES.match(shape, dimensions.start(1))
+        if sizes is not None:
+            parts.append(shape[position : sizes.start()])
+            parts.append("1x")
+            position = sizes.end()
+    parts.append(shape[position:])
+    return "".join(parts)
 
 
 def _blank_splat(number: re.Match[str]) -> str:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import cast
 
 from lark import Token, Tree
@@ -59,9 +59,9 @@ _SIZE = re.compile(r"[0-9]+")
 Run = tuple[int, int]  # a size's start and end in its text
 
 
-def size_runs(text: str) -> list[Run]:
-    """Where ``text`` writes dimension sizes (point 1 of the module docstring)."""
-    runs: list[Run] = []
+def dimension_lists(text: str) -> Iterator[re.Match[str]]:
+    """The dimension lists of ``text`` (point 1 of the module docstring), each a match
+    whose group 1 is the list."""
     # Without a quote or a slash no string or comment starts, and the third alternative of
     # _DIMENSION_LIST matches at a `tensor<` only: both patterns match at the same places.
     plain = '"' not in text and "/" not in text and "memref<" not in text
@@ -71,10 +71,17 @@ def size_runs(text: str) -> list[Run]:
             keyword = match.start()
             if keyword and text[keyword - 1] in _NAME_CHARACTERS:
                 continue  # `xtensor<2x`: a name, whose match holds no other string or type
-            base = match.start(1)
-            runs.extend(
-                (base + size.start(), base + size.end()) for size in _SIZE.finditer(match.group(1))
-            )
+            yield match
+
+
+def size_runs(text: str) -> list[Run]:
+    """Where ``text`` writes dimension sizes (point 1 of the module docstring)."""
+    runs: list[Run] = []
+    for match in dimension_lists(text):
+        base = match.start(1)
+        runs.extend(
+            (base + size.start(), base + size.end()) for size in _SIZE.finditer(match.group(1))
+        )
     return runs
 
 
