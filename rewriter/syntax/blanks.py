@@ -14,6 +14,10 @@ between texts of one parse) blanked. Three users blank with what is defined here
   when it is one of ``LINE_HOLES`` or a constant's value of ``CONSTANT_VALUES``, since
   ``blanked_line`` blanks it so whatever its value in its class.
 
+A parse made once for many statements holds a ``sentinel`` in place of each hole
+(``plan/call_shapes.py``) or size (``dimensions.py``), found again in its model by one
+finder per family (``cut_at_sentinels``).
+
 Each pattern is the grammar's (``terminals``, which ``tests/test_grammar_terminals.py``
 checks against lark's), or a narrower form that the test checks takes nothing more.
 
@@ -84,7 +88,7 @@ and the token types it lexes to.
    which differ in their symbols and strings, share one shape.
 7. A line whose shape is new from its stack is looked up again by a coarser key before it
    is lexed: its shape with the run of sizes ``Nx`` (``N`` digits) that starts each
-   dimension list (``dimensions.dimension_lists``, which finds them right after a ``<``)
+   dimension list (``dimension_lists``, which finds them right after a ``<``)
    made ``1x``, unless the run starts with ``0x`` or the shape holds ``array``
    (``tensor<4x24xf32>`` becomes ``tensor<1xf32>``); and its outcome is remembered
    under both keys. The shape lexes as the line does (each blanking above puts a value
@@ -110,9 +114,9 @@ and the token types it lexes to.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from .dimensions import dimension_lists
-from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
+from .terminals import ALIAS_NAME, COMMENT, DIMS, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
 # What each kind of a statement's hole takes (``shape_of``), each the grammar's: a name what
 # VALUE_ID takes after its `%`, an alias what HASH_ID takes after its `#`, a target SYMBOL's
@@ -280,3 +284,61 @@ def shape_of(piece: str) -> tuple[str, list[Hole]]:
             position = end
     parts.append(piece[position:])
     return "".join(parts), holes
+
+
+# Each alternative starts with a character of its own, so the regex engine skips to the
+# next `"`, `/`, `t`, `m` or `v` at C speed; what may precede a type keyword (no name
+# character: `size_runs` checks) would, as a look-behind, make it try every position.
+_DIMENSION_LIST = re.compile(f"{STRING}|{COMMENT}|(?:tensor|memref|vector)<({DIMS})")
+# The same matches in a text with no string, no comment and no `memref<` or `vector<`: one
+# literal to look for, which the regex engine finds at C speed, not a character class.
+_TENSOR_DIMENSION_LIST = re.compile(f"tensor<({DIMS})")
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
+
+
+def dimension_lists(text: str) -> Iterator[re.Match[str]]:
+    """The dimension lists of ``text`` (point 1 of ``dimensions``), each a match
+    whose group 1 is the list."""
+    # Without a quote or a slash no string or comment starts, and the third alternative of
+    # _DIMENSION_LIST matches at a `tensor<` only: both patterns match at the same places.
+    plain = '"' not in text and "/" not in text and "memref<" not in text
+    pattern = _TENSOR_DIMENSION_LIST if plain and "vector<" not in text else _DIMENSION_LIST
+    for match in pattern.finditer(text):
+        if match.group(1) is not None:
+            keyword = match.start()
+            if keyword and text[keyword - 1] in _NAME_CHARACTERS:
+                continue  # `xtensor<2x`: a name, whose match holds no other string or type
+            yield match
+
+
+# Sentinels: what a parse made once for many texts holds in place of a hole (``call_shapes``)
+# or a size (``dimensions``), each of its own text, found again in the parse's model by
+# its index. A name, alias or target is `$rwK$`, a float `1.KKKKKK7531e+07` (of FLOAT's form),
+# a size `7KKKKK3` (digits, as DIMS takes); an int or bool is its blank, found by its place.
+HOLE_SENTINELS = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
+SIZE_SENTINELS = re.compile(r"7([0-9]{5})3")
+
+
+def sentinel(kind: str, index: int) -> str:
+    """The sentinel of hole or size ``index`` of ``kind`` (a hole's kind, or ``size``)."""
+    if kind == "float":
+        return f"1.{index:06d}7531e+07"
+    if kind == "size":
+        return f"7{index:05d}3"
+    if kind in ("int", "bool"):
+        return BLANK[kind]
+    return f"$rw{index}$"
+
+
+def cut_at_sentinels(text: str, sentinels: re.Pattern[str]) -> tuple[str | int, ...]:
+    """``text`` cut at the matches of ``sentinels``: its other pieces, and each sentinel's
+    index (the group that matched), in order."""
+    parts: list[str | int] = []
+    position = 0
+    for match in sentinels.finditer(text):
+        index = match.lastindex
+        assert index is not None  # every alternative captures its index
+        parts += [text[position : match.start()], int(match.group(index))]
+        position = match.end()
+    parts.append(text[position:])
+    return tuple(part for part in parts if part != "")
