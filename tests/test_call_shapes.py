@@ -22,9 +22,10 @@ from rewriter.plan.edits import apply_edits
 from rewriter.plan.naming import NamePool
 from rewriter.plan.planner import plan_rewrite
 from rewriter.syntax import model
+from rewriter.syntax.blanks import shape_of
 from rewriter.syntax.dimensions import size_runs
 from rewriter.syntax.grammar import parser
-from rewriter.syntax.holes import FoundShapes, KnownShape, ShapeFinder, shape_of, spelled_matcher
+from rewriter.syntax.holes import FoundShapes, KnownShape, ShapeFinder, spelled_matcher
 from rewriter.syntax.scan import scan
 from rewriter.syntax.to_model import custom_call_from_tree
 from rewriter.syntax.validation import first_error
@@ -318,11 +319,12 @@ def _leaf_value(literal: str, type_: str) -> model.Attr:
 def test_a_leaf_with_a_value_is_larks_model_of_it(literal_and_type):
     """``call_shapes._Leaf.attribute``: the model made from a value hole's text is lark's
     model of the attribute with that text, at offset 0 (what the rules are handed)."""
-    from rewriter.plan.call_shapes import _Leaf, _sentinel
+    from rewriter.plan.call_shapes import _Leaf
+    from rewriter.syntax.blanks import sentinel
 
     literal, type_ = literal_and_type
     kind = "bool" if not type_ else "float" if type_.startswith("f") else "int"
-    parsed = _leaf_value(_sentinel(kind, 3), type_)
+    parsed = _leaf_value(sentinel(kind, 3), type_)
     assert isinstance(parsed, (model.NumberAttr, model.BoolAttr))
     assert _Leaf(0, 3, ("x",), parsed).attribute(literal) == _leaf_value(literal, type_)
 
@@ -546,7 +548,7 @@ def test_a_rewrite_takes_every_statement_shape_its_validation_found(
 
 def test_a_statement_that_holds_a_sentinels_text_is_parsed_as_itself():
     """A location (or any text the replacement copies) that reads like a placeholder of the
-    shape's parse (``call_shapes._sentinel``) is copied as itself, not as a hole's text."""
+    shape's parse (``blanks.sentinel``) is copied as itself, not as a hole's text."""
     lines = EXPORTS["many_targets_48"].split("\n")
     for index, line in enumerate(lines):
         if "stablehlo.custom_call" in line:

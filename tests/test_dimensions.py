@@ -73,14 +73,14 @@ def test_the_sizes_of_a_call_are_the_digit_runs_of_its_dimension_lists():
 
 def _runs_by_the_whole_pattern(text: str) -> list[tuple[int, int]]:
     """``size_runs`` with every alternative tried everywhere (its reference)."""
-    import rewriter.syntax.dimensions as dimensions
+    import rewriter.syntax.blanks as blanks
 
-    plain = dimensions._TENSOR_DIMENSION_LIST
-    dimensions._TENSOR_DIMENSION_LIST = dimensions._DIMENSION_LIST
+    plain = blanks._TENSOR_DIMENSION_LIST
+    blanks._TENSOR_DIMENSION_LIST = blanks._DIMENSION_LIST
     try:
         return size_runs(text)
     finally:
-        dimensions._TENSOR_DIMENSION_LIST = plain
+        blanks._TENSOR_DIMENSION_LIST = plain
 
 
 PIECES = st.sampled_from(

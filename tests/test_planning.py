@@ -10,8 +10,9 @@ from rewriter.plan.calling_conventions import C_ABI
 from rewriter.plan.edits import Edit, apply_edits
 from rewriter.plan.judging import TARGET
 from rewriter.plan.planner import _call_shapes, plan_rewrite, warning_at
+from rewriter.syntax.blanks import shape_of
 from rewriter.syntax.diagnostics import Diagnostic, Severity
-from rewriter.syntax.holes import SPELLED_AFTER, ShapeFinder, shape_of
+from rewriter.syntax.holes import SPELLED_AFTER, ShapeFinder
 from rewriter.syntax.scan import scan
 from rewriter.syntax.source import Source
 

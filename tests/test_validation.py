@@ -178,7 +178,7 @@ def test_mutated_exports_get_the_diagnostic_of_a_whole_module_parse():
 def test_call_dense_exports_with_other_holes_get_the_diagnostic_of_a_whole_module_parse():
     """Custom call lines are remembered by their shape (names, aliases, targets and scalar
     values blanked): other values, and breaks in and around them, are still found."""
-    from rewriter.syntax.holes import shape_of
+    from rewriter.syntax.blanks import shape_of
 
     rng = random.Random(13)
     folder = Path(__file__).parent / "data" / "call_dense"

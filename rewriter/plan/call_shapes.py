@@ -7,7 +7,7 @@ aliases, targets and scalar attribute values. Parsing a statement with lark cost
 milliseconds; so a statement's *shape* (its text with those parts, its holes, blanked)
 keys lark's parse of the first statement of that shape, with a sentinel in each hole.
 
-Holes (found by ``rewriter/syntax/holes.py``, outside strings and comments), each blanked to a
+Holes (found by ``rewriter/syntax/blanks.py``, outside strings and comments), each blanked to a
 member of its class:
 
 - ``name``: the body of ``%name`` (the longest run of ``[A-Za-z0-9_$.-]``);
@@ -71,17 +71,17 @@ does with rules edited to read more of their input.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
 from ..syntax import model
+from ..syntax.blanks import HOLE_SENTINELS, Hole, cut_at_sentinels, sentinel
 from ..syntax.calls import CallSyntaxError, parse_call
 from ..syntax.dimensions import SizedModels
 from ..syntax.grammar import parser
-from ..syntax.holes import BLANK, FoundShapes, Hole, KnownShape, ShapeFinder
+from ..syntax.holes import FoundShapes, KnownShape, ShapeFinder
 from ..syntax.scan import CallSite, Scan
 from ..syntax.source import LineCounter, Source
 from ..syntax.to_model import custom_call_from_tree
@@ -110,7 +110,6 @@ from .judging import (
 
 _SENTINEL_MARK = "$rw"
 _SHARED = 256  # values a shape remembers the operands of, to share between its calls
-_SENTINEL = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
 _VALUES = ("float", "int", "bool")
 
 # A string with holes: literal pieces and hole indices, in order.
@@ -118,31 +117,11 @@ Template = tuple[str | int, ...]
 Offset = tuple[int, int]  # (group, delta): see CallShape
 
 
-def _sentinel(kind: str, index: int) -> str:
-    if kind == "float":
-        return f"1.{index:06d}7531e+07"
-    if kind in ("int", "bool"):
-        return BLANK[kind]  # found by its place, not by its text
-    return f"$rw{index}$"
-
-
 def _fill(template: Template, holes: tuple[str, ...]) -> str:
     if len(template) == 1:  # most are one hole, or one piece of text
         part = template[0]
         return part if isinstance(part, str) else holes[part]
     return "".join(part if isinstance(part, str) else holes[part] for part in template)
-
-
-def _template(text: str) -> Template:
-    """``text`` (a string of the shape's model) cut at its sentinels."""
-    parts: list[str | int] = []
-    position = 0
-    for match in _SENTINEL.finditer(text):
-        parts.append(text[position : match.start()])
-        parts.append(int(match.group(1) or match.group(2)))
-        position = match.end()
-    parts.append(text[position:])
-    return tuple(part for part in parts if part != "")
 
 
 # Exact types of model values that hold no string: skipped unopened (a span is in every
@@ -282,7 +261,7 @@ class CallShape:
     def text(self, text: str) -> str:
         """A text of the shape's call (its results, an operand, its location) as a
         ``str.format`` pattern over the statement's holes."""
-        return _format_pattern(_template(text))
+        return _format_pattern(cut_at_sentinels(text, HOLE_SENTINELS))
 
     def value(self, index: int, value: str) -> str:
         """The value of attribute operand ``index`` as a pattern: a field after the
@@ -543,14 +522,14 @@ class CallShapes:
         """The shape of ``piece``, parsed with sentinels in its holes (but the ``pinned``
         ones); a ``_Pinned`` when holes other than those must be pinned, None when it is
         not to be reused (see the module docstring)."""
-        if _SENTINEL_MARK in piece or _SENTINEL.search(piece):
+        if _SENTINEL_MARK in piece or HOLE_SENTINELS.search(piece):
             return None  # a sentinel's text of its own: where would its hole's go?
         parts: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
         position = length = 0
         for index, (start, end, kind) in enumerate(holes):
-            text = piece[start:end] if index in pinned else _sentinel(kind, index)
+            text = piece[start:end] if index in pinned else sentinel(kind, index)
             parts.append(piece[position:start])
             length += start - position
             starts.append(length)
@@ -562,7 +541,7 @@ class CallShapes:
         canonical = "".join(parts)
         for index, (_, _, kind) in enumerate(holes):
             if kind == "float" and index not in pinned:
-                if canonical.count(_sentinel(kind, index)) != 1:
+                if canonical.count(sentinel(kind, index)) != 1:
                     return None
         try:
             import lark
@@ -607,8 +586,8 @@ class CallShapes:
         to_pin = {k for k in free if holes[k][2] in _VALUES and k not in at_leaves}
         written = written_view(call)
         view = judged_view(call, written)
-        target = _template(call.target)
-        for match in _SENTINEL.finditer("\0".join(_strings(view))):
+        target = cut_at_sentinels(call.target, HOLE_SENTINELS)
+        for match in HOLE_SENTINELS.finditer("\0".join(_strings(view))):
             to_pin.add(int(match.group(1) or match.group(2)))
         if to_pin:
             return _Pinned(pinned | to_pin) if not pinned else None

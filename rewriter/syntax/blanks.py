@@ -4,14 +4,19 @@ takes, and what each is blanked to.
 A parse is reused by a text's *shape*: the text with its holes (the parts that differ
 between texts of one parse) blanked. Three users blank with what is defined here:
 
-- the rewrite's statement shapes: ``holes.py`` finds a custom call's holes of the kinds
-  of ``HOLE_PATTERNS`` and blanks each to its ``BLANK`` (``plan/call_shapes.py`` argues
-  why a shape's parse is each of its statements' parse);
+- the rewrite's statement shapes: ``shape_of`` finds a custom call's holes of the kinds
+  of ``HOLE_PATTERNS`` by one pattern (``_HOLES``) and blanks each to its ``BLANK``
+  (``plan/call_shapes.py`` argues why a shape's parse is each of its statements' parse;
+  ``holes.py`` finds a statement's shape again without this scan);
 - ``--validate``'s line shapes: ``blanked_line``, points 3 to 7 below (a custom call's
   line takes its statement's shape: ``validation.LineShapes``);
 - the shapes of the lines a rewrite wrote (``written_shapes.py``): a field is blanked
   when it is one of ``LINE_HOLES`` or a constant's value of ``CONSTANT_VALUES``, since
   ``blanked_line`` blanks it so whatever its value in its class.
+
+A parse made once for many statements holds a ``sentinel`` in place of each hole
+(``plan/call_shapes.py``) or size (``dimensions.py``), found again in its model by one
+finder per family (``cut_at_sentinels``).
 
 Each pattern is the grammar's (``terminals``, which ``tests/test_grammar_terminals.py``
 checks against lark's), or a narrower form that the test checks takes nothing more.
@@ -82,8 +87,9 @@ and the token types it lexes to.
    quote a scan starts from). No check reads a string. So the externs a rewrite declares,
    which differ in their symbols and strings, share one shape.
 7. A line whose shape is new from its stack is looked up again by a coarser key before it
-   is lexed: its shape with each run of dimensions ``Nx`` (``N`` digits) right after a
-   ``<`` made ``1x``, unless the run starts with ``0x`` or the shape holds ``array``
+   is lexed: its shape with the run of sizes ``Nx`` (``N`` digits) that starts each
+   dimension list (``dimension_lists``, which finds them right after a ``<``)
+   made ``1x``, unless the run starts with ``0x`` or the shape holds ``array``
    (``tensor<4x24xf32>`` becomes ``tensor<1xf32>``); and its outcome is remembered
    under both keys. The shape lexes as the line does (each blanking above puts a value
    its rule takes), so the coarser key is sound if two texts T and T' that differ only
@@ -108,10 +114,11 @@ and the token types it lexes to.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from .terminals import ALIAS_NAME, COMMENT, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
+from .terminals import ALIAS_NAME, COMMENT, DIMS, FLOAT, INT, STRING, SYMBOL_NAME, VALUE_NAME
 
-# What each kind of a statement's hole takes (``holes.py``), each the grammar's: a name what
+# What each kind of a statement's hole takes (``shape_of``), each the grammar's: a name what
 # VALUE_ID takes after its `%`, an alias what HASH_ID takes after its `#`, a target SYMBOL's
 # unquoted form after its `@`, numbers FLOAT and INT. A boolean is BOOL's two words: BOOL's
 # look-ahead (no name character after) holds where the hole's does (a blank, `,` or `}`
@@ -159,9 +166,9 @@ _ALIAS_DEFINITION = re.compile(f"#{_ALIAS_NAME_FROM_LETTER}(?=[ \t]*=)")  # at a
 _ALIAS_USE = re.compile(f"(?<=[( ])#{_ALIAS_NAME_FROM_LETTER}")
 _FILE_LOCATION = re.compile(r'(?<="":)[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?(?![\w$.])')
 _DIGITS = re.compile(r"[0-9]+")
-# Point 7: a `<` and the run of dimensions after it, but one that starts with `0x`; DIMS's
-# runs of sizes alone (no `?` or `*`: the test checks it takes none that DIMS does not).
-_DIMENSIONS = re.compile(r"<(?!0x)(?:[0-9]+x)+")
+# Point 7: the run of sizes that starts a dimension list, but one that starts with `0x`;
+# DIMS's runs of sizes alone (no `?` or `*`: the test checks it takes none that DIMS does not).
+_SIZES = re.compile(r"(?!0x)(?:[0-9]+x)+")
 # The value of `arith.constant V : T` (point 5): a float, a boolean, or an integer that
 # every 32- or 64-bit integer type takes.
 _CONSTANT_VALUE = re.compile(
@@ -176,7 +183,16 @@ def blanked_dimensions(shape: str) -> str:
     or the shape itself when it holds ``array``."""
     if "<" not in shape or "array" in shape:
         return shape
-    return _DIMENSIONS.sub("<1x", shape)
+    parts: list[str] = []
+    position = 0
+    for dimensions in dimension_lists(shape):
+        sizes = _SIZES.match(shape, dimensions.start(1))
+        if sizes is not None:
+            parts.append(shape[position : sizes.start()])
+            parts.append("1x")
+            position = sizes.end()
+    parts.append(shape[position:])
+    return "".join(parts)
 
 
 def _blank_splat(number: re.Match[str]) -> str:
@@ -231,3 +247,98 @@ def _blank_strings(line: str) -> str:
             lambda found: found.group() if found.group("kept") else '""', line
         )
     return _STRING.sub('""', line)
+
+
+# A statement's holes (``shape_of``): the first alternative that matches at a place wins, so
+# strings and comments, taken whole, hold none.
+def _hole(kind: str) -> str:
+    return f"(?P<{kind}>{HOLE_PATTERNS[kind]})"
+
+
+_HOLES = re.compile(
+    STRING
+    + f"|{COMMENT}"
+    + rf"|%{_hole('name')}"
+    + rf"|loc\(#{_hole('alias')}\)"
+    + rf"|stablehlo\.custom_call[ \t]+@{_hole('target')}"
+    + rf"|=[ \t]*(?:{_hole('float')}{FLOAT_TYPE}"
+    + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
+    + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
+)
+
+Hole = tuple[int, int, str]  # start and end in the statement, kind
+
+
+def shape_of(piece: str) -> tuple[str, list[Hole]]:
+    """The shape of a statement's text, and its holes."""
+    holes: list[Hole] = []
+    parts: list[str] = []
+    position = 0
+    for match in _HOLES.finditer(piece):
+        kind = match.lastgroup  # None for a string or a comment: part of the shape
+        if kind is not None:
+            start, end = match.span(kind)
+            holes.append((start, end, kind))
+            parts.append(piece[position:start])
+            parts.append(BLANK[kind])
+            position = end
+    parts.append(piece[position:])
+    return "".join(parts), holes
+
+
+# Each alternative starts with a character of its own, so the regex engine skips to the
+# next `"`, `/`, `t`, `m` or `v` at C speed; what may precede a type keyword (no name
+# character: `size_runs` checks) would, as a look-behind, make it try every position.
+_DIMENSION_LIST = re.compile(f"{STRING}|{COMMENT}|(?:tensor|memref|vector)<({DIMS})")
+# The same matches in a text with no string, no comment and no `memref<` or `vector<`: one
+# literal to look for, which the regex engine finds at C speed, not a character class.
+_TENSOR_DIMENSION_LIST = re.compile(f"tensor<({DIMS})")
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
+
+
+def dimension_lists(text: str) -> Iterator[re.Match[str]]:
+    """The dimension lists of ``text`` (point 1 of ``dimensions``), each a match
+    whose group 1 is the list."""
+    # Without a quote or a slash no string or comment starts, and the third alternative of
+    # _DIMENSION_LIST matches at a `tensor<` only: both patterns match at the same places.
+    plain = '"' not in text and "/" not in text and "memref<" not in text
+    pattern = _TENSOR_DIMENSION_LIST if plain and "vector<" not in text else _DIMENSION_LIST
+    for match in pattern.finditer(text):
+        if match.group(1) is not None:
+            keyword = match.start()
+            if keyword and text[keyword - 1] in _NAME_CHARACTERS:
+                continue  # `xtensor<2x`: a name, whose match holds no other string or type
+            yield match
+
+
+# Sentinels: what a parse made once for many texts holds in place of a hole (``call_shapes``)
+# or a size (``dimensions``), each of its own text, found again in the parse's model by
+# its index. A name, alias or target is `$rwK$`, a float `1.KKKKKK7531e+07` (of FLOAT's form),
+# a size `7KKKKK3` (digits, as DIMS takes); an int or bool is its blank, found by its place.
+HOLE_SENTINELS = re.compile(r"\$rw([0-9]+)\$|1\.([0-9]{6})7531e\+07")
+SIZE_SENTINELS = re.compile(r"7([0-9]{5})3")
+
+
+def sentinel(kind: str, index: int) -> str:
+    """The sentinel of hole or size ``index`` of ``kind`` (a hole's kind, or ``size``)."""
+    if kind == "float":
+        return f"1.{index:06d}7531e+07"
+    if kind == "size":
+        return f"7{index:05d}3"
+    if kind in ("int", "bool"):
+        return BLANK[kind]
+    return f"$rw{index}$"
+
+
+def cut_at_sentinels(text: str, sentinels: re.Pattern[str]) -> tuple[str | int, ...]:
+    """``text`` cut at the matches of ``sentinels``: its other pieces, and each sentinel's
+    index (the group that matched), in order."""
+    parts: list[str | int] = []
+    position = 0
+    for match in sentinels.finditer(text):
+        index = match.lastindex
+        assert index is not None  # every alternative captures its index
+        parts += [text[position : match.start()], int(match.group(index))]
+        position = match.end()
+    parts.append(text[position:])
+    return tuple(part for part in parts if part != "")

@@ -3,7 +3,7 @@ differ only in the sizes written in their types.
 
 A kernel called on many shapes (one target, dozens of signatures) gives statements that
 agree but for the digits in ``tensor<4x1xf32>``, ``tensor<4x2xf32>``, ... Their holes
-(``holes.py``) are the same, their shapes are not: each signature is judged on its own, as it
+(``blanks.shape_of``) are the same, their shapes are not: each signature is judged on its own, as it
 must be (sizes decide the extern's signature). What they share is lark's work, which is most
 of what a new shape costs. So a statement is parsed with a sentinel in place of each size
 (``sized_apart``), once for all statements equal to it but for sizes, and its model is the
@@ -15,7 +15,8 @@ Why that is the model lark would make of the statement itself:
 
 1. Sizes are taken where the lexer takes a ``DIMS`` token: the digit runs of a dimension
    list ``(?:(?:[0-9]+|\\?|\\*)x)+`` right after ``tensor<``, ``memref<`` or ``vector<``, outside
-   strings and comments, each run a whole component (between ``<`` or ``x`` and ``x``). The
+   strings and comments, each run a whole component (between ``<`` or ``x`` and ``x``):
+   ``blanks.dimension_lists`` finds the lists, as for a line's coarser key. The
    sentinel parse checks that each of its sentinels did lie in a ``DIMS`` token of its tree;
    if not, the statement is parsed as itself.
 2. Then the two texts lex alike, token by token: up to a ``DIMS`` token they are equal, so
@@ -28,15 +29,16 @@ Why that is the model lark would make of the statement itself:
    an unranked type, never a digit run). So each of its strings is the other's with each
    sentinel in place of its size, and each offset moves by the lengths the sizes before
    it changed. A statement with a backslash is parsed as itself: decoding an escape could
-   make a sentinel's digits in a string that does not hold them. Each sentinel occurs once
-   in its text, so it marks its own size and nothing else.
+   make a sentinel's digits in a string that does not hold them. So is one that holds
+   text the sentinels' finder takes (``blanks.SIZE_SENTINELS``): then, as a sentinel is a
+   whole run of digits, all the finder takes in the text, or in a piece of it, is a whole
+   sentinel, and each marks its own size and nothing else.
 
 ``tests/test_call_shapes.py`` compares these models with lark's on mutated exports.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import cast
@@ -44,16 +46,8 @@ from typing import cast
 from lark import Token, Tree
 
 from . import model
-from .terminals import COMMENT, DIMS, STRING
+from .blanks import SIZE_SENTINELS, cut_at_sentinels, dimension_lists, sentinel
 
-# Each alternative starts with a character of its own, so the regex engine skips to the
-# next `"`, `/`, `t`, `m` or `v` at C speed; what may precede a type keyword (no name
-# character: `size_runs` checks) would, as a look-behind, make it try every position.
-_DIMENSION_LIST = re.compile(f"{STRING}|{COMMENT}|(?:tensor|memref|vector)<({DIMS})")
-# The same matches in a text with no string, no comment and no `memref<` or `vector<`: one
-# literal to look for, which the regex engine finds at C speed, not a character class.
-_TENSOR_DIMENSION_LIST = re.compile(f"tensor<({DIMS})")
-_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 _SIZE = re.compile(r"[0-9]+")
 
 Run = tuple[int, int]  # a size's start and end in its text
@@ -62,31 +56,18 @@ Run = tuple[int, int]  # a size's start and end in its text
 def size_runs(text: str) -> list[Run]:
     """Where ``text`` writes dimension sizes (point 1 of the module docstring)."""
     runs: list[Run] = []
-    # Without a quote or a slash no string or comment starts, and the third alternative of
-    # _DIMENSION_LIST matches at a `tensor<` only: both patterns match at the same places.
-    plain = '"' not in text and "/" not in text and "memref<" not in text
-    pattern = _TENSOR_DIMENSION_LIST if plain and "vector<" not in text else _DIMENSION_LIST
-    for match in pattern.finditer(text):
-        if match.group(1) is not None:
-            keyword = match.start()
-            if keyword and text[keyword - 1] in _NAME_CHARACTERS:
-                continue  # `xtensor<2x`: a name, whose match holds no other string or type
-            base = match.start(1)
-            runs.extend(
-                (base + size.start(), base + size.end()) for size in _SIZE.finditer(match.group(1))
-            )
+    for match in dimension_lists(text):
+        base = match.start(1)
+        runs.extend(
+            (base + size.start(), base + size.end()) for size in _SIZE.finditer(match.group(1))
+        )
     return runs
-
-
-@functools.cache  # written for every shape of a statement's sizes, and the same each time
-def _sentinel(index: int) -> str:
-    return f"7{index:05d}3"
 
 
 def sized_apart(text: str, runs: list[Run]) -> tuple[str, list[Run]] | None:
     """``text`` with a sentinel for each size, and the sentinels' runs; None when sizes
-    cannot be told apart this way (no sizes, a backslash, a sentinel found elsewhere)."""
-    if not runs or "\\" in text:
+    cannot be told apart this way (no sizes, a backslash, a sentinel's text: point 3)."""
+    if not runs or "\\" in text or SIZE_SENTINELS.search(text):
         return None
     parts: list[str] = []
     sentinel_runs: list[Run] = []
@@ -94,18 +75,13 @@ def sized_apart(text: str, runs: list[Run]) -> tuple[str, list[Run]] | None:
     for index, (start, end) in enumerate(runs):
         parts.append(text[position:start])
         length += start - position
-        sentinel = _sentinel(index)
-        parts.append(sentinel)
-        sentinel_runs.append((length, length + len(sentinel)))
-        length += len(sentinel)
+        size_sentinel = sentinel("size", index)
+        parts.append(size_sentinel)
+        sentinel_runs.append((length, length + len(size_sentinel)))
+        length += len(size_sentinel)
         position = end
     parts.append(text[position:])
-    apart = "".join(parts)
-    for index, (start, _) in enumerate(sentinel_runs):
-        sentinel = _sentinel(index)
-        if apart.find(sentinel) != start or apart.find(sentinel, start + 1) != -1:
-            return None
-    return apart, sentinel_runs
+    return "".join(parts), sentinel_runs
 
 
 def in_dims_tokens(tree: Tree, runs: list[Run]) -> bool:
@@ -145,7 +121,6 @@ class _Recipe:
     def __init__(self, sentinel_runs: list[Run]):
         self.runs = sentinel_runs
         self.first = sentinel_runs[0][0]
-        self.sentinels = re.compile("|".join(_sentinel(i) for i in range(len(sentinel_runs))))
 
     def step(self, value: object) -> Step | None:
         """The step that rebuilds ``value``, or None when it is kept; raises ValueError for
@@ -181,15 +156,9 @@ class _Recipe:
         return _rebuild(kind, fields, steps)
 
     def _text(self, text: str) -> Step | None:
-        pieces: list[str | int] = []
-        position = 0
-        for match in self.sentinels.finditer(text):
-            pieces += [text[position : match.start()], int(match.group()[1:-1])]
-            position = match.end()
-        if not pieces:
+        parts = cut_at_sentinels(text, SIZE_SENTINELS)
+        if all(isinstance(part, str) for part in parts):
             return None
-        pieces.append(text[position:])
-        parts = tuple(piece for piece in pieces if piece != "")
 
         def write(sizes: SizesOf) -> str:
             return "".join([part if isinstance(part, str) else sizes.sizes[part] for part in parts])

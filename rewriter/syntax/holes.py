@@ -1,9 +1,9 @@
 """The holes of a statement: the parts that differ between statements of one shape.
 
-``shape_of`` finds them with a loop over the matches of one pattern (``_HOLES``); a
-statement's *shape* is its text with each hole blanked (the kinds of hole, the grammar's
-pattern each takes and what it is blanked to are ``blanks``'s). Which parts are holes, and why a
-shape's parse is every one of its statements' parse, is argued in ``call_shapes``.
+``blanks.shape_of`` finds them with a loop over the matches of one pattern; a statement's
+*shape* is its text with each hole blanked (``blanks`` has the kinds of hole, the grammar's
+pattern each takes and what it is blanked to). Which parts are holes, and why a shape's
+parse is every one of its statements' parse, is argued in ``call_shapes``.
 
 That loop is most of what a call of a known shape costs, so every shape seen twice gets
 a *matcher* (``shape_matcher``): a group for each hole that takes what ``shape_of`` takes
@@ -57,45 +57,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .blanks import BLANK, FLOAT_TYPE, HOLE_PATTERNS
+from .blanks import HOLE_PATTERNS, Hole, shape_of
 from .integers import digits_always_taken, negative_digits_always_taken, range_error
-from .terminals import COMMENT, STRING
 
-
-def _hole(kind: str) -> str:
-    return f"(?P<{kind}>{HOLE_PATTERNS[kind]})"
-
-
-_HOLES = re.compile(
-    STRING
-    + f"|{COMMENT}"
-    + rf"|%{_hole('name')}"
-    + rf"|loc\(#{_hole('alias')}\)"
-    + rf"|stablehlo\.custom_call[ \t]+@{_hole('target')}"
-    + rf"|=[ \t]*(?:{_hole('float')}{FLOAT_TYPE}"
-    + rf"|{_hole('int')}(?=[ \t]*:[ \t]*[su]?i[0-9]+(?![\w$.]))"
-    + rf"|{_hole('bool')}(?=[ \t]*[,}}]))"
-)
 _INT_TYPE = re.compile(r"[ \t]*:[ \t]*([su]?i[0-9]+)")
-
-Hole = tuple[int, int, str]  # start and end in the statement, kind
-
-
-def shape_of(piece: str) -> tuple[str, list[Hole]]:
-    """The shape of a statement's text, and its holes."""
-    holes: list[Hole] = []
-    parts: list[str] = []
-    position = 0
-    for match in _HOLES.finditer(piece):
-        kind = match.lastgroup  # None for a string or a comment: part of the shape
-        if kind is not None:
-            start, end = match.span(kind)
-            holes.append((start, end, kind))
-            parts.append(piece[position:start])
-            parts.append(BLANK[kind])
-            position = end
-    parts.append(piece[position:])
-    return "".join(parts), holes
 
 
 def shape_matcher(piece: str, holes: Sequence[Hole]) -> re.Pattern[str]:

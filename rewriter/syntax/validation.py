@@ -282,7 +282,7 @@ class _Parser:
 class LineShapes:
     """The shapes of one validation's lines (``blanks``, points 3 to 6).
 
-    A custom call line has its statement's shape (``holes.shape_of``, found by a
+    A custom call line has its statement's shape (``blanks.shape_of``, found by a
     ShapeFinder, of the line before its line break) and its line break: which is the
     shape of the whole line, since a line break ends every match of ``shape_of`` as the
     end of the text does (no pattern takes one, and every look-ahead that reaches it fails
