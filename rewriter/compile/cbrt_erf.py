@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import operations_where
+from .mlir_walk import operations_where, static_result_of
 
 CBRT = "stablehlo.cbrt"
 ERF = "chlo.erf"  # a stablehlo.composite of that name, as jax writes it
@@ -34,14 +34,8 @@ def f32_cbrt_erf(module: Any) -> int:
     from iree.compiler import ir
 
     def static_f32(operation: Any) -> bool:
-        if operation.name != CBRT and not _is_erf(operation):
-            return False
-        tensor = operation.results[0].type
-        return (
-            isinstance(tensor, ir.RankedTensorType)
-            and isinstance(tensor.element_type, ir.F32Type)
-            and tensor.has_static_shape
-        )
+        chosen = operation.name == CBRT or _is_erf(operation)
+        return chosen and static_result_of(operation, ir.F32Type)
 
     found = operations_where(module, static_f32)
     for operation in found:

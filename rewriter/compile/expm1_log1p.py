@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import operations_where
+from .mlir_walk import operations_where, static_result_of
 
 EXPM1 = "stablehlo.exponential_minus_one"
 LOG1P = "stablehlo.log_plus_one"
@@ -69,14 +69,7 @@ def accurate_expm1_log1p(module: Any) -> int:
     from iree.compiler import ir
 
     def static_f64(operation: Any) -> bool:
-        if operation.name not in (EXPM1, LOG1P):
-            return False
-        tensor = operation.results[0].type
-        return (
-            isinstance(tensor, ir.RankedTensorType)
-            and isinstance(tensor.element_type, ir.F64Type)
-            and tensor.has_static_shape
-        )
+        return operation.name in (EXPM1, LOG1P) and static_result_of(operation, ir.F64Type)
 
     found = operations_where(module, static_f64)
     for operation in found:

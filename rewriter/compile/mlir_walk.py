@@ -30,3 +30,17 @@ def operations_where(module: Any, keep: Callable[[Any], bool]) -> list[Any]:
 
     module.operation.walk(visit)
     return found
+
+
+def static_result_of(operation: Any, *element_types: type) -> bool:
+    """Whether ``operation``'s first result is a tensor of static shape whose element is
+    an instance of one of ``element_types`` (``ir.F32Type``, ...): what the math fixes
+    rewrite, since the forms they write need the shape (dynamic shapes keep IREE's op)."""
+    from iree.compiler import ir
+
+    tensor = operation.results[0].type
+    return (
+        isinstance(tensor, ir.RankedTensorType)
+        and isinstance(tensor.element_type, element_types)
+        and tensor.has_static_shape
+    )

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from .f64_math import EXP_BODY, EXP_RESULT
-from .mlir_walk import operations_where
+from .mlir_walk import operations_where, static_result_of
 
 POWER = "stablehlo.power"
 
@@ -239,14 +239,7 @@ def accurate_power(module: Any) -> int:
     from iree.compiler import ir
 
     def static_float(operation: Any) -> bool:
-        if operation.name != POWER:
-            return False
-        tensor = operation.results[0].type
-        return (
-            isinstance(tensor, ir.RankedTensorType)
-            and isinstance(tensor.element_type, ir.F32Type | ir.F64Type)
-            and tensor.has_static_shape
-        )
+        return operation.name == POWER and static_result_of(operation, ir.F32Type, ir.F64Type)
 
     found = operations_where(module, static_float)
     templates: dict[str, Any] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..compile.f64_math import EXP_BODY, EXP_RESULT
-from ..compile.mlir_walk import operations_where
+from ..compile.mlir_walk import operations_where, static_result_of
 
 
 def fast_f64_exp(module: Any) -> int:
@@ -25,14 +25,7 @@ def fast_f64_exp(module: Any) -> int:
     from iree.compiler import ir
 
     def static_f64(operation: Any) -> bool:
-        if operation.name != "stablehlo.exponential":
-            return False
-        tensor = operation.results[0].type
-        return (
-            isinstance(tensor, ir.RankedTensorType)
-            and isinstance(tensor.element_type, ir.F64Type)
-            and tensor.has_static_shape
-        )
+        return operation.name == "stablehlo.exponential" and static_result_of(operation, ir.F64Type)
 
     found = operations_where(module, static_f64)
     templates: dict[str, Any] = {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compile.mlir_walk import operations_named
+from ..compile.mlir_walk import operations_named, static_result_of
 
 
 def fast_f64_tanh(module: Any) -> int:
@@ -23,15 +23,9 @@ def fast_f64_tanh(module: Any) -> int:
     the module's doc says; return how many."""
     from iree.compiler import ir
 
-    def static_f64(operation: Any) -> bool:
-        tensor = operation.results[0].type
-        return (
-            isinstance(tensor, ir.RankedTensorType)
-            and isinstance(tensor.element_type, ir.F64Type)
-            and tensor.has_static_shape
-        )
-
-    found = [op for op in operations_named(module, "stablehlo.tanh") if static_f64(op)]
+    found = [
+        op for op in operations_named(module, "stablehlo.tanh") if static_result_of(op, ir.F64Type)
+    ]
     for operation in found:
         with ir.InsertionPoint(operation), operation.location:
             result = _tanh_by_exp(ir, operation.operands[0])
