@@ -613,7 +613,10 @@ def test_program_runs_and_agrees_with_jax(
         other = np.asarray(other)
         if bound is not None:
             assert one.dtype == other.dtype and one.shape == other.shape
-            difference = np.abs(one.astype(np.float64) - other.astype(np.float64))
+            # Complex results are compared by the modulus of the difference, as the bounds
+            # are stated (a cast to float64 would drop the imaginary parts).
+            wide = np.complex128 if one.dtype.kind == "c" else np.float64
+            difference = np.abs(one.astype(wide) - other.astype(wide))
             assert np.all(difference <= bound), (one, other, bound)
         else:
             assert_agrees(one, other)
