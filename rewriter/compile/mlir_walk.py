@@ -44,3 +44,23 @@ def static_result_of(operation: Any, *element_types: type) -> bool:
         and isinstance(tensor.element_type, element_types)
         and tensor.has_static_shape
     )
+
+
+def replace_by_template(operation: Any, template: Any) -> None:
+    """Replace ``operation`` by a clone of the first two ops of ``template``'s function: a
+    ``tensor.empty`` and a ``linalg.generic`` whose inputs become ``operation``'s operands,
+    in order, and whose output the empty tensor (the form the math fixes write once per
+    tensor type and clone at each op of that type)."""
+    from iree.compiler import ir
+
+    body = template.body.operations[0].regions[0].blocks[0].operations
+    empty, generic = body[0], body[1]
+    with ir.InsertionPoint(operation):
+        made = empty.clone()
+        result = generic.clone()
+    inputs = list(operation.operands)
+    for index, operand in enumerate(inputs):
+        result.operands[index] = operand
+    result.operands[len(inputs)] = made.result
+    operation.results[0].replace_all_uses_with(result.result)
+    operation.erase()

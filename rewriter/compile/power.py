@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from .f64_math import EXP_BODY, EXP_RESULT
-from .mlir_walk import operations_where, static_result_of
+from .mlir_walk import operations_where, replace_by_template, static_result_of
 
 POWER = "stablehlo.power"
 
@@ -249,16 +249,7 @@ def accurate_power(module: Any) -> int:
         if kind not in templates:
             element = "f32" if isinstance(tensor.element_type, ir.F32Type) else "f64"
             templates[kind] = ir.Module.parse(_generic(kind, tensor.rank, element))
-        body = templates[kind].body.operations[0].regions[0].blocks[0].operations
-        empty, generic = body[0], body[1]
-        with ir.InsertionPoint(operation):
-            made = empty.clone()
-            result = generic.clone()
-        result.operands[0] = operation.operands[0]
-        result.operands[1] = operation.operands[1]
-        result.operands[2] = made.result
-        operation.results[0].replace_all_uses_with(result.result)
-        operation.erase()
+        replace_by_template(operation, templates[kind])
     return len(found)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..compile.f64_math import EXP_BODY, EXP_RESULT
-from ..compile.mlir_walk import operations_where, static_result_of
+from ..compile.mlir_walk import operations_where, replace_by_template, static_result_of
 
 
 def fast_f64_exp(module: Any) -> int:
@@ -33,15 +33,7 @@ def fast_f64_exp(module: Any) -> int:
         kind = str(operation.results[0].type)
         if kind not in templates:
             templates[kind] = ir.Module.parse(_generic(kind, operation.results[0].type.rank))
-        body = templates[kind].body.operations[0].regions[0].blocks[0].operations
-        empty, generic = body[0], body[1]
-        with ir.InsertionPoint(operation):
-            made = empty.clone()
-            result = generic.clone()
-        result.operands[0] = operation.operands[0]
-        result.operands[1] = made.result
-        operation.results[0].replace_all_uses_with(result.result)
-        operation.erase()
+        replace_by_template(operation, templates[kind])
     return len(found)
 
 
