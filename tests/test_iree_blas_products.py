@@ -11,6 +11,7 @@ the plugin could be named, and when cross-compiling, IREE's own code stays.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,8 @@ FITTING = [
     ((1, 7), (7, 1), DotDimensions((), (), (1,), (0,))),  # a dot product
     ((7,), (7, 3), DotDimensions((), (), (0,), (0,))),  # a vector times a matrix
     ((300, 400), (400, 200), DotDimensions((), (), (1,), (0,))),  # split in row blocks
+    ((200, 400), (400, 300), DotDimensions((), (), (1,), (0,))),  # in column blocks
+    ((400, 200), (300, 400), DotDimensions((), (), (0,), (1,))),  # the same, both transposed
 ]
 # Neither the rows nor the columns of the lhs are contiguous: IREE keeps it.
 NOT_FITTING = [
@@ -73,21 +76,26 @@ def gemm_as_c_does(layout: Layout, lhs: np.ndarray, rhs: np.ndarray, shape) -> n
     """Every task of abi/iree_blas_products.c, on numpy views of the flat storage."""
     a, b = lhs.ravel(), rhs.ravel()
     c = np.full(int(np.prod(shape)), np.nan)
-    blocks = -(-layout.m // layout.rows)
+    row_blocks, col_blocks = -(-layout.m // layout.rows), -(-layout.n // layout.cols)
     for task in range(layout.tasks):
-        item, first = divmod(task, blocks)
-        first *= layout.rows
+        item, within = divmod(task, row_blocks * col_blocks)
+        first_row, first_col = (
+            (within // col_blocks) * layout.rows,
+            (within % col_blocks) * layout.cols,
+        )
         offsets = [0, 0, 0]
         for d in reversed(range(len(layout.batch))):
             item, index = divmod(item, layout.batch[d])
             strides = (layout.a_batch[d], layout.b_batch[d], layout.c_batch[d])
             offsets = [o + index * s for o, s in zip(offsets, strides, strict=True)]
-        rows = min(layout.rows, layout.m - first)
-        a_at = offsets[0] + first * (1 if layout.trans_a else layout.lda)
-        c_at = offsets[2] + first * layout.ldc
+        rows = min(layout.rows, layout.m - first_row)
+        cols = min(layout.cols, layout.n - first_col)
+        a_at = offsets[0] + first_row * (1 if layout.trans_a else layout.lda)
+        b_at = offsets[1] + first_col * (layout.ldb if layout.trans_b else 1)
+        c_at = offsets[2] + first_row * layout.ldc + first_col
         op_a = view(a, a_at, rows, layout.k, layout.trans_a, layout.lda)
-        op_b = view(b, offsets[1], layout.k, layout.n, layout.trans_b, layout.ldb)
-        block = view(c, c_at, rows, layout.n, 0, layout.ldc)
+        op_b = view(b, b_at, layout.k, cols, layout.trans_b, layout.ldb)
+        block = view(c, c_at, rows, cols, 0, layout.ldc)
         block[...] = op_a @ op_b
     return c.reshape(shape)
 
@@ -112,11 +120,28 @@ def test_the_layout_gives_dot_general(lhs_shape, rhs_shape, dims):
 
 def test_products_are_split_only_when_single_and_large():
     single = layout_of((300, 400), (400, 200), FITTING[0][2])
-    assert single is not None and single.tasks == 4 and single.rows == 75
+    assert single is not None and single.tasks == 4
+    assert (single.rows, single.cols) == (75, 200)
     batched = layout_of((2, 300, 400), (2, 400, 200), DotDimensions((0,), (0,), (2,), (1,)))
-    assert batched is not None and batched.tasks == 2 and batched.rows == 300
+    assert batched is not None and batched.tasks == 2
+    assert (batched.rows, batched.cols) == (300, 200)
     small = layout_of((5, 7), (7, 3), FITTING[0][2])
     assert small is not None and small.tasks == 1
+
+
+def test_a_split_packs_the_smaller_operand_again():
+    """A block of rows repacks all of B, one of columns all of A: a wide product is cut in
+    columns."""
+    wide = layout_of((200, 400), (400, 300), FITTING[0][2])
+    assert wide is not None and wide.tasks == 4
+    assert (wide.rows, wide.cols) == (200, 75)
+
+
+def test_products_are_whole_when_not_split():
+    for lhs, rhs in [((300, 400), (400, 200)), ((200, 400), (400, 300))]:
+        whole = layout_of(lhs, rhs, FITTING[0][2], split=False)
+        assert whole is not None and whole.tasks == 1
+        assert (whole.rows, whole.cols) == (whole.m, whole.n)
 
 
 def test_merged_batch_dimensions_and_transposes():
@@ -278,6 +303,30 @@ def test_f32_products_run_in_the_blas_with_jax_numbers(index, tmp_path):
     got = module.main(*inputs)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
+
+
+def workgroups(sources: str) -> list[int]:
+    """The workgroup count of each gemm executable in ``sources`` (its export's hal.return)."""
+    return [
+        int(count) if count.isdigit() else 1
+        for count in re.findall(r"hal\.return %c(\w+), %c1, %c1 : index", sources)
+    ]
+
+
+@runs_modules
+def test_a_large_product_is_split_for_local_task_only(tmp_path):
+    """On local-sync the blocks of a product run one after the other, each packing an
+    operand again: the product stays whole. local-task's workers share four blocks."""
+    path, inputs, expected = rewritten(
+        lambda a, b: a @ b, [(128, 256), (256, 512)], tmp_path, np.float32
+    )
+    counts = {}
+    for driver in ("local-sync", "local-task"):
+        sources = executable_sources(path, tmp_path / driver, blas_products=("f32",), driver=driver)
+        counts[driver] = workgroups(sources)
+        got = load(path, imports={}, driver=driver).main(*inputs)
+        np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
+    assert counts == {"local-sync": [1], "local-task": [4]}
 
 
 DRIVER_FIRST = """

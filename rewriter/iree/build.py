@@ -63,7 +63,7 @@ from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from .drivers import WORK_KEY
+from .drivers import WORK_KEY, driver_for
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -182,6 +182,7 @@ def compile_module(
     cache: bool = True,
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
     blas_products: Collection[str] = (),
+    driver: str | None = None,
 ) -> tuple[bytes, list[ImportSignature]]:
     """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
     (also written to ``output`` when given) and the signatures of its imports.
@@ -201,7 +202,11 @@ def compile_module(
     ``blas_products`` names the element types (``"f32"``, ``"f64"``) whose matrix products
     become dispatches that call a BLAS's gemm (``blas_products.py``); ``load`` must then
     run the module with the executable plugin and a BLAS (``blas_gemm.py``). A cross
-    compile (``triple``) keeps IREE's own products: the BLAS is this machine's.
+    compile (``triple``) keeps IREE's own products: the BLAS is this machine's. ``driver``
+    is the driver that will run the module (``load`` passes its own): a large product is cut
+    in blocks for ``local-task``'s workers, and left whole for ``local-sync``, where blocks
+    only cost (``blas_products.py``); without one, the driver ``load`` would pick for the
+    module (``drivers.py``).
 
     A module compiled before with the same flags and tools comes from the compile cache
     (``rewriter/compile/cache.py``); ``cache=False`` compiles and stores nothing."""
@@ -217,9 +222,12 @@ def compile_module(
     command += target_flags(cpu, triple)
     command += extra_args
     products = sorted(set(blas_products)) if triple is None else []
+    work = estimated_work(text)
+    split = (driver or driver_for(work)) == "local-task"
     key = None
     if cache and bindings is not None:
-        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch), products)
+        chosen = (products, split) if products else None
+        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch), chosen)
         with compile_cache.lookup(key) as hit:
             if hit is not None:
                 try:
@@ -238,8 +246,9 @@ def compile_module(
         # A system library is one for this machine, and only when the caller allows it.
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(
-            text, str(path), embedded, system_library_allowed, ffi_dispatch, products
-        )
+            text, str(path), embedded, system_library_allowed, ffi_dispatch, products,
+            split=split, work=work,
+        )  # fmt: skip
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
         done = _run([*command, str(embedded), "-o", str(vmfb)])
@@ -281,11 +290,12 @@ def _cache_key(
     command: list[str],
     bindings: str,
     dispatch: object = None,
-    products: list[str] | None = None,
+    products: tuple[list[str], bool] | None = None,
 ) -> str:
     """The key of a compile in the cache: the module, iree-compile's flags and identity,
     this machine's CPU when the code is for it (``=host``), the bindings that rewrite the
-    module first and the rewriter's own code."""
+    module first and the rewriter's own code; the products given to the BLAS and whether
+    they are cut in blocks."""
     host_cpu = compile_cache.host_cpu()
     return compile_cache.key_of(
         {
@@ -297,7 +307,7 @@ def _cache_key(
             "iree-base-compiler": bindings,
             "rewriter": compile_cache.package_identity(),
             **({"ffi_dispatch": dispatch} if dispatch is not None else {}),
-            **({"blas_products": products} if products else {}),
+            **({"blas_products": products[0], "split": products[1]} if products else {}),
         }
     )
 
@@ -326,12 +336,16 @@ def _write_with_metadata(
     libm_allowed: bool,
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
     blas_products: Collection[str] = (),
+    *,
+    split: bool,
+    work: int | None,
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``, the input fixes; f32 ``atan2``, ``sin``, ``cos`` and ``tan`` by
-    libm's f64 ones only with ``libm_allowed``), add the import signatures to the module's
-    ``iree.reflection`` and write it as bytecode to ``destination``; return the signatures
-    and whether the module now needs libm's f64 ``atan2``, ``sin``, ``cos`` or ``tan``."""
+    libm's f64 ones only with ``libm_allowed``), add the import signatures and ``work`` (its
+    estimate, ``work.py``) to the module's ``iree.reflection`` and write it as bytecode to
+    ``destination``; return the signatures and whether the module now needs libm's f64
+    ``atan2``, ``sin``, ``cos`` or ``tan``. ``split``: large BLAS products in blocks."""
     from iree.compiler import ir
 
     from ..compile.composites import call_decompositions
@@ -379,15 +393,15 @@ def _write_with_metadata(
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
         fast_f64_exp(module)  # and so is its exp (tanh's too: after it)
-        if blas_products and route_products_to_blas(module, blas_products):  # gemm
+        if blas_products and route_products_to_blas(module, blas_products, split):  # gemm
             chosen = json.dumps(sorted(blas_products))
             _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)
         split_complex_pads(module)  # nor pad complex elements
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
-        work = json.dumps(estimated_work(text))  # drivers.py: which driver runs it
-        _add_reflection(ir, module.operation, WORK_KEY, work)
+        # drivers.py: which driver runs it
+        _add_reflection(ir, module.operation, WORK_KEY, json.dumps(work))
         writes = json.dumps(_has_in_place_ops(ir, module))
         for function in _public_functions(module):
             names = json.dumps(argument_names(ir, function))

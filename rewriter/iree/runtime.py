@@ -213,7 +213,7 @@ def _load(
     # So do the matrix products that a BLAS computes faster than IREE (blas_products.py).
     gemm = blas_gemm.functions() if not plugin_problem else {}
     products = [e for e in ROUTED_ELEMENTS if gemm.get(IMPORT_PREFIX + e)]
-    data, signatures = _program(path, vmfb, cpu, compile_args, selection, products)
+    data, signatures = _program(path, vmfb, cpu, compile_args, selection, products, driver)
     if vmfb is not None:
         _check_blas(path, vmfb, gemm, plugin_problem)
     sorts = [s for s in signatures if s.module == SORT_MODULE]
@@ -324,10 +324,11 @@ def _program(
     compile_args: tuple[str, ...],
     ffi_dispatch: Mapping[str, bool],
     blas_products: list[str],
+    driver: str,
 ) -> tuple[bytes, list[ImportSignature]]:
     """The ``.vmfb`` bytes and import signatures: those of ``vmfb`` (``path`` read by
-    ``_open_vmfb``), else ``path`` compiled (the calls ``ffi_dispatch`` chooses as
-    dispatches, the products of ``blas_products`` in the BLAS)."""
+    ``_open_vmfb``), else ``path`` compiled for ``driver`` (the calls ``ffi_dispatch``
+    chooses as dispatches, the products of ``blas_products`` in the BLAS)."""
     try:
         if vmfb is not None:
             return vmfb.data, signatures_in(vmfb.attributes)
@@ -344,6 +345,7 @@ def _program(
             extra_args=compile_args,
             ffi_dispatch=chosen,
             blas_products=blas_products,
+            driver=driver,
         )
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None
