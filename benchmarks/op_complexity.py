@@ -15,7 +15,10 @@ Each op is exported with jax at each size, compiled on both paths and timed agai
 medians (each over half a second), the three paths taking turns.
 Then a markdown table: each path's ms per call at each size, and its growth from one size
 to the next (time at 8x the elements over time at the size before), beside XLA's. A path
-whose growth is well above XLA's has a worse complexity (a quadratic loop grows 64x). A size
+whose growth is well above XLA's has a worse complexity (a quadratic loop grows 64x). XLA's
+fixed cost per call (tens of microseconds) makes its growth small between the small sizes,
+so a second table gives each path's time over jax.jit's at each size: a ratio that rises
+with the size is a path falling behind XLA, whatever the fixed costs. A size
 whose predicted time (the last time times the last growth) exceeds ``--budget`` seconds per
 call is skipped, and so is a path that cannot compile or run it (the reason is printed).
 Prints the load average first and last. ``--clock cpu`` measures the CPU time of the
@@ -238,6 +241,23 @@ def table(results: dict, names: list[str], sizes: list[int]) -> str:
     return "\n".join(lines)
 
 
+def ratios(results: dict, names: list[str], sizes: list[int]) -> str:
+    """The markdown table of each path's time over jax.jit's at each size: a ratio that
+    rises with the size is a path falling behind XLA, whatever XLA's fixed cost per call
+    (which makes XLA's growth small from the smallest sizes)."""
+    header = ["op", "path", *(f"{s:,}" for s in sizes)]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for name in names:
+        xla = results[name, "jit"]
+        for path in PATHS[1:]:
+            cells = [
+                f"{own / base:.2f}" if isinstance(own, float) and isinstance(base, float) else "-"
+                for own, base in zip(results[name, path], xla, strict=True)
+            ]
+            lines.append(f"| {name} | {path} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="jax.jit against rewriter.compile and rewriter.iree on the ops around "
@@ -297,3 +317,5 @@ if __name__ == "__main__":
             print("CPU time of the process (--clock cpu: every thread's), not wall time\n")
         timed = measure(names, chosen.sizes, chosen.budget, chosen.repeat, chosen.clock)
         print(table(timed, names, chosen.sizes))
+        print("\nEach path's time over jax.jit's at each size (above 1: slower than XLA):\n")
+        print(ratios(timed, names, chosen.sizes))

@@ -208,3 +208,22 @@ def test_instructions_reads_callgrinds_count():
     assert instructions.collected(report) == 187812345
     with pytest.raises(RuntimeError, match="no instruction count"):
         instructions.collected("==1== Memcheck, a memory error detector\n")
+
+
+def test_op_complexity_ratios_are_each_path_over_jax_jit():
+    """The second table of op_complexity.py: time over jax.jit's at the same size, and a dash
+    where a figure is missing (derived by hand)."""
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks.op_complexity import ratios
+
+    results = {
+        ("gather", "jit"): [1.0, 2.0],
+        ("gather", "compile"): [0.5, "skipped"],
+        ("gather", "iree"): [2.0, 8.0],
+    }
+    assert ratios(results, ["gather"], [1000, 8000]).splitlines() == [
+        "| op | path | 1,000 | 8,000 |",
+        "| --- | --- | --- | --- |",
+        "| gather | compile | 0.50 | - |",
+        "| gather | iree | 2.00 | 4.00 |",
+    ]
