@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from jax_corpus import corpus
 
+from rewriter.syntax import compact as compact_module
 from rewriter.syntax.compact import _SQUEEZE, _spans_by_find, compact
 
 pytestmark = pytest.mark.jax
@@ -31,6 +32,15 @@ def texts() -> list[str]:
 
 
 def test_find_based_spans_agree_with_the_regex():
+    for text in texts():
+        assert _spans_by_find(text) == regex_spans(text), repr(text[:200])
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 5])
+def test_spans_agree_with_the_regex_whatever_the_comment_window(window, monkeypatch):
+    """A search for ``//`` stops a window past the next quote: windows of a few characters
+    put its stops everywhere in the random texts, a ``//`` straddling one included."""
+    monkeypatch.setattr(compact_module, "_COMMENT_WINDOW", window)
     for text in texts():
         assert _spans_by_find(text) == regex_spans(text), repr(text[:200])
 
