@@ -3,11 +3,13 @@ derived by hand in the test's docstring (the end-to-end tests compare whole expo
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rewriter.plan.call_shapes import CallShapes
 from rewriter.plan.calling_conventions import C_ABI
-from rewriter.plan.edits import Edit, apply_edits
+from rewriter.plan.edits import _LONGEST_KEPT, Edit, apply_edits
 from rewriter.plan.judging import TARGET
 from rewriter.plan.planner import _call_shapes, plan_rewrite, warning_at
 from rewriter.syntax.blanks import shape_of
@@ -312,6 +314,17 @@ def test_apply_edits_writes_each_piece_between_edits_as_it_is():
     edits.append(Edit.insert(0, "first\n"))
     edits.append(Edit.insert(0, "second\n"))
     assert len({text[a.end : b.start] for a, b in zip(edits[:-3], edits[1:-2], strict=True)}) > 64
+    assert apply_edits(text, edits) == _applied_one_by_one(text, edits)
+
+
+def test_apply_edits_writes_long_pieces_as_they_are():
+    """Pieces longer than ``_LONGEST_KEPT`` (a constant's hex between two calls) are not
+    looked up among the kept ones, equal or not: the output is the edits applied one by
+    one."""
+    long_piece = "  %w = constant " + "0F" * _LONGEST_KEPT + "\n"
+    text = "".join(f"  %{k} = call\n" + long_piece[: len(long_piece) - k % 2] for k in range(6))
+    edits = [Edit(m.start(), m.start() + 1, "%r") for m in re.finditer("%[0-9]", text)]
+    assert len(text) > 6 * _LONGEST_KEPT and len(edits) == 6
     assert apply_edits(text, edits) == _applied_one_by_one(text, edits)
 
 
