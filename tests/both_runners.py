@@ -18,6 +18,11 @@ def run_on(runner: str, function, arguments: list[np.ndarray], folder: Path):
     """``function(*arguments)`` exported with jax, rewritten and run on ``runner``."""
     with jax.enable_x64(True):
         text = rewriter.export(function, *arguments).text
+    return run_text_on(runner, text, arguments, folder)
+
+
+def run_text_on(runner: str, text: str, arguments: list[np.ndarray], folder: Path):
+    """The exported module ``text`` rewritten and run on ``runner`` with ``arguments``."""
     if runner == "iree":
         from rewriter.iree import load
 

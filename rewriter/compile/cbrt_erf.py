@@ -12,7 +12,7 @@
   below ``2^-33`` of the first: ``x * 2/sqrt(pi)`` in f64, rounded once to f32, is within
   ``0.5 + 2^-9`` ulp. Larger ``x`` keep IREE's ``erf`` (within 4.3 ulp).
 
-Only static shapes (the constants are splats of the operand's shape).
+Static and dynamic shapes alike (the constants are ``mlir_walk.Splats``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import operations_where, static_result_of
+from .mlir_walk import Splats, operations_where, ranked_result_of
 
 CBRT = "stablehlo.cbrt"
 ERF = "chlo.erf"  # a stablehlo.composite of that name, as jax writes it
@@ -29,15 +29,15 @@ ERF_SMALL = 2.0**-16
 
 
 def f32_cbrt_erf(module: Any) -> int:
-    """Rewrite every static f32 ``cbrt`` and ``erf`` of the ``iree.compiler.ir`` module as
+    """Rewrite every f32 ``cbrt`` and ``erf`` of the ``iree.compiler.ir`` module as
     the module's doc says; return how many."""
     from iree.compiler import ir
 
-    def static_f32(operation: Any) -> bool:
+    def f32_op(operation: Any) -> bool:
         chosen = operation.name == CBRT or _is_erf(operation)
-        return chosen and static_result_of(operation, ir.F32Type)
+        return chosen and ranked_result_of(operation, ir.F32Type)
 
-    found = operations_where(module, static_f32)
+    found = operations_where(module, f32_op)
     for operation in found:
         narrow = operation.results[0].type
         x = operation.operands[0]
@@ -50,19 +50,16 @@ def f32_cbrt_erf(module: Any) -> int:
                     name, results=[result], operands=list(operands), attributes=attributes
                 ).result
 
-            def number(value: float, kind: Any = wide) -> Any:
-                attribute = ir.FloatAttr.get(kind.element_type, value)
-                splat = ir.DenseElementsAttr.get_splat(kind, attribute)
-                return op("stablehlo.constant", result=kind, value=splat)
+            number = Splats(ir, x)
 
             if operation.name == CBRT:
                 w = op("stablehlo.convert", x)
-                root = op("stablehlo.power", op("stablehlo.abs", w), number(1 / 3))
+                root = op("stablehlo.power", op("stablehlo.abs", w), number(1 / 3, wide))
                 signed = op("stablehlo.multiply", op("stablehlo.sign", w), root)
                 result = op("stablehlo.convert", signed, result=narrow)
             else:
                 w = op("stablehlo.convert", x)
-                scaled = op("stablehlo.multiply", w, number(2 / math.sqrt(math.pi)))
+                scaled = op("stablehlo.multiply", w, number(2 / math.sqrt(math.pi), wide))
                 near = op("stablehlo.convert", scaled, result=narrow)
                 magnitude = op("stablehlo.abs", x, result=narrow)
                 direction = ir.Attribute.parse("#stablehlo<comparison_direction LT>")

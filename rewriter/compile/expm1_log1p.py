@@ -5,7 +5,7 @@ IREE's math transform has polynomials for f32 ``expm1`` and ``log1p`` only; for 
 expands ``math.expm1`` into ``exp(x) - 1`` and ``math.log1p`` into ``log(1 + x)``, so both
 runners (the same ``iree-opt`` lowers them) lose every digit that the subtraction or the
 addition cancels: ``expm1(1e-8)`` is 6e-9 relative off, ``expm1(1e-20)`` and
-``log1p(1e-20)`` are 0. Each static f64 ``stablehlo.exponential_minus_one`` and
+``log1p(1e-20)`` are 0. Each f64 ``stablehlo.exponential_minus_one`` and
 ``stablehlo.log_plus_one`` is written here without branches (both sides computed, one
 selected), so that it vectorizes:
 
@@ -21,8 +21,8 @@ selected), so that it vectorizes:
 - both are ``x`` itself below ``2^-54`` in magnitude, where ``x^2 / 2`` is under half an
   ulp of ``x``: that keeps ``-0.0``, and the subnormals IREE's arithmetic flushes.
 
-Only static shapes (the constants are splats of the operand's shape); f32, which IREE's
-polynomials compute within 2.5 ulp, is left to them.
+Static and dynamic shapes alike (the constants are ``mlir_walk.Splats``); f32, which
+IREE's polynomials compute within 2.5 ulp, is left to them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import operations_where, static_result_of
+from .mlir_walk import Splats, operations_where, ranked_result_of
 
 EXPM1 = "stablehlo.exponential_minus_one"
 LOG1P = "stablehlo.log_plus_one"
@@ -64,18 +64,18 @@ LOG1P_Q = (
 
 
 def accurate_expm1_log1p(module: Any) -> int:
-    """Rewrite every static f64 ``expm1`` and ``log1p`` of the ``iree.compiler.ir`` module
-    as the module's doc says; return how many."""
+    """Rewrite every f64 ``expm1`` and ``log1p`` of the ``iree.compiler.ir`` module as the
+    module's doc says; return how many."""
     from iree.compiler import ir
 
-    def static_f64(operation: Any) -> bool:
-        return operation.name in (EXPM1, LOG1P) and static_result_of(operation, ir.F64Type)
+    def f64_op(operation: Any) -> bool:
+        return operation.name in (EXPM1, LOG1P) and ranked_result_of(operation, ir.F64Type)
 
-    found = operations_where(module, static_f64)
+    found = operations_where(module, f64_op)
     for operation in found:
         with ir.InsertionPoint(operation), operation.location:
-            build = _Builder(ir, operation.operands[0].type)
             x = operation.operands[0]
+            build = _Builder(ir, x)
             result = build.expm1(x) if operation.name == EXPM1 else build.log1p(x)
         operation.results[0].replace_all_uses_with(result)
         operation.erase()
@@ -83,11 +83,13 @@ def accurate_expm1_log1p(module: Any) -> int:
 
 
 class _Builder:
-    """StableHLO ops on tensors of one type, at the current insertion point."""
+    """StableHLO ops on tensors of the type and shape of ``x``, at the current insertion
+    point."""
 
-    def __init__(self, ir: Any, kind: Any) -> None:
+    def __init__(self, ir: Any, x: Any) -> None:
         self.ir = ir
-        self.kind = kind
+        self.kind = x.type
+        self.splats = Splats(ir, x)
 
     def op(self, name: str, *operands: Any, result: Any = None, **attributes: Any) -> Any:
         return self.ir.Operation.create(
@@ -95,9 +97,7 @@ class _Builder:
         ).result
 
     def number(self, value: float) -> Any:
-        ir = self.ir
-        splat = ir.DenseElementsAttr.get_splat(self.kind, ir.FloatAttr.get(ir.F64Type.get(), value))
-        return self.op("stablehlo.constant", value=splat)
+        return self.splats(value, self.kind)
 
     def polynomial(self, coefficients: tuple[float, ...], at: Any) -> Any:
         """``coefficients[0] at^n + ... + coefficients[n]`` by Horner's rule."""

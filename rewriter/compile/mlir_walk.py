@@ -32,35 +32,117 @@ def operations_where(module: Any, keep: Callable[[Any], bool]) -> list[Any]:
     return found
 
 
-def static_result_of(operation: Any, *element_types: type) -> bool:
-    """Whether ``operation``'s first result is a tensor of static shape whose element is
-    an instance of one of ``element_types`` (``ir.F32Type``, ...): what the math fixes
-    rewrite, since the forms they write need the shape (dynamic shapes keep IREE's op)."""
+def ranked_result_of(operation: Any, *element_types: type) -> bool:
+    """Whether ``operation``'s first result is a ranked tensor, of static or dynamic shape,
+    whose element is an instance of one of ``element_types`` (``ir.F32Type``, ...): what
+    the math fixes rewrite (``Splats`` and ``replace_by_template`` take both kinds of
+    shape)."""
     from iree.compiler import ir
 
     tensor = operation.results[0].type
-    return (
-        isinstance(tensor, ir.RankedTensorType)
-        and isinstance(tensor.element_type, element_types)
-        and tensor.has_static_shape
+    return isinstance(tensor, ir.RankedTensorType) and isinstance(
+        tensor.element_type, element_types
     )
 
 
+class Splats:
+    """Tensors of one number in every element, shaped as the value ``like``, made at the
+    insertion point: a splat constant when the shape is static; else a scalar constant
+    broadcast to ``like``'s sizes, read once (``stablehlo.get_dimension_size``), as jax
+    writes a constant of a symbolic shape."""
+
+    def __init__(self, ir: Any, like: Any) -> None:
+        self.ir = ir
+        self.like = like
+        self._sizes: Any = None
+
+    def __call__(self, value: float, kind: Any) -> Any:
+        """A ``kind`` tensor (``like``'s shape, any float element) of ``value``."""
+        ir = self.ir
+        number = ir.FloatAttr.get(kind.element_type, value)
+        if kind.has_static_shape:
+            splat = ir.DenseElementsAttr.get_splat(kind, number)
+            return _create(ir, "stablehlo.constant", kind, value=splat)
+        scalar_type = ir.RankedTensorType.get([], kind.element_type)
+        scalar = _create(
+            ir,
+            "stablehlo.constant",
+            scalar_type,
+            value=ir.DenseElementsAttr.get_splat(scalar_type, number),
+        )
+        return _create(
+            ir,
+            "stablehlo.dynamic_broadcast_in_dim",
+            kind,
+            scalar,
+            self._shape(),
+            broadcast_dimensions=ir.DenseI64ArrayAttr.get([]),
+        )
+
+    def _shape(self) -> Any:
+        """``like``'s sizes as a ``tensor<rank x i32>``."""
+        if self._sizes is None:
+            ir = self.ir
+            i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+            one = ir.RankedTensorType.get([1], i32)
+            sizes = []
+            for dimension in range(self.like.type.rank):
+                size = _create(
+                    ir,
+                    "stablehlo.get_dimension_size",
+                    ir.RankedTensorType.get([], i32),
+                    self.like,
+                    dimension=ir.IntegerAttr.get(i64, dimension),
+                )
+                sizes.append(_create(ir, "stablehlo.reshape", one, size))
+            self._sizes = sizes[0]
+            if len(sizes) > 1:  # a rank-0 tensor's shape is static: never asked for
+                joined = ir.RankedTensorType.get([len(sizes)], i32)
+                self._sizes = _create(
+                    ir,
+                    "stablehlo.concatenate",
+                    joined,
+                    *sizes,
+                    dimension=ir.IntegerAttr.get(i64, 0),
+                )
+        return self._sizes
+
+
+def _create(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any) -> Any:
+    return ir.Operation.create(
+        name, results=[result], operands=list(operands), attributes=attributes
+    ).result
+
+
 def replace_by_template(operation: Any, template: Any) -> None:
-    """Replace ``operation`` by a clone of the first two ops of ``template``'s function: a
-    ``tensor.empty`` and a ``linalg.generic`` whose inputs become ``operation``'s operands,
-    in order, and whose output the empty tensor (the form the math fixes write once per
-    tensor type and clone at each op of that type)."""
+    """Replace ``operation`` by a clone of the ``linalg.generic`` that begins ``template``'s
+    function (its inputs the function's first arguments, its output the last): its inputs
+    become ``operation``'s operands, in order, and its output a ``tensor.empty`` of the
+    result's type, of the sizes of ``operation``'s first operand where they are dynamic
+    (the form the math fixes write once per tensor type and clone at each op of that
+    type)."""
     from iree.compiler import ir
 
-    body = template.body.operations[0].regions[0].blocks[0].operations
-    empty, generic = body[0], body[1]
-    with ir.InsertionPoint(operation):
-        made = empty.clone()
-        result = generic.clone()
+    generic = template.body.operations[0].regions[0].blocks[0].operations[0]
+    kind = operation.results[0].type
     inputs = list(operation.operands)
-    for index, operand in enumerate(inputs):
-        result.operands[index] = operand
+    with ir.InsertionPoint(operation), operation.location:
+        index = ir.IndexType.get()
+        sizes = [
+            _create(
+                ir,
+                "tensor.dim",
+                index,
+                inputs[0],
+                _create(ir, "arith.constant", index, value=ir.IntegerAttr.get(index, dimension)),
+            )
+            for dimension in range(kind.rank)
+            if kind.is_dynamic_dim(dimension)
+        ]
+        made = ir.Operation.create("tensor.empty", results=[kind], operands=sizes)
+        result = generic.clone()
+    for position, operand in enumerate(inputs):
+        result.operands[position] = operand
     result.operands[len(inputs)] = made.result
     operation.results[0].replace_all_uses_with(result.result)
     operation.erase()

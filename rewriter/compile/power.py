@@ -2,7 +2,7 @@
 
 IREE 3.13's math transform expands ``math.powf`` into ``exp(y * log(x))`` in the
 operands' type on both runners: f64 ``pow`` is up to 1000 ulp off (``pow(2, 1000)`` 308),
-f32 130, and ``pow(x, 0)`` is NaN. Each static ``stablehlo.power`` of f32 or f64 becomes
+f32 130, and ``pow(x, 0)`` is NaN. Each ``stablehlo.power`` of f32 or f64 (of any shape) becomes
 an elementwise ``linalg.generic`` of ``BODY`` (arith and math ops that vectorize), in f64
 for both (f32 operands are extended, the result truncated):
 
@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from .f64_math import EXP_BODY, EXP_RESULT
-from .mlir_walk import operations_where, replace_by_template, static_result_of
+from .mlir_walk import operations_where, ranked_result_of, replace_by_template
 
 POWER = "stablehlo.power"
 
@@ -234,14 +234,14 @@ RESULT = "%pw_result"
 
 
 def accurate_power(module: Any) -> int:
-    """Rewrite every static f32 and f64 ``stablehlo.power`` of the ``iree.compiler.ir``
+    """Rewrite every f32 and f64 ``stablehlo.power`` of the ``iree.compiler.ir``
     module as the module's doc says; return how many."""
     from iree.compiler import ir
 
-    def static_float(operation: Any) -> bool:
-        return operation.name == POWER and static_result_of(operation, ir.F32Type, ir.F64Type)
+    def float_power(operation: Any) -> bool:
+        return operation.name == POWER and ranked_result_of(operation, ir.F32Type, ir.F64Type)
 
-    found = operations_where(module, static_float)
+    found = operations_where(module, float_power)
     templates: dict[str, Any] = {}
     for operation in found:
         tensor = operation.results[0].type
@@ -254,8 +254,8 @@ def accurate_power(module: Any) -> int:
 
 
 def _generic(kind: str, rank: int, element: str) -> str:
-    """A function whose body is ``tensor.empty`` and the ``linalg.generic`` of ``pow`` on
-    ``kind`` tensors: the two ops cloned at each ``power`` of that type."""
+    """A function whose body is the ``linalg.generic`` of ``pow`` on ``kind`` tensors,
+    cloned at each ``power`` of that type (``replace_by_template``)."""
     dimensions = ", ".join(f"d{i}" for i in range(rank))
     identity = f"affine_map<({dimensions}) -> ({dimensions})>"
     parallel = ", ".join(['"parallel"'] * rank)
@@ -267,8 +267,7 @@ def _generic(kind: str, rank: int, element: str) -> str:
         truncation = f"  %pw_narrow = arith.truncf {RESULT} : f64 to f32\n"
         narrow = "%pw_narrow"
     return (
-        f"func.func private @pow(%a: {kind}, %b: {kind}) -> {kind} {{\n"
-        f"  %init = tensor.empty() : {kind}\n"
+        f"func.func private @pow(%a: {kind}, %b: {kind}, %init: {kind}) -> {kind} {{\n"
         f"  %result = linalg.generic {{indexing_maps = [{identity}, {identity}, {identity}],"
         f" iterator_types = [{parallel}]}}\n"
         f"      ins(%a, %b : {kind}, {kind}) outs(%init : {kind}) {{\n"

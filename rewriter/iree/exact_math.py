@@ -12,8 +12,8 @@
   ``r - |x| / r^2`` is exact (Sterbenz) and ``|x| / r^2`` within 1 ulp of ``r`` (two
   roundings), a third of which reaches the result, rounded once more: within
   ``1/3 + 1/2`` ulp (and the rounding of the tiny step).
-  ``sign`` keeps -0, NaN and the infinities, and 0, inf and NaN skip the step. Only static
-  shapes (the constants are splats of the operand's shape).
+  ``sign`` keeps -0, NaN and the infinities, and 0, inf and NaN skip the step. Static and
+  dynamic shapes alike (the constants are ``mlir_walk.Splats``).
 
 f64 ``atan2`` is not in IREE's embedded libm, so a module whose f32 ``atan2`` was widened is
 linked as a system library (``build.py``); when that cannot be (cross-compiling, or an
@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..compile.mlir_walk import operations_where
+from ..compile.mlir_walk import Splats, operations_where
 
 
 def make_math_exact(module: Any, atan2_in_f64: bool = True) -> bool:
@@ -59,7 +59,7 @@ def _needs_rewrite(ir, operation) -> bool:
         return False
     if operation.name == "stablehlo.atan2":
         return isinstance(tensor.element_type, ir.F32Type)
-    return isinstance(tensor.element_type, ir.F64Type) and tensor.has_static_shape
+    return isinstance(tensor.element_type, ir.F64Type)
 
 
 def _op(ir, name: str, result_type, *operands, **attributes):
@@ -80,9 +80,10 @@ def _cbrt_by_pow(ir, operation):
     (x,) = operation.operands
     kind = x.type
 
+    splats = Splats(ir, x)
+
     def constant(value: float):
-        splat = ir.DenseElementsAttr.get_splat(kind, ir.FloatAttr.get(ir.F64Type.get(), value))
-        return _op(ir, "stablehlo.constant", kind, value=splat)
+        return splats(value, kind)
 
     def op(name: str, *operands):
         return _op(ir, name, kind, *operands)

@@ -3,28 +3,29 @@
 IREE 3.13 has no vector code for f64 ``tanh``: each element is a call of libm's ``tanh``,
 20 ns on this machine, and the GELU of jax's transformer blocks (``tanh`` form) made the f64
 block of benchmarks/shape_sweep.py half again as slow as ``jax.jit``; f64 ``exp`` is
-vectorized (``fast_exp.py``, which runs after this). ``fast_f64_tanh`` writes each static
-f64 ``stablehlo.tanh`` as Cephes's ``tanh`` does it: ``sign(x) (1 - 2 / (exp(2 |x|) + 1))``
-from ``|x| = 0.625`` up (and for NaN; ``exp`` overflowing gives +-1), ``x + x^3 P(x^2) /
-Q(x^2)`` below, and ``x`` itself below 2^-27, where ``tanh(x)`` rounds to ``x`` (which
-keeps -0 and the subnormals that IREE's arithmetic flushes). Within 2 units in the last
-place of glibc's ``tanh`` over normal values from 1e-300 to 1e300 (XLA's is within 6).
+vectorized (``fast_exp.py``, which runs after this). ``fast_f64_tanh`` writes each f64
+``stablehlo.tanh`` (of any shape: the constants are ``mlir_walk.Splats``) as Cephes's
+``tanh`` does it: ``sign(x) (1 - 2 / (exp(2 |x|) + 1))`` from ``|x| = 0.625`` up (and for
+NaN; ``exp`` overflowing gives +-1), ``x + x^3 P(x^2) / Q(x^2)`` below, and ``x`` itself
+below 2^-27, where ``tanh(x)`` rounds to ``x`` (which keeps -0 and the subnormals that
+IREE's arithmetic flushes). Within 2 units in the last place of glibc's ``tanh`` over
+normal values from 1e-300 to 1e300 (XLA's is within 6).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..compile.mlir_walk import operations_named, static_result_of
+from ..compile.mlir_walk import Splats, operations_named, ranked_result_of
 
 
 def fast_f64_tanh(module: Any) -> int:
-    """Rewrite every static f64 ``stablehlo.tanh`` of the ``iree.compiler.ir`` module as
-    the module's doc says; return how many."""
+    """Rewrite every f64 ``stablehlo.tanh`` of the ``iree.compiler.ir`` module as the
+    module's doc says; return how many."""
     from iree.compiler import ir
 
     found = [
-        op for op in operations_named(module, "stablehlo.tanh") if static_result_of(op, ir.F64Type)
+        op for op in operations_named(module, "stablehlo.tanh") if ranked_result_of(op, ir.F64Type)
     ]
     for operation in found:
         with ir.InsertionPoint(operation), operation.location:
@@ -47,19 +48,16 @@ def _op(ir: Any, name: str, result_type: Any, *operands: Any, **attributes: Any)
     ).result
 
 
-def _constant(ir: Any, kind: Any, value: float) -> Any:
-    splat = ir.DenseElementsAttr.get_splat(kind, ir.FloatAttr.get(ir.F64Type.get(), value))
-    return _op(ir, "stablehlo.constant", kind, value=splat)
-
-
 def _tanh_by_exp(ir: Any, x: Any) -> Any:
     kind = x.type
 
     def op(name: str, *operands: Any) -> Any:
         return _op(ir, name, kind, *operands)
 
+    splats = Splats(ir, x)
+
     def number(value: float) -> Any:
-        return _constant(ir, kind, value)
+        return splats(value, kind)
 
     magnitude = op("stablehlo.abs", x)
     # |x| < 0.625: x + x^3 P(x^2) / Q(x^2)
