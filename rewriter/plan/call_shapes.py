@@ -146,10 +146,8 @@ def _strings(value: Any) -> list[str]:
             found.append(item)
         elif isinstance(item, (tuple, list)):
             pending.extend(item)
-        else:
-            names = model.field_names_if_dataclass(kind)  # None for a class itself
-            if names is not None:
-                pending.extend([getattr(item, name) for name in names])
+        elif model.field_names_if_dataclass(kind) is not None:  # None for a class itself
+            pending.extend(item.__dict__.values())  # its fields (the model's have no slots)
     return found
 
 
@@ -253,9 +251,11 @@ class CallShape:
 
     def __post_init__(self) -> None:
         holes = [leaf.hole for leaf in self.leaves]
-        # The leaves' hole texts of a statement's hole texts.
+        # The leaves' hole texts of a statement's hole texts (a slice: a tuple of one or none).
         self.values_of: Callable[[tuple[str, ...]], tuple[str, ...]] = (
-            itemgetter(*holes) if len(holes) > 1 else lambda texts: tuple([texts[h] for h in holes])
+            itemgetter(*holes)
+            if len(holes) > 1
+            else itemgetter(slice(holes[0], holes[0] + 1) if holes else slice(0))
         )
 
     def text(self, text: str) -> str:
@@ -417,11 +417,15 @@ class CallShapes:
         judged = shape.by_target.get(target)
         if judged is None:
             judged = shape.by_target[target] = self._judged(shape, target)
+        statement = site.statement
+        group, delta = shape.start_at
+        start = statement + delta + (end_of(group) if group else 0)
+        line, column = self.lines.line_col(start, statement)
         key: tuple[int, ...] = ()
         fields = hole_texts
         if judged.reason is not None:
-            reason = judged.reason
-            report = left_alone_report(self.source.filename, 0, 0, judged.view, target, reason)
+            view, reason = judged.view, judged.reason
+            report = left_alone_report(self.source.filename, line, column, view, target, reason)
         elif judged.signature is None:
             return None
         else:
@@ -443,16 +447,12 @@ class CallShapes:
                     )
                 decided = judged.decided[key] = of_target(extern, target)
             report = rewritten_report(
-                self.source.filename, 0, 0, target, judged.signature, attributes, decided
+                self.source.filename, line, column, target, judged.signature, attributes, decided
             )
-        statement = site.statement
-        group, delta = shape.start_at
-        start = statement + delta + (end_of(group) if group else 0)
         group, delta = shape.end_at
         end = statement + delta + (end_of(group) if group else 0)
         group, delta = shape.target_at
         target_start = statement + delta + (end_of(group) if group else 0)
-        report.line, report.column = self.lines.line_col(start, statement)
         module = self.scan.module_of(site.keyword)
         return PlacedCall(
             shape, None, start, end, target_start, target, fields, module, report, key

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..syntax import model
 from ..syntax.element_types import BY_MLIR, BY_XLA, parse_tensor
@@ -142,15 +143,10 @@ class ExternFacts:
 
     def attribute_value(self) -> str:
         """The value of the ``rewriter.xla_ffi`` entry of the extern's attribute dictionary."""
-        entries = [
-            ("attributes", dictionary((a.name, a.value_text()) for a in self.attributes)),
-            ("operands", string_list(t.text() for t in self.operands)),
-            ("results", string_list(t.text() for t in self.results)),
-        ]
-        if self.shape_operands:
-            entries.append(("shape_operands", integer_list(self.shape_operands)))
-        entries.append(("target", string_literal(self.target)))
-        return dictionary(entries)
+        entries = _entries_but_target(
+            self.attributes, self.operands, self.results, self.shape_operands
+        )
+        return dictionary([*entries, ("target", string_literal(self.target))])
 
     def leaves(self) -> list[AttributeFacts]:
         return [leaf for attribute in self.attributes for leaf in attribute.leaves()]
@@ -162,6 +158,25 @@ class ExternFacts:
             tuple(t for t in self.operands if not t.is_token),
             tuple(t for t in self.results if not t.is_token),
         )
+
+
+@lru_cache(maxsize=1024)
+def _entries_but_target(
+    attributes: tuple[AttributeFacts, ...],
+    operands: tuple[TensorFacts, ...],
+    results: tuple[TensorFacts, ...],
+    shape_operands: tuple[int, ...],
+) -> tuple[tuple[str, str], ...]:
+    """The entries of ``attribute_value`` before the target, by all they are written from:
+    the externs of a file's targets differ in their targets alone, most of them."""
+    entries = [
+        ("attributes", dictionary((a.name, a.value_text()) for a in attributes)),
+        ("operands", string_list(t.text() for t in operands)),
+        ("results", string_list(t.text() for t in results)),
+    ]
+    if shape_operands:
+        entries.append(("shape_operands", integer_list(shape_operands)))
+    return tuple(entries)
 
 
 # ---------------------------------------------------------------- from a call
