@@ -81,11 +81,34 @@ def _fusable(ir, loop) -> bool:
     if inputs[1] != 1 or generic.operands[len(generic.operands) - 1] != carried:
         return False
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    start = operands[3]
     for position, operand in enumerate(generic.operands):
         if operand == carried and not _identity(maps[position]):
             return False
+        if operand != carried and _view_of(ir, operand, start):
+            return False  # it reads the buffer each iteration writes: not once per element
     # the carried buffer only used by the generic and the yield
     return all(use.owner.operation in (generic, terminator) for use in carried.uses)
+
+
+# Ops whose result is a view of their first operand's memory.
+_VIEWS = (
+    "memref.cast",
+    "memref.subview",
+    "memref.reinterpret_cast",
+    "memref.collapse_shape",
+    "memref.expand_shape",
+    "memref.transpose",
+)
+
+
+def _view_of(ir, value, buffer) -> bool:
+    """Whether ``value`` is ``buffer`` or a view of it."""
+    while value != buffer:
+        if not isinstance(value, ir.OpResult) or value.owner.name not in _VIEWS:
+            return False
+        value = value.owner.operands[0]
+    return True
 
 
 def _identity(mapping) -> bool:
