@@ -33,6 +33,9 @@ class _CountingLibc:
         self.frees += 1
         self.libc.free(pointer)
 
+    def malloc_usable_size(self, pointer) -> int:
+        return self.libc.malloc_usable_size(pointer)
+
 
 def _doubled(tmp_path: Path, size: int, monkeypatch) -> tuple[object, list[_CountingLibc]]:
     taken = compiled_loader._take_results
@@ -75,3 +78,23 @@ def test_a_small_result_is_copied_and_its_buffer_freed_at_once(tmp_path: Path, m
     assert result.flags.owndata
     assert [c.frees for c in counters] == [1]
     np.testing.assert_array_equal(result, 2 * x)
+
+
+@pytest.mark.jax
+def test_a_large_result_that_is_a_small_part_of_its_buffer_is_copied(tmp_path: Path):
+    """``lax.top_k`` of 9,000 of 40,000: its results are the first 9,000 of the sorted
+    buffers (160 KB), returned as views; the 36 KB of values are copied, and the buffer
+    freed, rather than kept whole by the array."""
+    import jax
+
+    import rewriter
+
+    x = np.random.default_rng(0).normal(size=40_000).astype(np.float32)
+    text = rewriter.export(lambda x: jax.lax.top_k(x, 9_000), x).text
+    compile_module(rewriter.rewrite(text).text, tmp_path / "top.so")
+    values, indices = load(tmp_path / "top.so").main(x)
+    assert values.nbytes >= compiled_loader.OWNED_RESULT_BYTES
+    assert values.flags.owndata and indices.flags.owndata
+    want_values, want_indices = jax.jit(lambda x: jax.lax.top_k(x, 9_000))(x)
+    np.testing.assert_array_equal(values, want_values)
+    np.testing.assert_array_equal(indices, want_indices)

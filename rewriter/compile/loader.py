@@ -95,6 +95,7 @@ def load(
         prefix, probed = _probe_entries(opened, ffi_handlers, shown=path)
         ffi.cdef(_prefixed(f"extern const char {METADATA_SYMBOL}[];", prefix))
         ffi.cdef("void free(void *);")
+        ffi.cdef("size_t malloc_usable_size(void *);")
         ffi.cdef(_prefixed(BRIDGE_CDEF, prefix))
         ffi.cdef(_prefixed(_declarations(probed), prefix))
         # The library is already bound by the probe; this handle shares it.
@@ -415,8 +416,8 @@ def _take_results(
 ) -> list[np.ndarray]:
     """The results as numpy arrays, each buffer the compiled code returned freed once.
 
-    A row-major result of ``OWNED_RESULT_BYTES`` or more in a buffer of its own becomes
-    the numpy array's memory, freed with ``libc.free`` when the array goes: copying it
+    A row-major result of ``OWNED_RESULT_BYTES`` or more, most of a buffer of its own,
+    becomes the numpy array's memory, freed with ``libc.free`` when the array goes: copying it
     cost up to a quarter of a large elementwise op's call (16 MB: 1.2 ms of
     ``benchmarks/op_complexity.py``'s ``token_while`` at 4M elements, 2.7 of
     ``scatter_add``'s). A smaller result, a result that shares its
@@ -434,12 +435,19 @@ def _take_results(
         shape = tuple(descriptor.sizes) if rank else ()
         count = math.prod(shape)
         strides = tuple(descriptor.strides) if rank and count else ()
-        owned = count * itemsize >= OWNED_RESULT_BYTES and allocations.count(allocated) == 1
-        if owned and allocated and strides == _row_major(shape):
-            # The array owns the buffer: its base is a cffi buffer of the gc'd pointer.
-            owner = ffi.gc(ffi.cast(char_pointer, descriptor.allocated), libc.free)
+        owned = (
+            count * itemsize >= OWNED_RESULT_BYTES
+            and allocated != 0
+            and allocations.count(allocated) == 1
+            and strides == _row_major(shape)
+        )
+        if owned:
             aligned = int(ffi.cast(address, descriptor.aligned))
             start = aligned - allocated + descriptor.offset * itemsize
+            owned = _most_of(libc, descriptor.allocated, start + count * itemsize)
+        if owned:
+            # The array owns the buffer: its base is a cffi buffer of the gc'd pointer.
+            owner = ffi.gc(ffi.cast(char_pointer, descriptor.allocated), libc.free)
             memory = ffi.buffer(owner, start + count * itemsize)
             flat = np.frombuffer(memory, dtype=dtype, count=count, offset=start)
             outputs.append(flat.reshape(shape))
@@ -464,6 +472,17 @@ def _take_results(
     for pointer in freed.values():
         libc.free(pointer)
     return outputs
+
+
+def _most_of(libc, pointer, used: int) -> bool:
+    """Whether ``used`` bytes are at least half the block malloc gave at ``pointer``: a
+    result that is a small part of a larger buffer (the first k of a sort) is copied, not
+    kept with all of it. Without ``malloc_usable_size`` (not glibc), every result is."""
+    try:
+        usable = libc.malloc_usable_size(pointer)
+    except (AttributeError, NotImplementedError, OSError):
+        return False
+    return bool(usable <= 2 * used)
 
 
 def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
