@@ -26,8 +26,9 @@
  * keep_marked_sorts_whole). When it is below n and the keys pack into one code, the line is
  * selected rather than sorted, and only its first k positions written (the others keep
  * what they held): up to 256, a max-heap of the k first in (code, position) order as the
- * line goes by, O(n log k) and mostly one comparison per entry; above, the k-th smallest
- * code by quickselect, the positions below it and the first of those equal to it (in
+ * line goes by, O(n log k), its codes made and tested 512 at a time (a block none of
+ * whose codes goes in is passed over after one vector comparison per entry); above, the
+ * k-th smallest code by quickselect, the positions below it and the first of those equal to it (in
  * their order), and a stable merge sort of these k alone, O(n + k log k) per line.
  */
 #include <stdint.h>
@@ -220,8 +221,35 @@ static void heap_first(entry *entries, entry *heap, int64_t n, int64_t wanted) {
     }
 }
 
+/* The codes of m consecutive elements of one key from p. Contiguous f32 keys (lax.top_k's
+   usual operand) take a branch-free form of key_code that the compiler vectorizes: the
+   line's scan is then a few instructions per element rather than key_code's branches. */
+static void block_codes(uint64_t *codes, const char *p, int64_t step, int64_t bytes,
+                        int64_t code, int64_t m) {
+    if (bytes == 4 && step == 4 && (code & FORMAT_MASK) == F32 && !(code >> PART_SHIFT)) {
+        int canonical = (code & CANONICAL) != 0;
+        uint32_t flip = (code & DESCENDING) ? UINT32_MAX : 0, sign = UINT32_C(1) << 31;
+        for (int64_t i = 0; i < m; i++) {
+            uint32_t bits;
+            memcpy(&bits, p + 4 * i, 4);
+            int nan = (bits & (sign - 1)) > UINT32_C(0x7f800000);
+            bits = canonical && bits == sign ? 0 : bits;
+            uint32_t result = (bits & sign) ? ~bits : (bits | sign);
+            result = canonical && nan ? UINT32_MAX : result;
+            codes[i] = result ^ flip;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < m; i++)
+        codes[i] = key_code(p + i * step, bytes, code);
+}
+
+/* Elements whose codes a line's scan computes at once, then checks against the heap. */
+#define SCAN_BLOCK 512
+
 /* heap_first on the codes of one key read as the line goes by (no code stored for the
-   entries passed over): entries[0, wanted) become the first `wanted`, in order. */
+   entries passed over): entries[0, wanted) become the first `wanted`, in order. A block
+   of codes none of which is before the heap's last is passed over with one test. */
 static void heap_of_line(entry *entries, entry *heap, const char *base, int64_t step,
                          int64_t bytes, int64_t code, int64_t n, int64_t wanted) {
     for (int64_t j = 0; j < wanted; j++) {
@@ -230,13 +258,23 @@ static void heap_of_line(entry *entries, entry *heap, const char *base, int64_t 
     }
     for (int64_t i = wanted / 2 - 1; i >= 0; i--)
         sift_down(heap, wanted, i);
-    for (int64_t j = wanted; j < n; j++) {
-        uint64_t c = key_code(base + j * step, bytes, code);
-        if (c >= heap[0].code)
+    uint64_t codes[SCAN_BLOCK];
+    for (int64_t j = wanted; j < n; j += SCAN_BLOCK) {
+        int64_t m = n - j < SCAN_BLOCK ? n - j : SCAN_BLOCK;
+        block_codes(codes, base + j * step, step, bytes, code, m);
+        uint64_t last = heap[0].code;
+        int before = 0;
+        for (int64_t i = 0; i < m; i++)
+            before |= codes[i] < last;
+        if (!before)
             continue;
-        heap[0].code = c;
-        heap[0].position = j;
-        sift_down(heap, wanted, 0);
+        for (int64_t i = 0; i < m; i++) {
+            if (codes[i] >= heap[0].code)
+                continue;
+            heap[0].code = codes[i];
+            heap[0].position = j + i;
+            sift_down(heap, wanted, 0);
+        }
     }
     for (int64_t size = wanted; size > 0; size--) {
         entry top = heap[0];
@@ -310,9 +348,6 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
             lines *= operands[0].sizes[r];
     if (n < 2 || lines == 0)
         return;
-    entry *entries = allocate((size_t)n * sizeof(entry));
-    entry *scratch = allocate((size_t)n * sizeof(entry));
-    char *line = allocate((size_t)(n * widest));
     int one_code = 1; /* do the keys pack into one code? */
     for (int64_t k = 0, bits = 0; k < keys; k++) {
         bits += key_bits(operands[key[2 * k]].bytes, key[2 * k + 1]);
@@ -320,6 +355,11 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
     }
     int selecting = one_code && wanted > 0 && wanted < n;
     int streaming = selecting && keys == 1 && wanted <= HEAP_LARGEST; /* heap_of_line */
+    /* streaming, only the `wanted` first entries, the heap and their elements are held */
+    int64_t held = streaming ? wanted : n;
+    entry *entries = allocate((size_t)held * sizeof(entry));
+    entry *scratch = allocate((size_t)held * sizeof(entry));
+    char *line = allocate((size_t)(held * widest));
     uint64_t *codes = selecting && !streaming ? allocate((size_t)n * sizeof(uint64_t)) : NULL;
     int64_t index[rank];
     memset(index, 0, sizeof index);

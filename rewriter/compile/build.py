@@ -180,8 +180,10 @@ def compile_module(
     # A compile runs: what its stages and its C API call is imported now, not by a compile
     # served from the cache, which these imports would slow down more than anything else.
     from .c_api import c_api_header, c_api_source, dimension_variables, make_api
+    from .carried_elementwise import loops_inside_elements
     from .f64_math import vectorizable_f64_math
     from .float_extrema import intrinsic_extrema
+    from .index_extrema import two_pass_arg_extrema
     from .input_fixes import fixed_text
     from .library_calls import route_products_to_blas, route_sorts_to_c, widen_f32_atan2
     from .loop_carries import carry_in_place
@@ -202,8 +204,10 @@ def compile_module(
     marked_sorts = 0
 
     def library_calls(module: str) -> str:
-        module = vectorizable_f64_math(widen_f32_atan2(carry_in_place(module)))
-        module = reassociable_sums(contiguous_innermost(intrinsic_extrema(module)))
+        module = loops_inside_elements(carry_in_place(module))
+        module = vectorizable_f64_math(widen_f32_atan2(module))
+        module = intrinsic_extrema(two_pass_arg_extrema(module))
+        module = reassociable_sums(contiguous_innermost(module))
         if marked_sorts:
             sorted_in_c = route_sorts_to_c(module)
             sort_flags[:] = [f"-DRW_SORT={name}" for name in sorted_in_c.called]

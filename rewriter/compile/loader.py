@@ -95,6 +95,7 @@ def load(
         prefix, probed = _probe_entries(opened, ffi_handlers, shown=path)
         ffi.cdef(_prefixed(f"extern const char {METADATA_SYMBOL}[];", prefix))
         ffi.cdef("void free(void *);")
+        ffi.cdef("size_t malloc_usable_size(void *);")
         ffi.cdef(_prefixed(BRIDGE_CDEF, prefix))
         ffi.cdef(_prefixed(_declarations(probed), prefix))
         # The library is already bound by the probe; this handle shares it.
@@ -317,7 +318,7 @@ def _results_type(entry: Entry) -> str:
 def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callable[..., object]:
     """The Python function of one entry. What does not change from call to call (cffi's
     types, the results' dtypes, the argument checks) is worked out here, once: a call pays
-    for its arguments' checks, one descriptor each, the call and the results' copies."""
+    for its arguments' checks, one descriptor each, the call and taking the results."""
     function = getattr(library, entry.c_symbol)
 
     def check_handlers() -> None:
@@ -391,6 +392,11 @@ def _input_descriptor(ffi, descriptor_type, array: np.ndarray, keep: list[object
     return descriptor
 
 
+# From this size on a result's buffer is handed to numpy rather than copied: the copy of
+# 32 KB takes as long as the cffi wrapper that frees the buffer with the array (2 us).
+OWNED_RESULT_BYTES = 32 << 10
+
+
 @dataclass(frozen=True)
 class _ResultSpec:
     dtype: np.dtype
@@ -408,21 +414,46 @@ class _ResultTypes:
 def _take_results(
     ffi, libc, descriptors, specs: Sequence[_ResultSpec], types: _ResultTypes
 ) -> list[np.ndarray]:
-    """The results as numpy arrays of their own, the buffers the compiled code returned
-    freed (each once: two results may share one) once every result is copied: a buffer
-    freed after the first of two results that share it was read freed for the second, its
-    first 16 bytes malloc's list pointers."""
+    """The results as numpy arrays, each buffer the compiled code returned freed once.
+
+    A row-major result of ``OWNED_RESULT_BYTES`` or more, most of a buffer of its own,
+    becomes the numpy array's memory, freed with ``libc.free`` when the array goes: copying it
+    cost up to a quarter of a large elementwise op's call (16 MB: 1.2 ms of
+    ``benchmarks/op_complexity.py``'s ``token_while`` at 4M elements, 2.7 of
+    ``scatter_add``'s). A smaller result, a result that shares its
+    buffer with another (two results of one value) or is strided is copied, and the
+    buffer freed (each once) once every result is copied: a buffer freed after the first
+    of two results that share it was read freed for the second, its first 16 bytes
+    malloc's list pointers."""
     outputs = []
     freed: dict[int, object] = {}
     char_pointer, address = types.char_pointer, types.address
-    for descriptor, spec in zip(descriptors, specs, strict=True):
+    allocations = [int(ffi.cast(address, d.allocated)) for d in descriptors]
+    for descriptor, spec, allocated in zip(descriptors, specs, allocations, strict=True):
         dtype, rank = spec.dtype, spec.rank
         itemsize = dtype.itemsize
         shape = tuple(descriptor.sizes) if rank else ()
         count = math.prod(shape)
+        strides = tuple(descriptor.strides) if rank and count else ()
+        owned = (
+            count * itemsize >= OWNED_RESULT_BYTES
+            and allocated != 0
+            and allocations.count(allocated) == 1
+            and strides == _row_major(shape)
+        )
+        if owned:
+            aligned = int(ffi.cast(address, descriptor.aligned))
+            start = aligned - allocated + descriptor.offset * itemsize
+            owned = _most_of(libc, descriptor.allocated, start + count * itemsize)
+        if owned:
+            # The array owns the buffer: its base is a cffi buffer of the gc'd pointer.
+            owner = ffi.gc(ffi.cast(char_pointer, descriptor.allocated), libc.free)
+            memory = ffi.buffer(owner, start + count * itemsize)
+            flat = np.frombuffer(memory, dtype=dtype, count=count, offset=start)
+            outputs.append(flat.reshape(shape))
+            continue
         if count:
             start = ffi.cast(char_pointer, descriptor.aligned) + descriptor.offset * itemsize
-            strides = tuple(descriptor.strides) if rank else ()
             if strides == _row_major(shape):
                 flat = np.frombuffer(ffi.buffer(start, count * itemsize), dtype=dtype)
                 outputs.append(flat.reshape(shape).copy())
@@ -436,12 +467,22 @@ def _take_results(
                 outputs.append(np.array(view, copy=True))
         else:
             outputs.append(np.zeros(shape, dtype))
-        allocated = int(ffi.cast(address, descriptor.allocated))
         if allocated:
             freed.setdefault(allocated, descriptor.allocated)
     for pointer in freed.values():
         libc.free(pointer)
     return outputs
+
+
+def _most_of(libc, pointer, used: int) -> bool:
+    """Whether ``used`` bytes are at least half the block malloc gave at ``pointer``: a
+    result that is a small part of a larger buffer (the first k of a sort) is copied, not
+    kept with all of it. Without ``malloc_usable_size`` (not glibc), every result is."""
+    try:
+        usable = libc.malloc_usable_size(pointer)
+    except (AttributeError, NotImplementedError, OSError):
+        return False
+    return bool(usable <= 2 * used)
 
 
 def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -6,7 +6,9 @@ gets a copy for each (``producer_copies.py``). Between bufferization and loops, 
 Python bindings: the matrix products and 2-D convolutions become BLAS calls and the sorts
 jax writes calls of a merge sort (``library_calls.py``, ``sorts.py``); reductions over
 outer dimensions get a contiguous innermost loop (``loop_order.py``); f64 exp and tanh
-become polynomials rather than libm calls (``f64_math.py``), f32 and f64 maximum and
+become polynomials rather than libm calls (``f64_math.py``), a short loop of elementwise
+updates one pass with the loop inside each element (``carried_elementwise.py``), an argmax
+or argmin over a 1-D array two reductions (``index_extrema.py``), f32 and f64 maximum and
 minimum LLVM's intrinsics (``float_extrema.py``), and sums along the innermost loop
 reassociable (``vector_sums.py``): what LLVM then vectorizes. Then copies between views
 become loops (``iree-codegen-memrefcopy-to-linalg``) rather than calls of MLIR's
