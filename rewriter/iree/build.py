@@ -31,11 +31,13 @@ parts apart (``complex_pads.py``). The sorts jax writes become imports that ``lo
 serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
 operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
-stable sort does (``rewriter.compile.sorts.make_sorts_stable``). Reductions over the
-trailing dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles
-well (``flat_reductions.py``), f64 ``tanh`` is computed from ``exp`` (``fast_tanh.py``),
-f64 ``exp`` by the compiled path's polynomial, not libm's per element (``fast_exp.py``),
-and the products ``blas_products`` names become dispatches that call a BLAS
+stable sort does (``rewriter.compile.sorts.make_sorts_stable``). While loops of a few
+counted iterations are unrolled, as IREE copies what a loop carries on every iteration
+(``unrolled_loops.py``). Reductions over the trailing dimensions of tensors of rank 3
+and up are reshaped to matrices, which IREE tiles well (``flat_reductions.py``), f64
+``tanh`` is computed from ``exp`` (``fast_tanh.py``), f64 ``exp`` by the compiled path's
+polynomial, not libm's per element (``fast_exp.py``), and the products ``blas_products``
+names become dispatches that call a BLAS
 (``blas_products.py``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
@@ -348,6 +350,7 @@ def _write_with_metadata(
     from .fast_tanh import fast_f64_tanh
     from .flat_reductions import flatten_reductions
     from .sorts import SORT_MODULE, route_sorts_to_imports
+    from .unrolled_loops import unroll_counted_loops
 
     with ir.Context() as context:
         context.allow_unregistered_dialects = True
@@ -376,6 +379,7 @@ def _write_with_metadata(
         # f64 sin, cos and tan; libm's for dynamic shapes where allowed
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
+        unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
         fast_f64_exp(module)  # and so is its exp (tanh's too: after it)
