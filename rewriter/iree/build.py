@@ -27,9 +27,10 @@ need no libm (``rewriter/compile/f32_in_f64.py``), but those of a dynamic shape 
 libm's f64 ones, on the same condition; a module with any of them is still linked as a
 system library from the start.
 Pads of complex elements, which IREE cannot compile, are done on the real and imaginary
-parts apart (``complex_pads.py``). The sorts jax writes become imports that ``load``
-serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
-operands on the stack); any other
+parts apart (``complex_pads.py``). The ``lax.top_k`` of f32 is compiled code that selects
+from chunk maxima (``chunked_top_k.py``); the other sorts jax writes become imports that
+``load`` serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort,
+which keeps operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``). While loops of a few
 counted iterations are unrolled, as IREE copies what a loop carries on every iteration
@@ -343,6 +344,7 @@ def _write_with_metadata(
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
     from .blas_products import route_products_to_blas
+    from .chunked_top_k import chunked_top_k
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
@@ -387,6 +389,7 @@ def _write_with_metadata(
             chosen = json.dumps(sorted(blas_products))
             _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)
         split_complex_pads(module)  # nor pad complex elements
+        chunked_top_k(module)  # lax.top_k of f32 as compiled code, not an import
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
