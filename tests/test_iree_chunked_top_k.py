@@ -90,3 +90,16 @@ def test_chunked_top_k_gives_jax_bits(kind, shape, k, tmp_path):
     assert values.dtype == np.float32 and indices.dtype == np.int32
     np.testing.assert_array_equal(values.view(np.uint32), expected_values.view(np.uint32))
     np.testing.assert_array_equal(indices, expected_indices)
+
+
+@pytest.mark.toolchain
+def test_its_topks_are_iree_topks_in_one_submission(tmp_path):
+    """Each chlo.top_k stays IREE's topk (not its bubble sort), and nothing splits the call
+    into several submissions that the host waits for in turn."""
+    path = tmp_path / "top_k.iree.mlir"
+    path.write_text(rewritten(lambda y: jax.lax.top_k(y, 16), np.zeros(1000, np.float32)))
+    stream, _ = compile_module(path, cache=False, extra_args=("--compile-to=stream",))
+    text = stream.decode()
+    assert "iree_linalg_ext.sort" not in text
+    assert text.count("iree_linalg_ext.topk") == 3
+    assert text.count("stream.cmd.execute on(") == 1  # its constants' initializer aside
