@@ -35,7 +35,8 @@ sort's comparator is turned so that IREE's bubble sort keeps ties in order, as j
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``). While loops of a few
 counted iterations are unrolled, as IREE copies what a loop carries on every iteration
 (``unrolled_loops.py``). Reductions over the trailing dimensions of tensors of rank 3
-and up are reshaped to matrices, which IREE tiles well (``flat_reductions.py``), f64
+and up are reshaped to matrices, which IREE tiles well (``flat_reductions.py``), small
+max and min windows are maxima (minima) of shifted slices (``window_extrema.py``), f64
 ``tanh`` is computed from ``exp`` (``fast_tanh.py``), f64 ``exp`` by the compiled path's
 polynomial, not libm's per element (``fast_exp.py``), and the products ``blas_products``
 names become dispatches that call a BLAS
@@ -382,6 +383,7 @@ def _write_with_metadata(
     from .flat_reductions import flatten_reductions
     from .sorts import SORT_MODULE, route_sorts_to_imports
     from .unrolled_loops import unroll_counted_loops
+    from .window_extrema import window_extrema
 
     with ir.Context() as context:
         context.allow_unregistered_dialects = True
@@ -412,6 +414,7 @@ def _write_with_metadata(
             libm_needed = True
         unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
+        window_extrema(module)  # and so are its windows
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
         fast_f64_exp(module)  # and so is its exp (tanh's too: after it)
         if blas_products and route_products_to_blas(module, blas_products):  # gemm
