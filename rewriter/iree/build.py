@@ -27,15 +27,19 @@ need no libm (``rewriter/compile/f32_in_f64.py``), but those of a dynamic shape 
 libm's f64 ones, on the same condition; a module with any of them is still linked as a
 system library from the start.
 Pads of complex elements, which IREE cannot compile, are done on the real and imaginary
-parts apart (``complex_pads.py``). The sorts jax writes become imports that ``load``
-serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort, which keeps
-operands on the stack); any other
+parts apart (``complex_pads.py``). The ``lax.top_k`` of f32 is compiled code that selects
+from chunk maxima (``chunked_top_k.py``); the other sorts jax writes become imports that
+``load`` serves with a stable sort of numpy (``sorts.py``: IREE's own is a bubble sort,
+which keeps operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
-stable sort does (``rewriter.compile.sorts.make_sorts_stable``). Reductions over the
-trailing dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles
-well (``flat_reductions.py``), f64 ``tanh`` is computed from ``exp`` (``fast_tanh.py``),
-f64 ``exp`` by the compiled path's polynomial, not libm's per element (``fast_exp.py``),
-and the products ``blas_products`` names become dispatches that call a BLAS
+stable sort does (``rewriter.compile.sorts.make_sorts_stable``). While loops of a few
+counted iterations are unrolled, as IREE copies what a loop carries on every iteration
+(``unrolled_loops.py``). Reductions over the trailing dimensions of tensors of rank 3
+and up are reshaped to matrices, which IREE tiles well (``flat_reductions.py``), small
+max and min windows are maxima (minima) of shifted slices (``window_extrema.py``), f64
+``tanh`` is computed from ``exp`` (``fast_tanh.py``), f64 ``exp`` by the compiled path's
+polynomial, not libm's per element (``fast_exp.py``), and the products ``blas_products``
+names become dispatches that call a BLAS
 (``blas_products.py``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
@@ -80,6 +84,16 @@ if TYPE_CHECKING:
 # A compile served from the cache imports no more than the above: the rewrites before
 # iree-compile are imported by _write_with_metadata, once a compile runs.
 
+# IREE's executables assume every binding 64-byte aligned (its own allocations are), so
+# that load had to copy each argument numpy allocated (16-byte aligned, glibc's malloc)
+# before a call: 1.1 ms a 16 MB array, a third of an elementwise op on 4M floats. With
+# ALIGNMENT_FLAG they assume 16 (unaligned vector loads: no slower on x86-64 since AVX),
+# and read numpy's arrays in place; BINDING_ALIGNMENT_KEY records what a module assumes.
+# A 512 x 512 f32 product and an MLP block ran 8 and 14% faster so, but a 3 x 3 NHWC
+# convolution of 8 x 64 x 64 x 32 floats 12% slower (its code on buffers IREE lays out
+# at 16-byte offsets), so a module with a convolution keeps 64 (``layout_flags``).
+ALIGNMENT_FLAG = "--iree-stream-resource-min-offset-alignment"
+BINDING_ALIGNMENT = 16
 COMPILE_FLAGS = (
     "--iree-input-type=stablehlo",
     "--iree-input-demote-f64-to-f32=false",
@@ -95,8 +109,12 @@ DATA_TILING = "--iree-dispatch-creation-data-tiling"
 
 
 def layout_flags(text: str) -> tuple[str, ...]:
-    """Data tiling, unless the module has complex elements."""
-    return () if "complex<" in text else (DATA_TILING,)
+    """Data tiling, unless the module has complex elements; bindings 16-byte aligned
+    (ALIGNMENT_FLAG), unless it has a convolution."""
+    tiling = () if "complex<" in text else (DATA_TILING,)
+    if "stablehlo.convolution" in text:
+        return tiling
+    return (*tiling, f"{ALIGNMENT_FLAG}={BINDING_ALIGNMENT}")
 
 
 SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
@@ -108,6 +126,10 @@ ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, that says whether IREE may write into
 # the function's arguments ("true" or "false"; see IN_PLACE_OPS).
 WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
+# The key, in each public function's iree.reflection, of the alignment in bytes its
+# executables assume of their bindings (ALIGNMENT_FLAG): load reads an argument in place
+# only at an address that is a multiple of it (64, IREE's own, when absent).
+BINDING_ALIGNMENT_KEY = "rewriter.binding_alignment"
 # WORK_KEY (drivers.py), a module attribute, holds the estimated work of a call (work.py;
 # "null" for dynamic shapes), so that load picks the driver of a .vmfb as of its .mlir.
 # StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
@@ -247,7 +269,7 @@ def compile_module(
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(
             text, str(path), embedded, system_library_allowed, ffi_dispatch, products,
-            split=split, work=work,
+            split=split, work=work, alignment=binding_alignment(command),
         )  # fmt: skip
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
@@ -267,6 +289,16 @@ def compile_module(
     if output is not None:
         write_output(output, data)
     return data, signatures
+
+
+def binding_alignment(command: list[str]) -> int:
+    """The alignment the executables of ``command``'s compile assume of their bindings:
+    the last ALIGNMENT_FLAG's (``extra_args`` may set another), 64 (IREE's) without one."""
+    chosen = [a for a in command if a.startswith(ALIGNMENT_FLAG + "=")]
+    try:
+        return int(chosen[-1].partition("=")[2]) if chosen else 64
+    except ValueError:
+        return 64  # iree-compile refuses it
 
 
 def _import_iree() -> None:
@@ -339,6 +371,7 @@ def _write_with_metadata(
     *,
     split: bool,
     work: int | None,
+    alignment: int = 64,
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``, the input fixes; f32 ``atan2``, ``sin``, ``cos`` and ``tan`` by
@@ -355,6 +388,7 @@ def _write_with_metadata(
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
     from .blas_products import route_products_to_blas
+    from .chunked_top_k import chunked_top_k
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
     from .exact_math import make_math_exact
@@ -362,6 +396,8 @@ def _write_with_metadata(
     from .fast_tanh import fast_f64_tanh
     from .flat_reductions import flatten_reductions
     from .sorts import SORT_MODULE, route_sorts_to_imports
+    from .unrolled_loops import unroll_counted_loops
+    from .window_extrema import window_extrema
 
     with ir.Context() as context:
         context.allow_unregistered_dialects = True
@@ -390,13 +426,16 @@ def _write_with_metadata(
         # f64 sin, cos and tan; libm's for dynamic shapes where allowed
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
+        unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
+        window_extrema(module)  # and so are its windows
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
         fast_f64_exp(module)  # and so is its exp (tanh's too: after it)
         if blas_products and route_products_to_blas(module, blas_products, split):  # gemm
             chosen = json.dumps(sorted(blas_products))
             _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)
         split_complex_pads(module)  # nor pad complex elements
+        chunked_top_k(module)  # lax.top_k of f32 as compiled code, not an import
         signatures += route_sorts_to_imports(module)
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
@@ -407,6 +446,7 @@ def _write_with_metadata(
             names = json.dumps(argument_names(ir, function))
             _add_reflection(ir, function, ARGUMENT_NAMES_KEY, names)
             _add_reflection(ir, function, WRITES_ARGUMENTS_KEY, writes)
+            _add_reflection(ir, function, BINDING_ALIGNMENT_KEY, str(alignment))
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
     return signatures, libm_needed

@@ -9,12 +9,14 @@ parameters, the element type of each argument, the dtype of each result), and on
 call only checks the arguments (``rewriter.compile.arguments``, as before: an array of the
 declared dtype and static shape, the common case, is checked inline), wraps each in a
 buffer view on its own memory (``import_host_allocation``, no copy) or, when it cannot be
-read in place (C-contiguous, writable and ``aligned``) or the module writes its arguments,
-on a copy that IREE allocates and fills in one call (``allocate_buffer_copy``, half the
-cost of an aligned numpy copy and an import); then runs ``VmContext.invoke`` (directly
-when the module imports nothing from Python and dispatches no FFI handler: no
-implementation's exception can then be pending, ``CallErrors`` has nothing to do) and
-copies each result out of its mapped buffer with one ``np.frombuffer(...).copy()``.
+read in place (C-contiguous, writable and ``aligned`` as the module's executables assume:
+16 bytes, numpy's, for what ``compile_module`` makes, ``build.ALIGNMENT_FLAG``) or the
+module writes its arguments, on a copy that IREE allocates and fills in one call
+(``allocate_buffer_copy``, half the cost of an aligned numpy copy and an import); then
+runs ``VmContext.invoke`` (directly when the module imports nothing from Python and
+dispatches no FFI handler: no implementation's exception can then be pending,
+``CallErrors`` has nothing to do) and copies each result out of its mapped buffer with
+one ``np.frombuffer(...).copy()``.
 
 A function ``Call`` cannot make (an argument that is no tensor, a result that is no
 array, an element type without a HAL one) is called through ``FunctionInvoker`` as before
@@ -53,9 +55,11 @@ class Call:
         copy: bool,
         errors: CallErrors | None,
         dispatch_error: Callable[[], str | None] | None,
+        alignment: int = BUFFER_ALIGNMENT,
     ):
         """``errors`` is None for a module whose invocation raises only IREE's own
-        errors (no import served in Python, no FFI dispatch)."""
+        errors (no import served in Python, no FFI dispatch); ``alignment`` is what its
+        executables assume of their bindings (``build.BINDING_ALIGNMENT_KEY``)."""
         import iree.runtime as rt
 
         self.name = name
@@ -70,6 +74,7 @@ class Call:
             (dtype, shape, None if shape is None else math.prod(shape)) for dtype, shape in results
         )
         self._copy = copy
+        self._alignment = alignment
         self._run = errors.run if errors is not None else None
         self._dispatch_error = dispatch_error
         self._memory = rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE
@@ -104,7 +109,9 @@ class Call:
             else:
                 array = convert(value, parameter)
             flags = array.flags
-            if self._copy or not (flags.c_contiguous and flags.writeable and aligned(array)):
+            if self._copy or not (
+                flags.c_contiguous and flags.writeable and aligned(array, self._alignment)
+            ):
                 # IREE's own aligned allocation, filled in one native call.
                 contiguous = array if flags.c_contiguous else np.ascontiguousarray(array)
                 view = self._allocate_copy(
@@ -131,11 +138,11 @@ class Call:
         return copied if copied else None
 
 
-def aligned(array: np.ndarray) -> bool:
-    """Whether the memory of ``array`` (contiguous and writable) starts 64-byte aligned
-    (``values.BUFFER_ALIGNMENT``). The address comes from ctypes' ``from_buffer``, a third
-    of ``array.ctypes.data``'s cost, except for dtypes the buffer protocol cannot name
-    (ml_dtypes' bfloat16)."""
+def aligned(array: np.ndarray, alignment: int = BUFFER_ALIGNMENT) -> bool:
+    """Whether the memory of ``array`` (contiguous and writable) starts at a multiple of
+    ``alignment`` bytes (``values.BUFFER_ALIGNMENT`` unless the module assumes less). The
+    address comes from ctypes' ``from_buffer``, a third of ``array.ctypes.data``'s cost,
+    except for dtypes the buffer protocol cannot name (ml_dtypes' bfloat16)."""
     if array.nbytes == 0:
         return True  # nothing is read
     exported: Any = array  # numpy's buffer, which typeshed does not call a Buffer
@@ -143,7 +150,7 @@ def aligned(array: np.ndarray) -> bool:
         address = ctypes.addressof(ctypes.c_char.from_buffer(exported))
     except ValueError:
         address = array.ctypes.data
-    return address % BUFFER_ALIGNMENT == 0
+    return address % alignment == 0
 
 
 def _copied(
@@ -176,6 +183,7 @@ def plan(
     copy: bool,
     errors: CallErrors | None,
     dispatch_error: Callable[[], str | None] | None,
+    alignment: int = BUFFER_ALIGNMENT,
 ) -> Call | None:
     """The ``Call`` of the public function ``name``, or None when one of its arguments or
     results is not a tensor that ``Call`` handles (``FunctionInvoker`` then calls it)."""
@@ -202,4 +210,5 @@ def plan(
         copy,
         errors,
         dispatch_error,
+        alignment,
     )

@@ -31,6 +31,7 @@ from ..plan.ffi_facts import FactsError
 from . import blas_gemm, calls, declarations, plugin
 from .blas_products import IMPORT_PREFIX, ROUTED_ELEMENTS
 from .build import (
+    BINDING_ALIGNMENT_KEY,
     WRITES_ARGUMENTS_KEY,
     BuildError,
     Vmfb,
@@ -47,6 +48,7 @@ from .kernels import KernelImport, KernelSignatureError
 from .signatures import ImportSignature
 from .sorts import SORT_MODULE, sort_server
 from .values import (
+    BUFFER_ALIGNMENT,
     attribute_value,
     buffer_view,
     dtype_of,
@@ -246,7 +248,7 @@ def _load(
         copy = _writes_arguments(program, name)
         made = calls.plan(
             name, context.vm_context, program, config.device, parameters, copy, guarded,
-            dispatch_error,
+            dispatch_error, _binding_alignment(program, name),
         )  # fmt: skip
         handles[name] = made or _invoker_call(
             name, bound[name], errors, parameters, config.device, copy, dispatch_error
@@ -441,6 +443,18 @@ def _writes_arguments(program, name: str) -> bool:
     function = program.lookup_function(name)
     reflection = function.reflection if function else {}
     return reflection.get(WRITES_ARGUMENTS_KEY, "true") != "false"
+
+
+def _binding_alignment(program, name: str) -> int:
+    """The alignment the executables of the public function ``name`` assume of their
+    bindings, as ``compile_module`` recorded it (``build.BINDING_ALIGNMENT_KEY``); IREE's
+    64 when it did not (a ``.vmfb`` made by another tool or before it recorded one)."""
+    function = program.lookup_function(name)
+    reflection = function.reflection if function else {}
+    try:
+        return max(1, int(reflection.get(BINDING_ALIGNMENT_KEY, BUFFER_ALIGNMENT)))
+    except ValueError:
+        return BUFFER_ALIGNMENT
 
 
 def _public_function(name: str, handles: dict[str, Callable[..., object]]) -> Callable[..., object]:

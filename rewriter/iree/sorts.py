@@ -14,7 +14,8 @@ orders the lines, the last key first. Sorts of dynamic shapes, and other compara
 stay with IREE's bubble sort (made stable: ``make_sorts_stable``).
 
 A sort whose results are only read in their first K positions (``lax.top_k``: see
-``rewriter.compile.sorts.keep_marked_sorts_whole``) with one key is the import
+``rewriter.compile.sorts.keep_marked_sorts_whole``) with one key, which ``chunked_top_k.py``
+has not made compiled code (f32 top_k), is the import
 ``@rw_sort.topK_D_O_C``, which returns only the first K of each line (the slices read them
 from the import's results): numpy selects them (``np.partition`` for the K-th code, then
 the codes below it and the first of those equal to it, stably sorted), in O(n + K log K)
