@@ -4,6 +4,7 @@ a small one is copied (rewriter/compile/loader.py, ``_take_results``)."""
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +99,27 @@ def test_a_large_result_that_is_a_small_part_of_its_buffer_is_copied(tmp_path: P
     want_values, want_indices = jax.jit(lambda x: jax.lax.top_k(x, 9_000))(x)
     np.testing.assert_array_equal(values, want_values)
     np.testing.assert_array_equal(indices, want_indices)
+
+
+def test_a_call_makes_no_python_frame_of_cffi(tmp_path: Path):
+    """A call's descriptors, casts and argument buffers come from cffi's C functions, not
+    from ``FFI``'s Python methods around them, a frame each (a call of ``x + 1`` on 10
+    floats made five: ``benchmarks/call_overhead.py``)."""
+    library = tmp_path / "doubled10.so"
+    compile_module(DOUBLED.replace("SIZE", "10"), library)
+    main = load(library).main
+    x = np.arange(10, dtype=np.float32)
+    main(x)  # cffi looks libc's functions up on their first use
+    frames: list[str] = []
+
+    def profile(frame, event, argument) -> None:
+        if event == "call" and "cffi" in frame.f_code.co_filename:
+            frames.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        got = main(x)
+    finally:
+        sys.setprofile(None)
+    assert frames == []
+    np.testing.assert_array_equal(got, x + x)
