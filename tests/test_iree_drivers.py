@@ -95,6 +95,14 @@ def test_a_function_counts_once_per_call():
     assert estimated_work(text) == 3 * 100
 
 
+def test_a_text_without_functions_has_no_work():
+    """``compile_module`` estimates the work before it parses the module (whether a large
+    product is split for local-task is in the cache key): an empty file or one without a
+    function must reach the parse, which says what is wrong."""
+    assert estimated_work("") == 0
+    assert estimated_work("module {\n}\n") == 0
+
+
 def test_the_driver_by_the_work():
     assert driver_for(LARGE_WORK - 1) == "local-sync"
     assert driver_for(LARGE_WORK) == "local-task"

@@ -44,7 +44,7 @@ def estimated_work(text: str) -> int | None:
 def _function_bodies(text: str) -> dict[str, str]:
     """Each function's text, from its ``func.func`` line to the next one."""
     matches = list(_FUNCTION.finditer(text))
-    ends = [m.start() for m in matches[1:]] + [len(text)]
+    ends = [m.start() for m in matches[1:]] + [len(text)] * bool(matches)
     return {m.group(1): text[m.start() : end] for m, end in zip(matches, ends, strict=True)}
 
 
