@@ -121,7 +121,7 @@ def set_one(x):
 
 
 def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
-    """IREE computes a scatter in its operand's memory (``build.IN_PLACE_OPS``)."""
+    """IREE computes a scatter in its operand's memory (``written_arguments.IN_PLACE_OPS``)."""
     model = loaded(tmp_path, set_one, np.zeros(16, np.float32))
     given = spy_on_arguments(model)
     x = aligned_copy(np.arange(16, 0, -1).astype(np.float32))
@@ -129,6 +129,27 @@ def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
     np.testing.assert_array_equal(model.main(x), np.asarray(set_one(jnp.asarray(kept))))
     assert [kind for kind, _ in given] == ["copy"]
     np.testing.assert_array_equal(x, kept)
+
+
+def add_at(x, i, v):
+    return x.at[i].add(v)
+
+
+def test_only_the_argument_a_scatter_writes_gets_a_copy(tmp_path):
+    """``x.at[i].add(v)``: IREE may write into ``x`` alone (``written_arguments.py``); the
+    indices and the updates are read in their own memory, and none of the three changes."""
+    x = aligned_copy(np.arange(16, dtype=np.float32))
+    i = aligned_copy(np.array([3, 3, 15, 0], np.int32))
+    v = aligned_copy(np.array([1.0, 2.0, 3.0, 4.0], np.float32))
+    model = loaded(tmp_path, add_at, x, i, v)
+    given = spy_on_arguments(model)
+    kept = [a.copy() for a in (x, i, v)]
+    expected = np.asarray(add_at(*(jnp.asarray(a) for a in kept)))
+    np.testing.assert_array_equal(model.main(x, i, v), expected)
+    assert [kind for kind, _ in given] == ["copy", "import", "import"]
+    assert given[1][1] is i and given[2][1] is v
+    for argument, before in zip((x, i, v), kept, strict=True):
+        np.testing.assert_array_equal(argument, before)
 
 
 def test_result_shapes_are_read_once_at_load_when_static(tmp_path):

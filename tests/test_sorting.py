@@ -78,7 +78,7 @@ def test_the_program_only_reads_its_arguments(name: str, path: str, tmp_path: Pa
     """The arguments are the caller's arrays: a sort, a scatter or an update of a slice
     works on a copy, on the compiled path (the entries' arguments are read-only for
     bufferization) and on IREE, which would compute them in the caller's memory when it
-    is 64-byte aligned (``rewriter.iree.build.IN_PLACE_OPS``)."""
+    is 64-byte aligned (``rewriter.iree.written_arguments.IN_PLACE_OPS``)."""
     function = IN_PLACE[name]
     x = np.random.default_rng(0).permutation(512).astype(np.float32)  # no ties
     text = rewriter.export(function, x).text

@@ -123,8 +123,9 @@ SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
 BLAS_PRODUCTS_KEY = "rewriter.blas_products"
 # The key, in each public function's iree.reflection, of JAX's argument names (JSON).
 ARGUMENT_NAMES_KEY = "rewriter.argument_names"
-# The key, in each public function's iree.reflection, that says whether IREE may write into
-# the function's arguments ("true" or "false"; see IN_PLACE_OPS).
+# The key, in each public function's iree.reflection, of the arguments IREE may write into
+# (a JSON list of their indices, written_arguments.py; "true" or "false", all or none, in a
+# .vmfb of before).
 WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
 # The key, in each public function's iree.reflection, of the alignment in bytes its
 # executables assume of their bindings (ALIGNMENT_FLAG): load reads an argument in place
@@ -132,18 +133,6 @@ WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
 BINDING_ALIGNMENT_KEY = "rewriter.binding_alignment"
 # WORK_KEY (drivers.py), a module attribute, holds the estimated work of a call (work.py;
 # "null" for dynamic shapes), so that load picks the driver of a .vmfb as of its .mlir.
-# StableHLO ops that IREE 3.13 computes in place on their operand's buffer. When that
-# operand is an argument, the dispatch writes into the caller's imported memory (IREE's
-# "exported I/O buffer views improperly alias with tied ops", iree-org/iree#16168): a
-# module with one of them gets copies of its arguments (``calls.Call``).
-IN_PLACE_OPS = frozenset(
-    (
-        "stablehlo.sort",
-        "stablehlo.scatter",
-        "stablehlo.dynamic_update_slice",
-        "stablehlo.select_and_scatter",
-    )
-)
 # What a system shared library may leave to the C library: the libm functions LLVM calls for
 # math on f64 (and f32, for completeness) that IREE's embedded musl subset may lack.
 _LIBM = frozenset(
@@ -398,6 +387,7 @@ def _write_with_metadata(
     from .sorts import SORT_MODULE, route_sorts_to_imports
     from .unrolled_loops import unroll_counted_loops
     from .window_extrema import window_extrema
+    from .written_arguments import written_arguments
 
     with ir.Context() as context:
         context.allow_unregistered_dialects = True
@@ -441,29 +431,15 @@ def _write_with_metadata(
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
         # drivers.py: which driver runs it
         _add_reflection(ir, module.operation, WORK_KEY, json.dumps(work))
-        writes = json.dumps(_has_in_place_ops(ir, module))
-        for function in _public_functions(module):
+        public = _public_functions(module)
+        for function, written in zip(public, written_arguments(module, public), strict=True):
             names = json.dumps(argument_names(ir, function))
             _add_reflection(ir, function, ARGUMENT_NAMES_KEY, names)
-            _add_reflection(ir, function, WRITES_ARGUMENTS_KEY, writes)
+            _add_reflection(ir, function, WRITES_ARGUMENTS_KEY, json.dumps(written))
             _add_reflection(ir, function, BINDING_ALIGNMENT_KEY, str(alignment))
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
     return signatures, libm_needed
-
-
-def _has_in_place_ops(ir, module) -> bool:
-    """Whether ``module`` holds an op that IREE may compute in an argument's memory."""
-    found = []
-
-    def visit(operation):
-        if operation.name in IN_PLACE_OPS:
-            found.append(operation.name)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return bool(found)
 
 
 def _add_reflection(ir, operation, key: str, value: str) -> None:

@@ -10,8 +10,8 @@ call only checks the arguments (``rewriter.compile.arguments``, as before: an ar
 declared dtype and static shape, the common case, is checked inline), wraps each in a
 buffer view on its own memory (``import_host_allocation``, no copy) or, when it cannot be
 read in place (C-contiguous, writable and ``aligned`` as the module's executables assume:
-16 bytes, numpy's, for what ``compile_module`` makes, ``build.ALIGNMENT_FLAG``) or the
-module writes its arguments, on a copy that IREE allocates and fills in one call
+16 bytes, numpy's, for what ``compile_module`` makes, ``build.ALIGNMENT_FLAG``) or IREE
+may write into it (``written_arguments.py``), on a copy that IREE allocates and fills in one call
 (``allocate_buffer_copy``, half the cost of an aligned numpy copy and an import); then
 runs ``VmContext.invoke`` (directly when the module imports nothing from Python and
 dispatches no FFI handler: no implementation's exception can then be pending,
@@ -52,7 +52,7 @@ class Call:
         parameters: Sequence[Parameter],
         element_types: Sequence[Any],
         results: Sequence[tuple[np.dtype, tuple[int, ...] | None]],
-        copy: bool,
+        written: frozenset[int] | None,
         errors: CallErrors | None,
         dispatch_error: Callable[[], str | None] | None,
         alignment: int = BUFFER_ALIGNMENT,
@@ -69,11 +69,17 @@ class Call:
         self._import = device.allocator.import_host_allocation
         self._allocate_copy = device.allocator.allocate_buffer_copy
         self._copy_memory = rt.MemoryType.DEVICE_LOCAL
-        self._parameters = tuple(zip(parameters, element_types, strict=True))
+        # each parameter, its IREE element type and whether it gets a copy: IREE may write
+        # into it (written_arguments.py; ``written`` None: into any)
+        self._parameters = tuple(
+            (parameter, element_type, written is None or index in written)
+            for index, (parameter, element_type) in enumerate(
+                zip(parameters, element_types, strict=True)
+            )
+        )
         self._results = tuple(
             (dtype, shape, None if shape is None else math.prod(shape)) for dtype, shape in results
         )
-        self._copy = copy
         self._alignment = alignment
         self._run = errors.run if errors is not None else None
         self._dispatch_error = dispatch_error
@@ -99,7 +105,7 @@ class Call:
             check_count(self.name, arrays, len(parameters))
         inputs = self._list(len(parameters))
         held: list[np.ndarray] = []  # the memory the device reads, until the call is over
-        for value, (parameter, element_type) in zip(arrays, parameters, strict=True):
+        for value, (parameter, element_type, copy) in zip(arrays, parameters, strict=True):
             if (
                 type(value) is np.ndarray
                 and value.dtype is parameter.dtype  # numpy's own dtypes are singletons
@@ -109,7 +115,7 @@ class Call:
             else:
                 array = convert(value, parameter)
             flags = array.flags
-            if self._copy or not (
+            if copy or not (
                 flags.c_contiguous and flags.writeable and aligned(array, self._alignment)
             ):
                 # IREE's own aligned allocation, filled in one native call.
@@ -180,7 +186,7 @@ def plan(
     program: Any,
     device: Any,
     parameters: Sequence[Parameter | None] | None,
-    copy: bool,
+    written: frozenset[int] | None,
     errors: CallErrors | None,
     dispatch_error: Callable[[], str | None] | None,
     alignment: int = BUFFER_ALIGNMENT,
@@ -207,7 +213,7 @@ def plan(
         tensors,
         element_types,
         results,
-        copy,
+        written,
         errors,
         dispatch_error,
         alignment,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import json
 import os
 import weakref
 from collections.abc import Callable, Mapping
@@ -245,13 +246,13 @@ def _load(
     handles: dict[str, Callable[..., object]] = {}
     for name in program.function_names:
         parameters = declarations.parameters(program, name)
-        copy = _writes_arguments(program, name)
+        written = _written_arguments(program, name)
         made = calls.plan(
-            name, context.vm_context, program, config.device, parameters, copy, guarded,
+            name, context.vm_context, program, config.device, parameters, written, guarded,
             dispatch_error, _binding_alignment(program, name),
         )  # fmt: skip
         handles[name] = made or _invoker_call(
-            name, bound[name], errors, parameters, config.device, copy, dispatch_error
+            name, bound[name], errors, parameters, config.device, written, dispatch_error
         )
     functions = {
         name: made if isinstance(made, calls.Call) else _public_function(name, handles)
@@ -436,13 +437,22 @@ def _ffi_bridge(path: Path, signatures, imports) -> FfiBridge | None:
             raise LoadError(f"{path}: {error}") from None
 
 
-def _writes_arguments(program, name: str) -> bool:
-    """Whether IREE may write into the arguments of the public function ``name``, as
-    ``compile_module`` recorded it (``build.IN_PLACE_OPS``); True when it did not (a
-    ``.vmfb`` made by another tool), so that such a module gets copies."""
+def _written_arguments(program, name: str) -> frozenset[int] | None:
+    """The indices of the arguments of the public function ``name`` that IREE may write
+    into, as ``compile_module`` recorded them (``written_arguments.py``); None for all of
+    them when it recorded ``true`` (a ``.vmfb`` of before) or nothing (one made by another
+    tool), so that such a module gets copies."""
     function = program.lookup_function(name)
     reflection = function.reflection if function else {}
-    return reflection.get(WRITES_ARGUMENTS_KEY, "true") != "false"
+    try:
+        recorded = json.loads(reflection.get(WRITES_ARGUMENTS_KEY, "true"))
+    except ValueError:
+        return None
+    if recorded is False:
+        return frozenset()
+    if isinstance(recorded, list) and all(isinstance(i, int) for i in recorded):
+        return frozenset(recorded)
+    return None
 
 
 def _binding_alignment(program, name: str) -> int:
@@ -475,7 +485,7 @@ def _invoker_call(
     errors: CallErrors,
     expected: list[Parameter | None] | None,
     device,
-    copy: bool,
+    written: frozenset[int] | None,
     dispatch_error: Callable[[], str | None] | None,
 ) -> Callable[..., object]:
     """A function that ``calls.Call`` cannot make, called through ``iree.runtime``'s
@@ -489,7 +499,10 @@ def _invoker_call(
                 a if p is None else convert(a, p) for a, p in zip(arrays, expected, strict=True)
             )
         imported: list[object] = []  # the memory of the arguments, until the results are out
-        views = [input_view(device, a, imported, copy) for a in arrays]
+        views = [
+            input_view(device, a, imported, written is None or index in written)
+            for index, a in enumerate(arrays)
+        ]
         returned = errors.run(dispatch_error, invoker, *views)
         if isinstance(returned, tuple):
             return tuple(_to_numpy(r) for r in returned)

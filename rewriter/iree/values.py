@@ -78,9 +78,10 @@ def input_view(device, value, keep_alive: list[object], copy: bool = False):
 
     IREE's packer would copy each array into a fresh device allocation instead, which
     costs more than the program on inputs of megabytes (8 MB of weights: 10 to 15 ms). The
-    imported memory is only read unless the program has an op that IREE computes in place
-    on its operand (``build.IN_PLACE_OPS``: sort, scatter, dynamic_update_slice): for such
-    a program the caller sets ``copy``, since IREE would write into the caller's array.
+    imported memory is only read unless an op that IREE computes in place on its operand
+    (sort, scatter, dynamic_update_slice) has an operand made of it
+    (``written_arguments.py``): for such an argument the caller sets ``copy``, since IREE
+    would write into the caller's array.
     Every result is copied out before the call returns.
     """
     from iree.runtime import BufferUsage, HalBufferView, MemoryType
