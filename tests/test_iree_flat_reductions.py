@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from iree_fixes import applied
 
 import rewriter
 from rewriter.iree import load
@@ -19,15 +20,7 @@ pytestmark = [pytest.mark.iree, pytest.mark.jax]
 def flattened_text(function, *inputs) -> tuple[int, str]:
     """``function`` exported and rewritten with --abi iree, its reduces flattened: how many,
     and the module's text."""
-    from iree.compiler import ir
-
-    text = rewriter.rewrite(rewriter.export(function, *inputs).text, abi="iree").text
-    with ir.Context() as context:
-        context.allow_unregistered_dialects = True
-        module = ir.Module.parse(text)
-        changed = flatten_reductions(module)
-        assert module.operation.verify()
-        return changed, str(module)
+    return applied(flatten_reductions, function, *inputs)
 
 
 def test_a_softmax_over_the_last_of_four_dimensions_reduces_a_matrix():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from iree_fixes import applied
 
 import rewriter
 from rewriter.iree import load
@@ -29,15 +30,7 @@ LOOPS = {
 def unrolled(function, *inputs) -> tuple[int, str]:
     """``function`` exported and rewritten with --abi iree, its counted loops unrolled: how
     many, and the module's text."""
-    from iree.compiler import ir
-
-    text = rewriter.rewrite(rewriter.export(function, *inputs).text, abi="iree").text
-    with ir.Context() as context:
-        context.allow_unregistered_dialects = True
-        module = ir.Module.parse(text)
-        changed = unroll_counted_loops(module)
-        assert module.operation.verify()
-        return changed, str(module)
+    return applied(unroll_counted_loops, function, *inputs)
 
 
 def test_a_loop_of_three_doublings_becomes_three_multiplies():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from iree_fixes import applied
 
 import rewriter
 from rewriter.iree import load
@@ -44,15 +45,7 @@ PROGRAMS = {name: window(*spec) for name, spec in SPECS.items()}
 
 
 def rewritten_count(function, *inputs) -> tuple[int, str]:
-    from iree.compiler import ir
-
-    text = rewriter.rewrite(rewriter.export(function, *inputs).text, abi="iree").text
-    with ir.Context() as context:
-        context.allow_unregistered_dialects = True
-        module = ir.Module.parse(text)
-        changed = window_extrema(module)
-        assert module.operation.verify()
-        return changed, str(module)
+    return applied(window_extrema, function, *inputs)
 
 
 def test_max_and_min_windows_become_slices():
