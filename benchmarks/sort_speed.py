@@ -70,6 +70,24 @@ def _timed(run, arguments, jit_ms: float) -> str:
     return f"{ms:.2f} ({ms / jit_ms:.2f}x)"
 
 
+def timed_paths(text: str, arguments, jit_ms: float, work: Path, stem: str) -> tuple[str, str]:
+    """The compile and iree columns of the export ``text`` on ``arguments``: each path's
+    median ms and its ratio to ``jit_ms``, or why it fails (files named ``stem`` in
+    ``work``). trig_speed.py's table is made the same way."""
+
+    def compiled():
+        library = work / f"{stem}.so"
+        compile_module(rewriter.rewrite(text).text, library)
+        return load(library).main
+
+    def on_iree():
+        module = work / f"{stem}.iree.mlir"
+        module.write_text(rewriter.rewrite(text, abi="iree").text)
+        return load_iree(module, imports={}).main
+
+    return _timed(compiled, arguments, jit_ms), _timed(on_iree, arguments, jit_ms)
+
+
 def main(names: list[str], sizes: list[int]) -> None:
     print(header("program", "entries", "jax.jit ms", "compile ms (x jit)", "iree ms (x jit)"))
     work = Path(tempfile.mkdtemp(prefix="sort-speed-"))
@@ -79,18 +97,8 @@ def main(names: list[str], sizes: list[int]) -> None:
             arguments = make(size)
             text = rewriter.export(function, *arguments).text
             jit_ms = median_ms(jax.jit(function), arguments)
-            library = work / f"{name}-{size}.so"
-
-            def compiled(text=text, library=library):
-                compile_module(rewriter.rewrite(text).text, library)
-                return load(library).main
-
-            def on_iree(text=text, module=work / f"{name}-{size}.iree.mlir"):
-                module.write_text(rewriter.rewrite(text, abi="iree").text)
-                return load_iree(module, imports={}).main
-
-            compile_column = _timed(compiled, arguments, jit_ms)
-            iree_column = _timed(on_iree, arguments, jit_ms)
+            columns = timed_paths(text, arguments, jit_ms, work, f"{name}-{size}")
+            compile_column, iree_column = columns
             print(row(name, size, f"{jit_ms:.2f}", compile_column, iree_column), flush=True)
 
 

@@ -25,9 +25,7 @@ import jax  # noqa: E402
 
 import rewriter  # noqa: E402
 from benchmarks.report import figures, header, row  # noqa: E402
-from benchmarks.sort_speed import _timed, median_ms  # noqa: E402
-from rewriter.compile import compile_module, load  # noqa: E402
-from rewriter.iree import load as load_iree  # noqa: E402
+from benchmarks.sort_speed import median_ms, timed_paths  # noqa: E402
 
 FUNCTIONS = {"sin": jnp.sin, "cos": jnp.cos}
 
@@ -49,18 +47,8 @@ def main(size: int) -> None:
             arguments = [x]
             text = rewriter.export(function, x).text
             jit_ms = median_ms(jax.jit(function), arguments)
-            library = work / f"{name}-{kind}.so"
-
-            def compiled(text=text, library=library):
-                compile_module(rewriter.rewrite(text).text, library)
-                return load(library).main
-
-            def on_iree(text=text, module=work / f"{name}-{kind}.iree.mlir"):
-                module.write_text(rewriter.rewrite(text, abi="iree").text)
-                return load_iree(module, imports={}).main
-
-            compile_column = _timed(compiled, arguments, jit_ms)
-            iree_column = _timed(on_iree, arguments, jit_ms)
+            columns = timed_paths(text, arguments, jit_ms, work, f"{name}-{kind}")
+            compile_column, iree_column = columns
             print(row(name, kind, f"{jit_ms:.2f}", compile_column, iree_column), flush=True)
 
 
