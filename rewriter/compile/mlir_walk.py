@@ -62,15 +62,15 @@ class Splats:
         number = ir.FloatAttr.get(kind.element_type, value)
         if kind.has_static_shape:
             splat = ir.DenseElementsAttr.get_splat(kind, number)
-            return _create(ir, "stablehlo.constant", kind, value=splat)
+            return op_result(ir, "stablehlo.constant", kind, value=splat)
         scalar_type = ir.RankedTensorType.get([], kind.element_type)
-        scalar = _create(
+        scalar = op_result(
             ir,
             "stablehlo.constant",
             scalar_type,
             value=ir.DenseElementsAttr.get_splat(scalar_type, number),
         )
-        return _create(
+        return op_result(
             ir,
             "stablehlo.dynamic_broadcast_in_dim",
             kind,
@@ -87,18 +87,18 @@ class Splats:
             one = ir.RankedTensorType.get([1], i32)
             sizes = []
             for dimension in range(self.like.type.rank):
-                size = _create(
+                size = op_result(
                     ir,
                     "stablehlo.get_dimension_size",
                     ir.RankedTensorType.get([], i32),
                     self.like,
                     dimension=ir.IntegerAttr.get(i64, dimension),
                 )
-                sizes.append(_create(ir, "stablehlo.reshape", one, size))
+                sizes.append(op_result(ir, "stablehlo.reshape", one, size))
             self._sizes = sizes[0]
             if len(sizes) > 1:  # a rank-0 tensor's shape is static: never asked for
                 joined = ir.RankedTensorType.get([len(sizes)], i32)
-                self._sizes = _create(
+                self._sizes = op_result(
                     ir,
                     "stablehlo.concatenate",
                     joined,
@@ -108,7 +108,9 @@ class Splats:
         return self._sizes
 
 
-def _create(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any) -> Any:
+def op_result(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any) -> Any:
+    """The result of a new op ``name`` of one result of type ``result``, at the current
+    insertion point: how the fixes write their ops."""
     return ir.Operation.create(
         name, results=[result], operands=list(operands), attributes=attributes
     ).result
@@ -129,12 +131,12 @@ def replace_by_template(operation: Any, template: Any) -> None:
     with ir.InsertionPoint(operation), operation.location:
         index = ir.IndexType.get()
         sizes = [
-            _create(
+            op_result(
                 ir,
                 "tensor.dim",
                 index,
                 inputs[0],
-                _create(ir, "arith.constant", index, value=ir.IntegerAttr.get(index, dimension)),
+                op_result(ir, "arith.constant", index, value=ir.IntegerAttr.get(index, dimension)),
             )
             for dimension in range(kind.rank)
             if kind.is_dynamic_dim(dimension)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compile.mlir_walk import operations_named
+from ..compile.mlir_walk import op_result, operations_named
 
 
 def split_complex_pads(module: Any) -> int:
@@ -40,11 +40,15 @@ def split_complex_pads(module: Any) -> int:
             operand, value = operation.operands
             parts = []
             for part in ("stablehlo.real", "stablehlo.imag"):
-                piece = _op(ir, part, _real_parts(ir, ir.RankedTensorType(operand.type)), operand)
+                piece = op_result(
+                    ir, part, _real_parts(ir, ir.RankedTensorType(operand.type)), operand
+                )
                 result_type = _real_parts(ir, padded)
                 padding = _part_of_padding(ir, part, value)
-                parts.append(_op(ir, "stablehlo.pad", result_type, piece, padding, **attributes))
-            joined = _op(ir, "stablehlo.complex", padded, *parts)
+                parts.append(
+                    op_result(ir, "stablehlo.pad", result_type, piece, padding, **attributes)
+                )
+            joined = op_result(ir, "stablehlo.complex", padded, *parts)
         operation.results[0].replace_all_uses_with(joined)
         operation.erase()
     return len(found)
@@ -63,19 +67,13 @@ def _part_of_padding(ir, part: str, value):
         and not isinstance(ir.RankedTensorType(owner.operands[0].type).element_type, ir.ComplexType)
     ):
         if part == "stablehlo.real":
-            return _op(ir, "stablehlo.convert", kind, owner.operands[0])
+            return op_result(ir, "stablehlo.convert", kind, owner.operands[0])
         zero = ir.DenseElementsAttr.get_splat(kind, ir.FloatAttr.get(kind.element_type, 0.0))
-        return _op(ir, "stablehlo.constant", kind, value=zero)
-    return _op(ir, part, kind, value)
+        return op_result(ir, "stablehlo.constant", kind, value=zero)
+    return op_result(ir, part, kind, value)
 
 
 def _real_parts(ir, tensor):
     """The type of the real (or imaginary) parts of the complex ``tensor``."""
     part = ir.ComplexType(tensor.element_type).element_type
     return ir.RankedTensorType.get(tensor.shape, part)
-
-
-def _op(ir, name: str, result_type, *operands, **attributes):
-    return ir.Operation.create(
-        name, results=[result_type], operands=list(operands), attributes=attributes
-    ).result

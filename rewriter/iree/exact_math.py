@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..compile.mlir_walk import Splats, operations_where
+from ..compile.mlir_walk import Splats, op_result, operations_where
 
 
 def make_math_exact(module: Any, atan2_in_f64: bool = True) -> bool:
@@ -62,18 +62,12 @@ def _needs_rewrite(ir, operation) -> bool:
     return isinstance(tensor.element_type, ir.F64Type)
 
 
-def _op(ir, name: str, result_type, *operands, **attributes):
-    return ir.Operation.create(
-        name, results=[result_type], operands=list(operands), attributes=attributes
-    ).result
-
-
 def _atan2_in_f64(ir, operation):
     narrow = operation.results[0].type
     wide = ir.RankedTensorType.get(narrow.shape, ir.F64Type.get())
-    y, x = (_op(ir, "stablehlo.convert", wide, value) for value in operation.operands)
-    angle = _op(ir, "stablehlo.atan2", wide, y, x)
-    return _op(ir, "stablehlo.convert", narrow, angle)
+    y, x = (op_result(ir, "stablehlo.convert", wide, value) for value in operation.operands)
+    angle = op_result(ir, "stablehlo.atan2", wide, y, x)
+    return op_result(ir, "stablehlo.convert", narrow, angle)
 
 
 def _cbrt_by_pow(ir, operation):
@@ -86,7 +80,7 @@ def _cbrt_by_pow(ir, operation):
         return splats(value, kind)
 
     def op(name: str, *operands):
-        return _op(ir, name, kind, *operands)
+        return op_result(ir, name, kind, *operands)
 
     magnitude = op("stablehlo.abs", x)
     root = op("stablehlo.power", magnitude, constant(1 / 3))
@@ -97,11 +91,13 @@ def _cbrt_by_pow(ir, operation):
     # 0, inf and NaN as pow gives them (0 / 0 and inf / inf are NaN)
     i1 = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(1))
     direction = ir.Attribute.parse("#stablehlo<comparison_direction LT>")
-    bounded = _op(
+    bounded = op_result(
         ir, "stablehlo.compare", i1, root, constant(math.inf), comparison_direction=direction
     )
     direction = ir.Attribute.parse("#stablehlo<comparison_direction GT>")
-    positive = _op(ir, "stablehlo.compare", i1, root, constant(0.0), comparison_direction=direction)
-    finite = _op(ir, "stablehlo.and", i1, bounded, positive)
-    root = _op(ir, "stablehlo.select", kind, finite, refined, root)
+    positive = op_result(
+        ir, "stablehlo.compare", i1, root, constant(0.0), comparison_direction=direction
+    )
+    finite = op_result(ir, "stablehlo.and", i1, bounded, positive)
+    root = op_result(ir, "stablehlo.select", kind, finite, refined, root)
     return op("stablehlo.multiply", op("stablehlo.sign", x), root)

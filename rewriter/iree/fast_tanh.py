@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compile.mlir_walk import Splats, operations_named, ranked_result_of
+from ..compile.mlir_walk import Splats, op_result, operations_named, ranked_result_of
 
 
 def fast_f64_tanh(module: Any) -> int:
@@ -42,17 +42,11 @@ P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447
 Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 
-def _op(ir: Any, name: str, result_type: Any, *operands: Any, **attributes: Any) -> Any:
-    return ir.Operation.create(
-        name, results=[result_type], operands=list(operands), attributes=attributes
-    ).result
-
-
 def _tanh_by_exp(ir: Any, x: Any) -> Any:
     kind = x.type
 
     def op(name: str, *operands: Any) -> Any:
-        return _op(ir, name, kind, *operands)
+        return op_result(ir, name, kind, *operands)
 
     splats = Splats(ir, x)
 
@@ -94,7 +88,7 @@ def _tanh_by_exp(ir: Any, x: Any) -> Any:
 
 def _below(ir: Any, value: Any, bound: Any) -> Any:
     """``value < bound``, element by element."""
-    return _op(
+    return op_result(
         ir,
         "stablehlo.compare",
         ir.RankedTensorType.get(value.type.shape, ir.IntegerType.get_signless(1)),
