@@ -61,11 +61,12 @@ def written_arguments(module: Any, functions: Sequence[Any]) -> list[list[int]]:
         if value in seen:
             continue
         seen.add(value)
+        operands = made_of.get(value)
         if value in arguments:
             number, index = arguments[value]
             written[number].add(index)
-        elif made_of.get(value) is not None:
-            pending.extend(made_of[value])  # type: ignore[arg-type]
+        elif operands is not None:
+            pending.extend(operands)
         else:  # a region's or a private function's argument, or an op with regions
             return [list(range(len(f.regions[0].blocks[0].arguments))) for f in functions]
     return [sorted(indices) for indices in written]
