@@ -3,8 +3,9 @@
 A call goes through the VM's own ``VmContext.invoke`` with argument and result lists built
 from what ``load`` read once, never through ``iree.runtime``'s ``FunctionInvoker`` (its
 generic packing of each argument and ``DeviceArray`` of each result); an aligned argument
-reaches IREE as the caller's own memory, any other as a copy, and every result is a new
-array of the declared dtype, whatever its rank, size or element type.
+reaches IREE as the caller's own memory, any other as a copy, and every result is an array
+of the declared dtype, whatever its rank, size or element type (a small one new, a large
+one in the memory IREE wrote: tests/test_iree_results.py).
 """
 
 from __future__ import annotations

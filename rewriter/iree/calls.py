@@ -15,8 +15,8 @@ may write into it (``written_arguments.py``), on a copy that IREE allocates and 
 (``allocate_buffer_copy``, half the cost of an aligned numpy copy and an import); then
 runs ``VmContext.invoke`` (directly when the module imports nothing from Python and
 dispatches no FFI handler: no implementation's exception can then be pending,
-``CallErrors`` has nothing to do) and copies each result out of its mapped buffer with
-one ``np.frombuffer(...).copy()``.
+``CallErrors`` has nothing to do) and hands each result over (``results.py``: a large one
+in the memory IREE wrote, a small one copied).
 
 A function ``Call`` cannot make (an argument that is no tensor, a result that is no
 array, an element type without a HAL one) is called through ``FunctionInvoker`` as before
@@ -36,6 +36,7 @@ from ..compile.arguments import Parameter, check_count, convert
 from ..compile.load_errors import LoadError
 from .call_errors import CallErrors
 from .declarations import result_types
+from .results import HANDED_OVER_BYTES, lent_ranges, result_array
 from .values import BUFFER_ALIGNMENT
 
 
@@ -136,12 +137,18 @@ class Call:
             self._run(self._dispatch_error, self._invoke, self._function, inputs, outputs)
         if len(results) == 1:
             dtype, shape, count = results[0]
-            if count and shape is not None:  # static, not empty: without _copied's call
+            if count and shape is not None and count * dtype.itemsize < HANDED_OVER_BYTES:
+                # static, not empty, copied (results.py): without result_array's call
                 flat = np.frombuffer(outputs.get_as_object(0, self._view).map(), dtype, count)
                 return (flat if len(shape) == 1 else flat.reshape(shape)).copy()
-            return _copied(outputs, 0, self._view, dtype, shape, count)
-        copied = tuple(_copied(outputs, i, self._view, *r) for i, r in enumerate(results))
-        return copied if copied else None
+            view = outputs.get_as_object(0, self._view)
+            return result_array(view, dtype, shape, lent_ranges(held))
+        taken = lent_ranges(held)
+        arrays = tuple(
+            result_array(outputs.get_as_object(i, self._view), dtype, shape, taken)
+            for i, (dtype, shape, _) in enumerate(results)
+        )
+        return arrays if arrays else None
 
 
 def aligned(array: np.ndarray, alignment: int = BUFFER_ALIGNMENT) -> bool:
@@ -157,27 +164,6 @@ def aligned(array: np.ndarray, alignment: int = BUFFER_ALIGNMENT) -> bool:
     except ValueError:
         address = array.ctypes.data
     return address % alignment == 0
-
-
-def _copied(
-    outputs: Any,
-    index: int,
-    view_type: Any,
-    dtype: np.dtype,
-    shape: tuple[int, ...] | None,
-    count: int | None,
-) -> np.ndarray:
-    """Result ``index`` as a new numpy array: the mapped memory lives only as long as the
-    buffer view, and a result may be an argument's memory. ``shape`` and ``count`` are
-    the declared ones, None for a dynamic shape (read from the buffer view)."""
-    view = outputs.get_as_object(index, view_type)
-    if shape is None or count is None:
-        shape = tuple(view.shape)
-        count = math.prod(shape)
-    if count == 0:
-        return np.zeros(shape, dtype)
-    flat = np.frombuffer(view.map(), dtype, count)
-    return (flat if len(shape) == 1 else flat.reshape(shape)).copy()
 
 
 def plan(
