@@ -22,7 +22,7 @@ from rewriter.iree.drivers import (
     driver_for,
     recorded_work,
 )
-from rewriter.iree.work import Work, estimated_work, work_parts
+from rewriter.iree.work import SHARED_SIZE, Work, estimated_work, work_parts
 
 
 def plus_one(x):
@@ -47,6 +47,12 @@ def cumsum(x):
 
 def scatter_add(x, i, v):
     return x.at[i].add(v)
+
+
+def many_small_steps(x):
+    for _ in range(256):
+        x = x * 1.5 + 1.0
+    return x
 
 
 def rewritten(tmp_path, function, *arguments):
@@ -134,7 +140,7 @@ WINDOW = (
     "^bb0(%x: tensor<f32>, %y: tensor<f32>):",
     "  %2 = stablehlo.maximum %x, %y : tensor<f32>",
     "  stablehlo.return %2 : tensor<f32>",
-    "}) : (tensor<100x100xf32>, tensor<f32>) -> tensor<98x98xf32>",
+    "}) : (tensor<1000x1000xf32>, tensor<f32>) -> tensor<998x998xf32>",
 )
 SCAN = (
     '%1 = "stablehlo.reduce_window"(%a, %c) <{padding = dense<[[999, 0]]> : tensor<1x2xi64>,'
@@ -170,14 +176,16 @@ SUM = (
             ),
             Work(products=2 * 32 * 64 * 256),
         ),
-        # elementwise: shared by the workers
-        (("%0 = stablehlo.add %a, %b : tensor<32x32xf32>",), Work(parallel=1024)),
+        # elementwise: shared by the workers from SHARED_SIZE elements (f64 count twice)
+        (("%0 = stablehlo.add %a, %b : tensor<256x256xf32>",), Work(parallel=SHARED_SIZE)),
+        (("%0 = stablehlo.add %a, %b : tensor<256x128xf64>",), Work(parallel=SHARED_SIZE)),
+        (("%0 = stablehlo.add %a, %b : tensor<255x256xf32>",), Work(serial=255 * 256)),
         # a window (generic form: its signature after its region): each result element
         # reduces a window; the ops of the region (and its return) one scalar each
-        (WINDOW, Work(parallel=98 * 98 * 9 + 2)),
+        (WINDOW, Work(parallel=998 * 998 * 9, serial=2)),
         # one workgroup: a scan (a window as long as its operand), a scatter, a sum to a scalar
-        (SCAN, Work(parallel=2, serial=1000)),
-        (SCATTER, Work(parallel=2, serial=1000)),
+        (SCAN, Work(serial=1002)),
+        (SCATTER, Work(serial=1002)),
         (SUM, Work(serial=1000)),
     ],
 )
@@ -227,8 +235,9 @@ def test_a_vmfb_records_its_work_and_runs_on_the_driver_its_mlir_would(tmp_path)
     ``local-sync``; a product of 1024x1024 matrices (2 thousand million operations) on
     ``local-task``, and so does a gather of 256,000 floats (2 million element operations,
     which the workers share); a module mostly of products with large element operations
-    (a block's shape), a scan of 2 million floats (one workgroup) and a scatter of 256,000
-    (one workgroup, beside 1.5 million element operations of its indices) on ``local-sync``;
+    (a block's shape), a scan of 2 million floats (one workgroup), a scatter of 256,000
+    (one workgroup, beside 1.5 million element operations of its indices) and 512 ops on
+    4096 floats (2 million element operations, each too small to share) on ``local-sync``;
     from the ``.mlir`` and from the ``.vmfb`` alike."""
     matrix = np.zeros((256, 256), np.float32)
     block = [matrix, matrix, np.zeros(400_000, np.float32)]
@@ -239,6 +248,7 @@ def test_a_vmfb_records_its_work_and_runs_on_the_driver_its_mlir_would(tmp_path)
         (small_product_of_large_sums, block, "local-sync"),
         (cumsum, [np.zeros(2_000_000, np.float32)], "local-sync"),
         (scatter_add, _sized(256_000), "local-sync"),
+        (many_small_steps, [np.zeros(4096, np.float32)], "local-sync"),
     ]
     for function, arguments, driver in cases:
         source = rewritten(tmp_path, function, *arguments)

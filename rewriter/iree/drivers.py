@@ -12,27 +12,28 @@ width 768), and not below (the same blocks at batch 128 and width 512, half a th
 million, run sooner on ``local-sync``): their time goes to products, which ``local-task``
 gets cut in blocks that pack their operands again (``blas_products.py``).
 Element operations over large tensors (elementwise ops, gathers, windows) split at no such
-cost: IREE cuts each of their dispatches into many workgroups (``distribution = [4096]``
-of a vector of floats), which the workers share. ``benchmarks/op_complexity.py``'s ops, one
+cost: IREE cuts each of their dispatches into many workgroups (``distribution = [4096]`` of
+a vector of floats), which the workers share. ``benchmarks/op_complexity.py``'s ops, one
 thread (``local-sync``) against ``local-task``, wall ms on this 2-core machine: a gather of
 512,000 floats 0.83 against 0.52 (4,096,000: 9.7 against 5.3), three doublings of 512,000
-0.31 against 0.21 (4,096,000: 2.7 against 1.8), a 3x3 max window over 512,000 0.80
-against 0.60, for the same CPU time from about a million element operations (gather:
-0.82 ms each way); at 64,000 floats (a quarter of a million element operations) the
-handover takes what the second thread wins (0.074 against 0.066 ms, the window 0.062
-against 0.089). Scatters, sorts, scans (jax's ``cumsum``) and reductions to a scalar are
-one workgroup, which no second thread shares: a ``scatter`` of 4,096,000 takes 17 to 18
-ms against 20 (its index arithmetic, five elementwise ops of the size, split), a ``cumsum``
+0.31 against 0.21 (4,096,000: 2.7 against 1.8), a 3x3 max window over 512,000 0.80 against
+0.60, for the same CPU time from about a million element operations (gather: 0.82 ms each
+way); at 64,000 floats the handover takes what the second thread wins (0.074 against 0.066
+ms, the window 0.062 against 0.089), so an op of fewer elements (``work.SHARED_SIZE``)
+counts as one no second thread shares, however many there are (each is a dispatch to hand
+over). Scatters, sorts, scans (jax's ``cumsum``) and reductions to a scalar are one
+workgroup, which no second thread shares: a ``scatter`` of 4,096,000 takes 17 to 18 ms
+against 20 (its index arithmetic, five elementwise ops of the size, split), a ``cumsum``
 10.5 against 10.1, an ``argmax`` 11.4 against 11.5. An element of theirs takes about ten
 times (``SERIAL_WEIGHT``) an element operation of the others on one thread (at 4,096,000:
 the scatter 4.3 ns, ``cumsum`` 2.6, ``argmax`` 2.8, the gather 0.25 ns an element
 operation).
 So a module whose estimated work (``work.py``) is under ``LARGE_WORK`` runs on
 ``local-sync``, unless its element operations that workers share (``Work.parallel``) reach
-``LARGE_PARALLEL_WORK`` and are at least twice the rest: its products and ten times its
-one-workgroup ops' elements (no block of ``shape_sweep.py`` has more than a twentieth of
-its work in shared element operations); a larger one, or one of dynamic shapes (of
-unknown work), runs on ``local-task``.
+``LARGE_PARALLEL_WORK`` and are at least twice the rest: its products and ten times the
+elements of its ops that no second thread shares (no block of ``shape_sweep.py`` has more
+than a twentieth of its work in shared element operations); a larger one, or one of dynamic
+shapes (of unknown work), runs on ``local-task``.
 ``compile_module`` records the estimate in the ``.vmfb`` (``rewriter.work``, and its
 parts in ``rewriter.work_parts``); a ``.vmfb`` without it runs on ``local-task``, one
 without the parts by the total alone, as products.

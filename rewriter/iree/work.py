@@ -13,8 +13,9 @@ counts by the signature after its region (``}) : (...) -> ...``).
 ``work_parts`` gives the estimate in three kinds, which the drivers share out differently
 (``drivers.py``): the products' and convolutions' operations; the element operations that
 IREE's workgroups share (elementwise ops, gathers, reductions to tensors, windows: a
-``reduce_window`` counts its result's elements times its window's); and those of the ops
-that IREE's llvm-cpu compiles as one workgroup (``distribution = [0]`` in
+``reduce_window`` counts its result's elements times its window's), of ``SHARED_SIZE``
+elements and more; and those of the ops no second thread shares: the smaller ones, and
+those that IREE's llvm-cpu compiles as one workgroup (``distribution = [0]`` in
 ``--iree-hal-dump-executable-configurations-to``): scatters, sorts, reductions to scalars
 and scans (a window as long as its operand's dimension, as jax writes ``cumsum``).
 """
@@ -35,6 +36,9 @@ _LOCATION = re.compile(r"\s+loc\(.*$")
 _WINDOW = re.compile(r"window_dimensions\s*=\s*array<i64:\s*([\d, ]*)>")
 # Elements of these types count more: a vector register holds half (or a quarter) as many.
 _WEIGHT = {"f64": 2, "i64": 2, "complex<f32>": 2, "complex<f64>": 4}
+# The elements (weighted) from which an op's dispatch is worth sharing among threads: one of
+# 64,000 floats takes about what handing it to a worker does (drivers.py).
+SHARED_SIZE = 65_536
 
 
 class _Dynamic(Exception):
@@ -47,7 +51,7 @@ class Work:
 
     products: int = 0  # of dot_generals and convolutions: twice their multiply-adds
     parallel: int = 0  # of the other ops, but those of ``serial``: their largest tensors
-    serial: int = 0  # of the ops IREE runs as one workgroup: scatters, sorts, scans, sums
+    serial: int = 0  # of the ops no second thread shares: small ones, one-workgroup ones
 
     def __add__(self, other: Work) -> Work:
         return Work(
@@ -146,7 +150,7 @@ def _op_work(head: str, line: str) -> Work:
         return Work(products=2 * math.prod(result_dims) * per_output * weight)
     elements = max(math.prod(dims) * weight for dims, weight in tensors)
     window = _window(head)
-    if _is_serial(head, tensors[0][0], result, window):
+    if elements < SHARED_SIZE or _is_serial(head, tensors[0][0], result, window):
         return Work(serial=elements)
     if window and result:  # each result element reduces a window
         (result_dims, weight) = result[0]
