@@ -270,3 +270,7 @@ def test_a_module_on_the_chosen_driver_computes_the_same(tmp_path):
     assert model.driver == "local-sync"
     x = np.arange(4096, dtype=np.float32)
     np.testing.assert_array_equal(model.main(x), x + 1)
+    x, i, v = _sized(256_000)
+    model = load(rewritten(tmp_path, gather, x, i, v), imports={})
+    assert model.driver == "local-task"
+    np.testing.assert_array_equal(model.main(x, i, v), x[i] + v)
