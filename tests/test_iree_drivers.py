@@ -1,18 +1,28 @@
 """Which driver ``rewriter.iree.load`` picks when it is not told (rewriter/iree/drivers.py):
 ``local-sync`` for a module whose estimated work a call (rewriter/iree/work.py) is under
-``LARGE_WORK``, ``local-task`` from it and for dynamic shapes; a ``.vmfb`` by the estimate
-``compile_module`` recorded in it."""
+``LARGE_WORK``, ``local-task`` from it, for dynamic shapes and for a module of mostly
+element operations that workers share, from ``LARGE_PARALLEL_WORK`` of them; a ``.vmfb``
+by the estimate ``compile_module`` recorded in it."""
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import rewriter
 from rewriter.iree import compile_module, load
 from rewriter.iree.build import vmfb_attributes
-from rewriter.iree.drivers import LARGE_WORK, WORK_KEY, driver_for, recorded_work
-from rewriter.iree.work import estimated_work
+from rewriter.iree.drivers import (
+    LARGE_PARALLEL_WORK,
+    LARGE_WORK,
+    PARTS_KEY,
+    SERIAL_WEIGHT,
+    WORK_KEY,
+    driver_for,
+    recorded_work,
+)
+from rewriter.iree.work import SHARED_SIZE, Work, estimated_work, work_parts
 
 
 def plus_one(x):
@@ -21,6 +31,28 @@ def plus_one(x):
 
 def product(a, b):
     return a @ b
+
+
+def gather(x, i, v):
+    return x[i] + v
+
+
+def small_product_of_large_sums(a, b, x):
+    return (a @ b).sum() + jnp.tanh(x * 2.0 + 1.0)
+
+
+def cumsum(x):
+    return jnp.cumsum(x)
+
+
+def scatter_add(x, i, v):
+    return x.at[i].add(v)
+
+
+def many_small_steps(x):
+    for _ in range(256):
+        x = x * 1.5 + 1.0
+    return x
 
 
 def rewritten(tmp_path, function, *arguments):
@@ -103,13 +135,97 @@ def test_a_text_without_functions_has_no_work():
     assert estimated_work("module {\n}\n") == 0
 
 
+WINDOW = (
+    '%1 = "stablehlo.reduce_window"(%a, %c) <{window_dimensions = array<i64: 3, 3>}> ({',
+    "^bb0(%x: tensor<f32>, %y: tensor<f32>):",
+    "  %2 = stablehlo.maximum %x, %y : tensor<f32>",
+    "  stablehlo.return %2 : tensor<f32>",
+    "}) : (tensor<1000x1000xf32>, tensor<f32>) -> tensor<998x998xf32>",
+)
+SCAN = (
+    '%1 = "stablehlo.reduce_window"(%a, %c) <{padding = dense<[[999, 0]]> : tensor<1x2xi64>,'
+    " window_dimensions = array<i64: 1000>}> ({",
+    "^bb0(%x: tensor<f32>, %y: tensor<f32>):",
+    "  %2 = stablehlo.add %x, %y : tensor<f32>",
+    "  stablehlo.return %2 : tensor<f32>",
+    "}) : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>",
+)
+SCATTER = (
+    '%1 = "stablehlo.scatter"(%a, %i, %u) <{scatter_dimension_numbers = '
+    "#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], "
+    "index_vector_dim = 1>}> ({",
+    "^bb0(%x: tensor<f32>, %y: tensor<f32>):",
+    "  %2 = stablehlo.add %x, %y : tensor<f32>",
+    "  stablehlo.return %2 : tensor<f32>",
+    "}) : (tensor<1000xf32>, tensor<500x1xi32>, tensor<500xf32>) -> tensor<1000xf32>",
+)
+SUM = (
+    "%1 = stablehlo.reduce(%a init: %c) applies stablehlo.add across dimensions = [0] : "
+    "(tensor<1000xf32>, tensor<f32>) -> tensor<f32>",
+)
+
+
+@pytest.mark.parametrize(
+    ("lines", "work"),
+    [
+        # a product: its multiply-adds, twice
+        (
+            (
+                "%0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+                "(tensor<32x256xf32>, tensor<256x64xf32>) -> tensor<32x64xf32>",
+            ),
+            Work(products=2 * 32 * 64 * 256),
+        ),
+        # elementwise: shared by the workers from SHARED_SIZE elements (f64 count twice)
+        (("%0 = stablehlo.add %a, %b : tensor<256x256xf32>",), Work(parallel=SHARED_SIZE)),
+        (("%0 = stablehlo.add %a, %b : tensor<256x128xf64>",), Work(parallel=SHARED_SIZE)),
+        (("%0 = stablehlo.add %a, %b : tensor<255x256xf32>",), Work(serial=255 * 256)),
+        # a window (generic form: its signature after its region): each result element
+        # reduces a window; the ops of the region (and its return) one scalar each
+        (WINDOW, Work(parallel=998 * 998 * 9, serial=2)),
+        # one workgroup: a scan (a window as long as its operand), a scatter, a sum to a scalar
+        (SCAN, Work(serial=1002)),
+        (SCATTER, Work(serial=1002)),
+        (SUM, Work(serial=1000)),
+    ],
+)
+def test_the_kinds_of_work_of_an_op(lines, work):
+    assert work_parts(module(*lines)) == work
+
+
 def test_the_driver_by_the_work():
-    assert driver_for(LARGE_WORK - 1) == "local-sync"
-    assert driver_for(LARGE_WORK) == "local-task"
+    assert driver_for(Work(products=LARGE_WORK - 1)) == "local-sync"
+    assert driver_for(Work(products=LARGE_WORK)) == "local-task"
+    assert driver_for(Work(serial=LARGE_WORK)) == "local-task"
     assert driver_for(None) == "local-task"  # dynamic shapes: unknown
+    # element operations that the workers share: from LARGE_PARALLEL_WORK of them, when the
+    # rest (products, SERIAL_WEIGHT times the one-workgroup ops) is at most half as much
+    assert driver_for(Work(parallel=LARGE_PARALLEL_WORK - 1)) == "local-sync"
+    assert driver_for(Work(parallel=LARGE_PARALLEL_WORK)) == "local-task"
+    parallel = 10 * LARGE_PARALLEL_WORK
+    assert driver_for(Work(products=parallel // 2, parallel=parallel)) == "local-task"
+    assert driver_for(Work(products=parallel // 2 + 1, parallel=parallel)) == "local-sync"
+    serial = parallel // (2 * SERIAL_WEIGHT)
+    assert driver_for(Work(parallel=parallel, serial=serial)) == "local-task"
+    assert driver_for(Work(parallel=parallel, serial=serial + 1)) == "local-sync"
+
+
+def test_the_work_a_vmfb_records():
     assert recorded_work({}) is None  # a module compile_module did not make
     assert recorded_work({WORK_KEY: "null"}) is None
-    assert recorded_work({WORK_KEY: "12"}) == 12
+    assert recorded_work({WORK_KEY: "12"}) == Work(products=12)  # one of before: products
+    assert recorded_work({WORK_KEY: "true"}) is None
+    assert recorded_work({WORK_KEY: "12", PARTS_KEY: "[2, 7, 3]"}) == Work(2, 7, 3)
+    assert recorded_work({WORK_KEY: "12", PARTS_KEY: "[2, 7]"}) == Work(products=12)
+
+
+def _sized(size: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [
+        rng.normal(size=size).astype(np.float32),
+        rng.integers(0, size, size).astype(np.int32),
+        rng.normal(size=size).astype(np.float32),
+    ]
 
 
 @pytest.mark.iree
@@ -117,21 +233,33 @@ def test_the_driver_by_the_work():
 def test_a_vmfb_records_its_work_and_runs_on_the_driver_its_mlir_would(tmp_path):
     """A module of large tensors but little work (``x + 1`` on 4096 floats) runs on
     ``local-sync``; a product of 1024x1024 matrices (2 thousand million operations) on
-    ``local-task``; from the ``.mlir`` and from the ``.vmfb`` alike."""
+    ``local-task``, and so does a gather of 256,000 floats (2 million element operations,
+    which the workers share); a module mostly of products with large element operations
+    (a block's shape), a scan of 2 million floats (one workgroup), a scatter of 256,000
+    (one workgroup, beside 1.5 million element operations of its indices) and 512 ops on
+    4096 floats (2 million element operations, each too small to share) on ``local-sync``;
+    from the ``.mlir`` and from the ``.vmfb`` alike."""
+    matrix = np.zeros((256, 256), np.float32)
+    block = [matrix, matrix, np.zeros(400_000, np.float32)]
     cases = [
         (plus_one, [np.zeros(4096, np.float32)], "local-sync"),
         (product, [np.zeros((1024, 1024), np.float32)] * 2, "local-task"),
+        (gather, _sized(256_000), "local-task"),
+        (small_product_of_large_sums, block, "local-sync"),
+        (cumsum, [np.zeros(2_000_000, np.float32)], "local-sync"),
+        (scatter_add, _sized(256_000), "local-sync"),
+        (many_small_steps, [np.zeros(4096, np.float32)], "local-sync"),
     ]
     for function, arguments, driver in cases:
         source = rewritten(tmp_path, function, *arguments)
         vmfb = tmp_path / f"{function.__name__}.vmfb"
         compile_module(source, vmfb)
         work = recorded_work(dict(vmfb_attributes(vmfb)))
-        assert work == estimated_work(source.read_text())
-        assert driver_for(work) == driver
-        assert load(vmfb, imports={}).driver == driver
-        assert load(source, imports={}).driver == driver
-    assert load(source, imports={}, driver="local-sync").driver == "local-sync"  # told
+        assert work is not None and work.total == estimated_work(source.read_text())
+        assert driver_for(work) == driver, function.__name__
+        assert load(vmfb, imports={}).driver == driver, function.__name__
+        assert load(source, imports={}).driver == driver, function.__name__
+    assert load(source, imports={}, driver="local-task").driver == "local-task"  # told
 
 
 @pytest.mark.iree
@@ -142,3 +270,7 @@ def test_a_module_on_the_chosen_driver_computes_the_same(tmp_path):
     assert model.driver == "local-sync"
     x = np.arange(4096, dtype=np.float32)
     np.testing.assert_array_equal(model.main(x), x + 1)
+    x, i, v = _sized(256_000)
+    model = load(rewritten(tmp_path, gather, x, i, v), imports={})
+    assert model.driver == "local-task"
+    np.testing.assert_array_equal(model.main(x, i, v), x[i] + v)

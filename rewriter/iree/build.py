@@ -67,7 +67,7 @@ from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from .drivers import WORK_KEY, driver_for
+from .drivers import PARTS_KEY, WORK_KEY, driver_for
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -76,7 +76,7 @@ from .signatures import (
     signatures_of,
     to_json,
 )
-from .work import estimated_work
+from .work import Work, work_parts
 
 if TYPE_CHECKING:
     import subprocess
@@ -131,8 +131,9 @@ WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
 # executables assume of their bindings (ALIGNMENT_FLAG): load reads an argument in place
 # only at an address that is a multiple of it (64, IREE's own, when absent).
 BINDING_ALIGNMENT_KEY = "rewriter.binding_alignment"
-# WORK_KEY (drivers.py), a module attribute, holds the estimated work of a call (work.py;
-# "null" for dynamic shapes), so that load picks the driver of a .vmfb as of its .mlir.
+# WORK_KEY and PARTS_KEY (drivers.py), module attributes, hold the estimated work of a call
+# and its parts (work.py; "null" for dynamic shapes), so that load picks the driver of a
+# .vmfb as of its .mlir.
 # What a system shared library may leave to the C library: the libm functions LLVM calls for
 # math on f64 (and f32, for completeness) that IREE's embedded musl subset may lack.
 _LIBM = frozenset(
@@ -233,7 +234,7 @@ def compile_module(
     command += target_flags(cpu, triple)
     command += extra_args
     products = sorted(set(blas_products)) if triple is None else []
-    work = estimated_work(text)
+    work = work_parts(text)
     split = (driver or driver_for(work)) == "local-task"
     key = None
     if cache and bindings is not None:
@@ -359,7 +360,7 @@ def _write_with_metadata(
     blas_products: Collection[str] = (),
     *,
     split: bool,
-    work: int | None,
+    work: Work | None,
     alignment: int = 64,
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
@@ -430,7 +431,9 @@ def _write_with_metadata(
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
         # drivers.py: which driver runs it
-        _add_reflection(ir, module.operation, WORK_KEY, json.dumps(work))
+        _add_reflection(ir, module.operation, WORK_KEY, json.dumps(work and work.total))
+        parts = json.dumps(work and [work.products, work.parallel, work.serial])
+        _add_reflection(ir, module.operation, PARTS_KEY, parts)
         public = _public_functions(module)
         for function, written in zip(public, written_arguments(module, public), strict=True):
             names = json.dumps(argument_names(ir, function))

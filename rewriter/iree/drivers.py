@@ -9,11 +9,34 @@ largest, 2 to 3 times on the smallest. What it can win is wall time, when a seco
 free and the dispatches are large enough to split: on a 2-core machine, from about a
 thousand million operations a call (``shape_sweep.py --wall``: the blocks of batch 300 or
 width 768), and not below (the same blocks at batch 128 and width 512, half a thousand
-million, run sooner on ``local-sync``).
+million, run sooner on ``local-sync``): their time goes to products, which ``local-task``
+gets cut in blocks that pack their operands again (``blas_products.py``).
+Element operations over large tensors (elementwise ops, gathers, windows) split at no such
+cost: IREE cuts each of their dispatches into many workgroups (``distribution = [4096]`` of
+a vector of floats), which the workers share. ``benchmarks/op_complexity.py``'s ops, one
+thread (``local-sync``) against ``local-task``, wall ms on this 2-core machine: a gather of
+512,000 floats 0.83 against 0.52 (4,096,000: 9.7 against 5.3), three doublings of 512,000
+0.31 against 0.21 (4,096,000: 2.7 against 1.8), a 3x3 max window over 512,000 0.80 against
+0.60, for the same CPU time from about a million element operations (gather: 0.82 ms each
+way); at 64,000 floats the handover takes what the second thread wins (0.074 against 0.066
+ms, the window 0.062 against 0.089), so an op of fewer elements (``work.SHARED_SIZE``)
+counts as one no second thread shares, however many there are (each is a dispatch to hand
+over). Scatters, sorts, scans (jax's ``cumsum``) and reductions to a scalar are one
+workgroup, which no second thread shares: a ``scatter`` of 4,096,000 takes 17 to 18 ms
+against 20 (its index arithmetic, five elementwise ops of the size, split), a ``cumsum``
+10.5 against 10.1, an ``argmax`` 11.4 against 11.5. An element of theirs takes about ten
+times (``SERIAL_WEIGHT``) an element operation of the others on one thread (at 4,096,000:
+the scatter 4.3 ns, ``cumsum`` 2.6, ``argmax`` 2.8, the gather 0.25 ns an element
+operation).
 So a module whose estimated work (``work.py``) is under ``LARGE_WORK`` runs on
-``local-sync``, a larger one, or one of dynamic shapes (of unknown work), on ``local-task``.
-``compile_module`` records the estimate in the ``.vmfb`` (``rewriter.work``); a ``.vmfb``
-without it runs on ``local-task``.
+``local-sync``, unless its element operations that workers share (``Work.parallel``) reach
+``LARGE_PARALLEL_WORK`` and are at least twice the rest: its products and ten times the
+elements of its ops that no second thread shares (no block of ``shape_sweep.py`` has more
+than a twentieth of its work in shared element operations); a larger one, or one of dynamic
+shapes (of unknown work), runs on ``local-task``.
+``compile_module`` records the estimate in the ``.vmfb`` (``rewriter.work``, and its
+parts in ``rewriter.work_parts``); a ``.vmfb`` without it runs on ``local-task``, one
+without the parts by the total alone, as products.
 
 The task executor's flags (``iree.runtime.flags.parse_flags``, before the driver is made)
 do not make the handover cheaper: ``--task_worker_spin_us=20`` makes a call of ``x + 1``
@@ -28,11 +51,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeGuard
 
-from .work import estimated_work
+from .work import Work, work_parts
 
 LARGE_WORK = 1_000_000_000  # operations a call (work.py) from which local-task runs it
+LARGE_PARALLEL_WORK = 1_000_000  # shared element operations from which local-task runs it
+SERIAL_WEIGHT = 10  # what an element of a one-workgroup op weighs against a shared one
 WORK_KEY = "rewriter.work"  # the module attribute of a .vmfb that records the estimate
+PARTS_KEY = "rewriter.work_parts"  # and its parts: [products, parallel, serial]
 
 
 def chosen_driver(path: Path, recorded: Mapping[str, str] | None) -> str:
@@ -44,19 +71,39 @@ def chosen_driver(path: Path, recorded: Mapping[str, str] | None) -> str:
         text = path.read_text()
     except (OSError, UnicodeDecodeError):
         return "local-task"  # compiling it says what is wrong
-    return driver_for(estimated_work(text))
+    return driver_for(work_parts(text))
 
 
-def driver_for(work: int | None) -> str:
-    """``local-sync`` under ``LARGE_WORK``, ``local-task`` from it or for an unknown work."""
-    return "local-sync" if work is not None and work < LARGE_WORK else "local-task"
+def driver_for(work: Work | None) -> str:
+    """``local-task`` from ``LARGE_WORK`` operations, for an unknown work (None), and from
+    ``LARGE_PARALLEL_WORK`` element operations that workers share and that are at least
+    twice the rest of the work (one-workgroup ops weighed by ``SERIAL_WEIGHT``);
+    ``local-sync`` otherwise (module docstring)."""
+    if work is None or work.total >= LARGE_WORK:
+        return "local-task"
+    rest = work.products + SERIAL_WEIGHT * work.serial
+    if work.parallel >= LARGE_PARALLEL_WORK and work.parallel >= 2 * rest:
+        return "local-task"
+    return "local-sync"
 
 
-def recorded_work(attributes: Mapping[str, str]) -> int | None:
+def recorded_work(attributes: Mapping[str, str]) -> Work | None:
     """The work estimate a ``.vmfb``'s module attributes hold; None when they hold none
-    (dynamic shapes, or a module that ``compile_module`` did not make)."""
+    (dynamic shapes, or a module that ``compile_module`` did not make). Without its parts,
+    the total counts as products."""
+    parts = _json(attributes, PARTS_KEY)
+    if isinstance(parts, list) and len(parts) == 3 and all(map(_is_count, parts)):
+        return Work(*parts)
+    total = _json(attributes, WORK_KEY)
+    return Work(products=total) if _is_count(total) else None
+
+
+def _json(attributes: Mapping[str, str], key: str) -> object:
     try:
-        work = json.loads(attributes.get(WORK_KEY, "null"))
+        return json.loads(attributes.get(key, "null"))
     except ValueError:
         return None
-    return work if isinstance(work, int) and not isinstance(work, bool) else None
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -187,10 +187,10 @@ def load(
     numpy arrays (a tuple for several results).
 
     ``driver`` is IREE's CPU driver, ``"local-task"`` or ``"local-sync"``; without one, a
-    ``.mlir`` whose tensors are all small runs on ``local-sync`` and anything else on
-    ``local-task`` (``drivers.py`` says why). A ``.mlir`` is compiled for this machine's
-    CPU; ``cpu`` names another (``"generic"``: the portable code of IREE's default);
-    ``compile_args`` go to ``iree-compile`` last.
+    module of little estimated work runs on ``local-sync``, one of much work or of large
+    element operations that workers share on ``local-task`` (``drivers.py`` says why). A
+    ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``: the
+    portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
     """
     with needs("iree", "iree.runtime"):
         path = Path(path)

@@ -7,13 +7,24 @@ result's elements times the kernel's elements per output feature (multiply-adds)
 and complex elements count 2 to 4 times, as a vector holds fewer of them. A function
 counts once per call of it (``call @f``), and the public functions are summed. Loop bodies
 count once: the estimate is a floor. None when a shape is dynamic (its size is unknown
-until the call).
+until the call). An op in MLIR's generic form (``"stablehlo.reduce_window"(...) ({ ... })``)
+counts by the signature after its region (``}) : (...) -> ...``).
+
+``work_parts`` gives the estimate in three kinds, which the drivers share out differently
+(``drivers.py``): the products' and convolutions' operations; the element operations that
+IREE's workgroups share (elementwise ops, gathers, reductions to tensors, windows: a
+``reduce_window`` counts its result's elements times its window's), of ``SHARED_SIZE``
+elements and more; and those of the ops no second thread shares: the smaller ones, and
+those that IREE's llvm-cpu compiles as one workgroup (``distribution = [0]`` in
+``--iree-hal-dump-executable-configurations-to``): scatters, sorts, reductions to scalars
+and scans (a window as long as its operand's dimension, as jax writes ``cumsum``).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 _FUNCTION = re.compile(r"^\s*func\.func\s+(?:(?:public|private|nested)\s+)?@([\w$.-]+)", re.M)
 _PUBLIC = re.compile(r"^\s*func\.func\s+(?:public\s+)?@", re.M)
@@ -22,21 +33,55 @@ _TENSOR = re.compile(r"tensor<((?:[0-9?]+x)*)([^<>]*(?:<[^<>]*>)?)>")
 _CONTRACTING = re.compile(r"contracting_dims\s*=\s*\[([\d, ]*)\]")
 _KERNEL_LAYOUT = re.compile(r"dim_numbers\s*=\s*\[[^\]]*\]x\[([^\]]*)\]")
 _LOCATION = re.compile(r"\s+loc\(.*$")
+_WINDOW = re.compile(r"window_dimensions\s*=\s*array<i64:\s*([\d, ]*)>")
 # Elements of these types count more: a vector register holds half (or a quarter) as many.
 _WEIGHT = {"f64": 2, "i64": 2, "complex<f32>": 2, "complex<f64>": 4}
+# The elements (weighted) from which an op's dispatch is worth sharing among threads: one of
+# 64,000 floats takes about what handing it to a worker does (drivers.py).
+SHARED_SIZE = 65_536
 
 
 class _Dynamic(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class Work:
+    """One call's estimated work in its three kinds (module docstring)."""
+
+    products: int = 0  # of dot_generals and convolutions: twice their multiply-adds
+    parallel: int = 0  # of the other ops, but those of ``serial``: their largest tensors
+    serial: int = 0  # of the ops no second thread shares: small ones, one-workgroup ones
+
+    def __add__(self, other: Work) -> Work:
+        return Work(
+            self.products + other.products,
+            self.parallel + other.parallel,
+            self.serial + other.serial,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.products + self.parallel + self.serial
+
+
+_NONE = Work()
+
+
 def estimated_work(text: str) -> int | None:
     """The estimated multiply-adds and element operations of one call of the module
     ``text`` (its public functions, module docstring), or None when a shape is dynamic."""
+    parts = work_parts(text)
+    return parts.total if parts is not None else None
+
+
+def work_parts(text: str) -> Work | None:
+    """``estimated_work``'s total in its two kinds, or None when a shape is dynamic."""
     bodies = _function_bodies(text)
     try:
-        totals: dict[str, int] = {}
-        return sum(_work_of(name, bodies, totals, ()) for name in _public_names(text, bodies))
+        totals: dict[str, Work] = {}
+        names = _public_names(text, bodies)
+        return sum((_work_of(name, bodies, totals, ()) for name in names), _NONE)
     except _Dynamic:
         return None
 
@@ -52,51 +97,85 @@ def _public_names(text: str, bodies: dict[str, str]) -> list[str]:
     return [name for name, body in bodies.items() if _PUBLIC.match(body) and "{" in body]
 
 
-def _work_of(name: str, bodies: dict[str, str], totals: dict[str, int], calling: tuple) -> int:
+def _work_of(name: str, bodies: dict[str, str], totals: dict[str, Work], calling: tuple) -> Work:
     """The work of function ``name``, its callees' included (once per call)."""
     if name in totals:
         return totals[name]
     if name in calling or name not in bodies:
-        return 0  # recursion, or an import: its work is not IREE's
-    own = 0
-    lines = bodies[name].splitlines()
-    for line in lines[1:]:
+        return _NONE  # recursion, or an import: its work is not IREE's
+    own = _NONE
+    openers: list[str] = []  # the first lines of the generic ops whose regions are open
+    for line in bodies[name].splitlines()[1:]:
+        line = _LOCATION.sub("", line)
         called = _CALL.search(line)
         if called:
             own += _work_of(called.group(1), bodies, totals, (*calling, name))
+        elif line.endswith("({"):
+            openers.append(line)  # its signature follows its region: "}) : (...) -> ..."
+        elif line.lstrip().startswith("})"):
+            own += _op_work(openers.pop() if openers else "", line)
         else:
-            own += _op_work(_LOCATION.sub("", line))
+            own += _op_work(line, line)
     totals[name] = own
     return own
 
 
-def _op_work(line: str) -> int:
-    """The work of one op (module docstring); 0 for a line that is no op."""
-    if " = " not in line and not line.lstrip().startswith("stablehlo."):
-        return 0
+def _op_work(head: str, line: str) -> Work:
+    """The work of one op (module docstring), by its first line ``head`` and the line
+    ``line`` that ends with its signature (the same line but for a generic op's region);
+    none for a line that is no op."""
+    if " = " not in head and not head.lstrip().startswith(("stablehlo.", '"stablehlo.')):
+        return _NONE
     signature = line.rsplit(" : ", 1)[-1] if " : " in line else ""
     tensors = [_tensor(match) for match in _TENSOR.finditer(signature)]
     if not tensors:
-        return 0
+        return _NONE
     results = signature.rsplit("->", 1)[-1]
     result = [_tensor(match) for match in _TENSOR.finditer(results)]
-    if "stablehlo.dot_general" in line and len(tensors) >= 3:
+    if "stablehlo.dot_general" in head and len(tensors) >= 3:
         (lhs_dims, weight), (result_dims, _) = tensors[0], result[0]
-        contracted = _CONTRACTING.search(line)
+        contracted = _CONTRACTING.search(head)
         indices = (
             [int(i) for i in contracted.group(1).split(",") if i.strip()] if contracted else []
         )
         size = math.prod(lhs_dims[i] for i in indices if i < len(lhs_dims))
-        return 2 * math.prod(result_dims) * size * weight
-    if "stablehlo.convolution" in line and len(tensors) >= 3:
+        return Work(products=2 * math.prod(result_dims) * size * weight)
+    if "stablehlo.convolution" in head and len(tensors) >= 3:
         (kernel_dims, weight), (result_dims, _) = tensors[1], result[0]
-        layout = _KERNEL_LAYOUT.search(line)
+        layout = _KERNEL_LAYOUT.search(head)
         names = [n.strip() for n in layout.group(1).split(",")] if layout else []
         per_output = math.prod(kernel_dims)
         if "o" in names and names.index("o") < len(kernel_dims):
             per_output //= max(1, kernel_dims[names.index("o")])
-        return 2 * math.prod(result_dims) * per_output * weight
-    return max(math.prod(dims) * weight for dims, weight in tensors)
+        return Work(products=2 * math.prod(result_dims) * per_output * weight)
+    elements = max(math.prod(dims) * weight for dims, weight in tensors)
+    window = _window(head)
+    if elements < SHARED_SIZE or _is_serial(head, tensors[0][0], result, window):
+        return Work(serial=elements)
+    if window and result:  # each result element reduces a window
+        (result_dims, weight) = result[0]
+        return Work(parallel=math.prod(result_dims) * math.prod(window) * weight)
+    return Work(parallel=elements)
+
+
+def _window(head: str) -> list[int]:
+    """The window of a ``reduce_window``; empty for another op."""
+    window = _WINDOW.search(head) if "stablehlo.reduce_window" in head else None
+    return [int(w) for w in window.group(1).split(",") if w.strip()] if window else []
+
+
+def _is_serial(
+    head: str, operand: list[int], result: list[tuple[list[int], int]], window: list[int]
+) -> bool:
+    """Whether IREE's llvm-cpu compiles the op as one workgroup (``distribution = [0]``),
+    which no second thread can share: a scatter (its updates may meet), a sort, a
+    reduction to scalars (``argmax`` of a vector), a scan (a window as long as a dimension
+    of its operand: jax's ``cumsum`` and ``cumprod``)."""
+    if any(f"stablehlo.{op}" in head for op in ("scatter", "sort")):
+        return True
+    if "stablehlo.reduce(" in head or '"stablehlo.reduce"(' in head:
+        return all(not dims for dims, _ in result)
+    return any(1 < w == d for w, d in zip(window, operand, strict=False))
 
 
 def _tensor(match: re.Match[str]) -> tuple[list[int], int]:
