@@ -82,3 +82,40 @@ def test_value_names_never_start_with_a_digit(hints):
     with them, and the scan does not collect them."""
     names = ValueNamer(set()).fresh_from([ssa_base(hint) for hint in hints])
     assert all(name.startswith("%") and not name[1:2].isdigit() for name in names)
+
+
+def _first_free(taken: set[str], base: str) -> str:
+    """The definition: the first of ``base``, ``base_1``, ... not taken."""
+    name, counter = base, 0
+    while name in taken:
+        counter += 1
+        name = f"{base}_{counter}"
+    return name
+
+
+# Bases and taken names from a few stems and suffixes, so that they collide: a base that
+# is another base's candidate (x_1), taken names among the candidates, added ones later.
+_NAMES = st.sampled_from(["x", "x_1", "x_2", "x_1_1", "y", "y_3", "x_01", "_", "_1", "z"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sets(_NAMES, max_size=4),
+    st.lists(st.tuples(st.booleans(), st.lists(_NAMES, min_size=1, max_size=3)), max_size=12),
+)
+def test_a_name_pool_hands_out_the_first_free_name(taken, steps):
+    """Each name handed out is the first of its base's candidates that is taken neither
+    outside, nor by ``add``, nor by an earlier claim (the stems' short cut included), for
+    bases that are one another's candidates and names added between claims."""
+    pool = NamePool(set(taken))
+    seen = set(taken)
+    for is_add, names in steps:
+        if is_add:
+            pool.add(names[0])
+            seen.add(names[0])
+            continue
+        expected = []
+        for base in names:
+            expected.append(_first_free(seen, base))
+            seen.add(expected[-1])
+        assert pool.claim_all(names, "%") == [f"%{name}" for name in expected]

@@ -249,6 +249,9 @@ def error_report(
     return report
 
 
+_REWRITTEN = Status.REWRITTEN  # a member read from its class costs a lookup each time
+
+
 def rewritten_report(
     filename: str,
     line: int,
@@ -271,7 +274,7 @@ def rewritten_report(
         attributes,
         None,
         None,
-        Status.REWRITTEN,
+        _REWRITTEN,
         signature.operand_perms,
         signature.result_perms,
         signature.extern_operand_types,

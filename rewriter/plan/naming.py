@@ -20,13 +20,20 @@ class NamePool:
     The names handed out are not kept (a file's hundreds of thousands of constants would
     hold more memory than its text): they are exactly the candidates the searches passed,
     which each base's next suffix tells (``_passed``). Only the names taken from outside
-    (``taken``, read and never copied, and ``add``) are kept.
+    (``taken``, read and never copied, and ``add``) are kept, and their stems (below).
+
+    Most searches pass nothing: a base's next candidate ``base_k`` is free unless a taken
+    name or another base is ``base_k`` for some k. Every such name cuts at its last ``_``
+    to ``base``, so the *stems* of the names taken from outside, added or searched for
+    (each cut at its last ``_``) hold every base whose candidates may be taken; a base
+    that is no stem has its next candidate handed out unchecked, as the search would.
     """
 
     def __init__(self, taken: set[str] | frozenset[str] | Iterable[str] = ()):
         self._outside = taken if isinstance(taken, (set, frozenset)) else set(taken)
         self._added: set[str] = set()
         self._next_suffix: dict[str, int] = {}
+        self._stems: set[str] | None = None  # made at the first claim, from ``taken``
 
     def claim(self, base: str) -> str:
         """The first of ``base``, ``base_1``, ... not taken yet; now taken."""
@@ -35,9 +42,17 @@ class NamePool:
     def claim_all(self, bases: list[str], prefix: str = "") -> list[str]:
         """``prefix + claim(base)`` for each base in turn: the names of one statement."""
         outside, added, next_suffix, names = self._outside, self._added, self._next_suffix, []
+        stems = self._stems
+        if stems is None:
+            stems = self._stems = {_stem(name) for name in (*outside, *added)}
         for base in bases:
             counter = next_suffix.get(base, 0)
+            if counter and base not in stems:  # no taken name or base is base_k
+                next_suffix[base] = counter + 1
+                names.append(f"{prefix}{base}_{counter}")
+                continue
             if counter == 0:
+                stems.add(_stem(base))  # a base now, which the searches check for
                 name = base
                 if name in outside or name in added or self._passed(name):
                     counter, name = 1, f"{base}_1"
@@ -54,6 +69,8 @@ class NamePool:
     def add(self, name: str) -> None:
         """Mark ``name`` taken without handing it out."""
         self._added.add(name)
+        if self._stems is not None:
+            self._stems.add(_stem(name))
 
     def _passed(self, name: str) -> bool:
         """Whether a search has passed ``name``.
@@ -74,6 +91,11 @@ class NamePool:
             and suffix[0] != "0"
             and int(suffix) < self._next_suffix.get(base, 0)
         )
+
+
+def _stem(name: str) -> str:
+    """``name`` cut at its last ``_``: the base whose candidates it may be."""
+    return name.rpartition("_")[0]
 
 
 def c_identifier(target: str) -> str:

@@ -59,6 +59,9 @@ class Plan:
     written: dict[int, Written] | None = None
 
 
+# ``Edit(start, end, text)`` without the named tuple's ``__new__`` in Python (an edit a call).
+_new_edit = tuple.__new__
+
 # Each selected call, None once its edit is made.
 _Selected = list[PlacedCall | None]
 
@@ -130,6 +133,7 @@ def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan) -> _Selected:
     known. A call keeps only its hole texts, no text of its replacement: 70k calls of
     those would not fit."""
     selected: _Selected = []
+    rewritten = Status.REWRITTEN  # read once: a member read from its class is a lookup
     for site in scan.calls:
         try:
             placed, errors = shapes.place(site)
@@ -139,7 +143,7 @@ def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan) -> _Selected:
         if errors:
             plan.errors.extend(errors)
         plan.reports.append(placed.report)
-        if placed.report.status == Status.REWRITTEN:
+        if placed.report.status == rewritten:
             selected.append(placed)
     return selected
 
@@ -194,7 +198,7 @@ def _name_callees(
         assert callee is not None  # named by ``externs.decide``
         fields = replacement.fields(placed.holes, values, callee)
         text = replacement.text(fields)
-        plan.edits.append(Edit(placed.start, placed.end, text))
+        plan.edits.append(_new_edit(Edit, (placed.start, placed.end, text)))
         if plan.written is not None and shape is not None:  # a form calls share
             plan.written[placed.start] = Written(replacement.positional, fields, text)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from .compact import Compact, compact
 from .diagnostics import Diagnostic
@@ -119,10 +120,8 @@ def scan(source: Source) -> Scan:
     matches = [match.span() for match in _CUSTOM_CALL.finditer(masked)]
     keywords = squeezed.originals([start for start, _ in matches])
     line_start = text.rfind
-    pretty = CallForm.PRETTY
-    result.calls = [
-        CallSite(keyword, line_start("\n", 0, keyword) + 1, pretty) for keyword in keywords
-    ]
+    statements = [line_start("\n", 0, keyword) + 1 for keyword in keywords]
+    result.calls = list(map(CallSite, keywords, statements, repeat(CallForm.PRETTY)))
     generic_modules = []
     pretty_calls = len(result.calls)
     for compact_offset, offset, token in squeezed.strings:
@@ -144,7 +143,10 @@ def scan(source: Source) -> Scan:
                 result.symbols.add(_decode_symbol(quoted.group()))
             continue
         result.symbols.add(match.group()[1:])
-    for call in result.calls:
+    # Each pretty call's prefix checked at C speed; the loop finds the calls out of place.
+    prefixed = map(_STATEMENT_PREFIX.fullmatch, repeat(text), statements, keywords)
+    checked = all(prefixed) and len(result.calls) == pretty_calls
+    for call in [] if checked else result.calls:
         if not _STATEMENT_PREFIX.fullmatch(text, call.statement, call.keyword):
             result.diagnostics.append(
                 Diagnostic.at(
