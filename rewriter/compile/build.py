@@ -296,7 +296,7 @@ def compile_module(
         if "@memrefCopy(" in lowered:
             inputs.append(memref_copy_source())
         # Not renamed to the workspace's allocators with the C API: its blocks are freed
-        # by other threads than the calls that made them (parallel_loops.own_frames).
+        # by other threads than the calls that made them (parallel_loops.own_blocks).
         runtime = [async_runtime_source()] if calls_runtime(lowered) else []
         if api is None:
             inputs += runtime

@@ -50,13 +50,22 @@ def async_passes(threads: int) -> str:
 
 
 # A function of the LLVM IR that runs a block (convert-async-to-llvm outlines each
-# async.execute into one), up to its closing brace.
+# async.execute into one, a coroutine), up to its closing brace.
 _BLOCK_FUNCTION = re.compile(r"^define [^\n]*@async_execute_fn[^\n]*\{\n.*?^\}$", re.M | re.S)
+# The head of a function holding a loop's body (async-parallel-for outlines it).
+_LOOP_FUNCTION = re.compile(r"^(define void @parallel_compute_fn[^\n]*\)) \{$", re.M)
 
 
-def own_frames(text: str) -> str:
-    """``text`` (LLVM IR) with the coroutine frames of the blocks allocated and freed by
-    the async runtime (``rw_async_frame_alloc`` and ``rw_async_frame_free``).
+def own_blocks(text: str) -> str:
+    """``text`` (LLVM IR) with each loop's body kept out of the coroutines that run its
+    blocks, and the coroutines' frames allocated and freed by the async runtime
+    (``rw_async_frame_alloc`` and ``rw_async_frame_free``).
+
+    A body inlined into a coroutine is optimized once the coroutine is split, its
+    operands then loads from the coroutine's frame: LLVM no longer vectorizes it
+    (``benchmarks/op_complexity.py``'s 3x3 window maximum took 7 times the CPU time of
+    the one-thread loop); ``noinline`` keeps it a function of its own, optimized as the
+    one-thread loop is.
 
     A frame is made by the thread that hands the block over and freed by the thread that
     ran it. In a library with the C API every ``aligned_alloc`` and ``free`` of the module
@@ -68,7 +77,7 @@ def own_frames(text: str) -> str:
         body = match.group(0).replace("call ptr @aligned_alloc(", "call ptr @rw_async_frame_alloc(")
         return body.replace("call void @free(", "call void @rw_async_frame_free(")
 
-    changed = _BLOCK_FUNCTION.sub(renamed, text)
+    changed = _BLOCK_FUNCTION.sub(renamed, _LOOP_FUNCTION.sub(r"\1 noinline {", text))
     if changed == text:
         return text
     declared = "declare ptr @rw_async_frame_alloc(i64, i64)\n"

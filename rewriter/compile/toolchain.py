@@ -35,7 +35,7 @@ from ..abi import bridge_dir
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_file
 from .link_items import link_arguments
-from .parallel_loops import async_passes, own_frames
+from .parallel_loops import async_passes, own_blocks
 
 LLVM_VERSION = 22
 
@@ -211,7 +211,7 @@ def _threaded(threads: int) -> tuple[Stage, ...]:
     return (
         replace(loops, arguments=tuple(a.replace(LOOPS, PARALLEL_LOOPS) for a in loops.arguments)),
         replace(lower, arguments=(f"--pass-pipeline={lowering}", "{in}", "-o", "{out}")),
-        replace(translate, then=lambda text: own_frames(contractible(text))),
+        replace(translate, then=lambda text: own_blocks(contractible(text))),
     )
 
 
