@@ -23,7 +23,7 @@ from ..abi import bridge_dir
 
 # Iterations of a block: below it, handing a block to another thread (a wake-up, tens of
 # microseconds on a loaded machine) costs more than it saves.
-MIN_TASK_SIZE = 16384
+MIN_TASK_SIZE = 65536
 
 # A call of the async runtime in LLVM IR (convert-async-to-llvm declares all of its
 # functions in every module, called or not).
@@ -52,8 +52,8 @@ def async_passes(threads: int) -> str:
 # A function of the LLVM IR that runs a block (convert-async-to-llvm outlines each
 # async.execute into one, a coroutine), up to its closing brace.
 _BLOCK_FUNCTION = re.compile(r"^define [^\n]*@async_execute_fn[^\n]*\{\n.*?^\}$", re.M | re.S)
-# The head of a function holding a loop's body (async-parallel-for outlines it).
-_LOOP_FUNCTION = re.compile(r"^(define void @parallel_compute_fn[^\n]*\)) \{$", re.M)
+# A call of the function holding a loop's body (async-parallel-for outlines it).
+_BODY_CALL = re.compile(r"^(\s*call void @parallel_compute_fn\w*\([^\n]*\))$", re.M)
 
 
 def own_blocks(text: str) -> str:
@@ -64,8 +64,9 @@ def own_blocks(text: str) -> str:
     A body inlined into a coroutine is optimized once the coroutine is split, its
     operands then loads from the coroutine's frame: LLVM no longer vectorizes it
     (``benchmarks/op_complexity.py``'s 3x3 window maximum took 7 times the CPU time of
-    the one-thread loop); ``noinline`` keeps it a function of its own, optimized as the
-    one-thread loop is.
+    the one-thread loop); ``noinline`` on those calls keeps it a function of its own,
+    optimized as the one-thread loop is. The calling thread's own block, and a loop too
+    small to split, still inline it.
 
     A frame is made by the thread that hands the block over and freed by the thread that
     ran it. In a library with the C API every ``aligned_alloc`` and ``free`` of the module
@@ -75,9 +76,10 @@ def own_blocks(text: str) -> str:
 
     def renamed(match: re.Match[str]) -> str:
         body = match.group(0).replace("call ptr @aligned_alloc(", "call ptr @rw_async_frame_alloc(")
-        return body.replace("call void @free(", "call void @rw_async_frame_free(")
+        body = body.replace("call void @free(", "call void @rw_async_frame_free(")
+        return _BODY_CALL.sub(r"\1 noinline", body)
 
-    changed = _BLOCK_FUNCTION.sub(renamed, _LOOP_FUNCTION.sub(r"\1 noinline {", text))
+    changed = _BLOCK_FUNCTION.sub(renamed, text)
     if changed == text:
         return text
     declared = "declare ptr @rw_async_frame_alloc(i64, i64)\n"
