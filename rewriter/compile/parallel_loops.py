@@ -52,14 +52,20 @@ def async_passes(threads: int) -> str:
 # A function of the LLVM IR that runs a block (convert-async-to-llvm outlines each
 # async.execute into one, a coroutine), up to its closing brace.
 _BLOCK_FUNCTION = re.compile(r"^define [^\n]*@async_execute_fn[^\n]*\{\n.*?^\}$", re.M | re.S)
-# A call of the function holding a loop's body (async-parallel-for outlines it).
+# The function holding a loop's body (async-parallel-for outlines it), and a call of it.
+_BODY_DEFINITION = re.compile(r"^define void @parallel_compute_fn", re.M)
 _BODY_CALL = re.compile(r"^(\s*call void @parallel_compute_fn\w*\([^\n]*\))$", re.M)
 
 
 def own_blocks(text: str) -> str:
-    """``text`` (LLVM IR) with each loop's body kept out of the coroutines that run its
-    blocks, and the coroutines' frames allocated and freed by the async runtime
-    (``rw_async_frame_alloc`` and ``rw_async_frame_free``).
+    """``text`` (LLVM IR) with each loop's body internal and kept out of the coroutines
+    that run its blocks, and the coroutines' frames allocated and freed by the async
+    runtime (``rw_async_frame_alloc`` and ``rw_async_frame_free``).
+
+    Every ``scf.parallel`` is outlined, the loops too small to split too (called once,
+    directly): an internal body is gone once inlined, where an external one was optimized
+    a second time on its own (clang took four times as long on ``benchmarks/speed.py``'s
+    block).
 
     A body inlined into a coroutine is optimized once the coroutine is split, its
     operands then loads from the coroutine's frame: LLVM no longer vectorizes it
@@ -79,6 +85,7 @@ def own_blocks(text: str) -> str:
         body = body.replace("call void @free(", "call void @rw_async_frame_free(")
         return _BODY_CALL.sub(r"\1 noinline", body)
 
+    text = _BODY_DEFINITION.sub("define internal void @parallel_compute_fn", text)
     changed = _BLOCK_FUNCTION.sub(renamed, text)
     if changed == text:
         return text
