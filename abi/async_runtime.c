@@ -16,8 +16,9 @@
  *     this process may run on (sched_getaffinity);  REWRITER_THREADS=1 makes no thread;
  *   - a thread that waits runs waiting blocks itself until what it waits for is done,
  *     so a wait never depends on a worker being free: several caller threads may call
- *     the module at once, a fork child runs its loops on its own thread, and a pool of
- *     no workers still finishes every loop;
+ *     the module at once, and a pool of no workers still finishes every loop;
+ *   - a fork child starts workers of its own on its first split loop (the lock is held
+ *     across fork, and the child makes its lock and condition variable anew);
  *   - tokens, groups and values are counted references (the compiled code adds and drops
  *     them); the last drop frees the object, so a call leaks nothing.  As upstream: a
  *     token or value starts with two references, one of them the task's, dropped when
@@ -96,7 +97,7 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static Task *queue_head, *queue_tail;
 static pthread_t *workers;
 static int worker_count;
-static bool started, stopping;
+static bool started, stopping, fork_handled;
 static pid_t started_in;
 
 static void fail(const char *what)
@@ -184,12 +185,26 @@ static void *work(void *unused)
     return NULL;
 }
 
+static void before_fork(void) { pthread_mutex_lock(&lock); }
+static void after_fork(void) { pthread_mutex_unlock(&lock); }
+
+/* The child has none of the parent's workers, but `changed` still counts them as
+ * waiting: a broadcast would wait for them. Both are made anew. */
+static void in_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&changed, NULL);
+}
+
 /* Start the workers once per process (again in a fork child, which has none); with the
- * lock held. A worker that cannot be made leaves fewer: the waiting threads run the rest. */
+ * lock held. A worker that cannot be made leaves fewer: the waiting threads run the rest.
+ * glibc forgets the fork handlers of a library that is unloaded. */
 static void start_workers(void)
 {
     if (started && started_in == getpid())
         return;
+    if (!fork_handled)
+        fork_handled = pthread_atfork(before_fork, after_fork, in_child) == 0;
     started = true;
     started_in = getpid();
     stopping = false;

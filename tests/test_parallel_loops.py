@@ -191,6 +191,29 @@ def test_a_large_loop_starts_the_pool_and_a_small_one_does_not(
 @pytest.mark.slow
 @pytest.mark.toolchain
 @pytest.mark.iree
+def test_callers_on_several_threads_share_the_pool(tmp_path: Path, monkeypatch):
+    """Four Python threads call a split loop at once (the loader lets go of the GIL):
+    every result right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rewriter.compile import compile_module, load
+
+    monkeypatch.setenv("REWRITER_THREADS", "2")
+    library = tmp_path / "libdouble.so"
+    compile_module(DOUBLE.format(n=SPLIT), library, threads=2, cache=False)
+    main = load(library).main
+
+    def calls(offset: int) -> bool:
+        x = np.arange(SPLIT, dtype=np.float32) + offset
+        return all(np.array_equal(main(x), x * 2) for _ in range(5))
+
+    with ThreadPoolExecutor(4) as callers:
+        assert all(callers.map(calls, range(4)))
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
 def test_one_thread_is_the_one_thread_pipeline(tmp_path: Path):
     from rewriter.compile import compile_module
 
@@ -271,3 +294,128 @@ def test_a_c_host_without_python_runs_a_split_loop_and_leaks_nothing(tmp_path: P
     checked += ["--errors-for-leak-kinds=all", str(program)]
     run = subprocess.run(checked, capture_output=True, text=True, env=environment)
     assert (run.returncode, run.stdout) == (0, "0 wrong, 1 threads more\n"), run.stderr
+
+
+RUNTIME_CONTRACT = r"""
+#include "async_runtime.c"
+
+static void emplace(void *token) { mlirAsyncRuntimeEmplaceToken(token); }
+static void fail_token(void *token) { mlirAsyncRuntimeSetTokenError(token); }
+
+static int resumed;
+static void resume(void *done)
+{
+    __atomic_add_fetch(&resumed, 1, __ATOMIC_SEQ_CST);
+    mlirAsyncRuntimeEmplaceToken(done);
+}
+
+/* A group of 64 tokens made ready by tasks, one of them in error, awaited by a thread
+ * and by a coroutine (which makes `done` ready); then every reference dropped. */
+static int run_group(int with_error)
+{
+    AsyncToken *tokens[64], *done = mlirAsyncRuntimeCreateToken();
+    AsyncGroup *group = mlirAsyncRuntimeCreateGroup(64);
+    for (int i = 0; i < 64; ++i) {
+        tokens[i] = mlirAsyncRuntimeCreateToken();
+        mlirAsyncRuntimeAddTokenToGroup(tokens[i], group);
+    }
+    mlirAsyncRuntimeAwaitAllInGroupAndExecute(group, done, resume);
+    for (int i = 0; i < 64; ++i)
+        mlirAsyncRuntimeExecute(tokens[i], with_error && i == 17 ? fail_token : emplace);
+    mlirAsyncRuntimeAwaitAllInGroup(group);
+    int error = mlirAsyncRuntimeIsGroupError(group);
+    for (int i = 0; i < 64; ++i) {
+        mlirAsyncRuntimeAwaitToken(tokens[i]);
+        if (mlirAsyncRuntimeIsTokenError(tokens[i]) != (with_error && i == 17))
+            return -1;
+        mlirAsyncRuntimeDropRef(tokens[i], 1);
+    }
+    mlirAsyncRuntimeDropRef(group, 1);
+    mlirAsyncRuntimeAwaitToken(done);
+    mlirAsyncRuntimeDropRef(done, 1);
+    return error;
+}
+
+static void *caller(void *result)
+{
+    *(int *)result = run_group(0);
+    return NULL;
+}
+
+int main(void)
+{
+    int first = run_group(1), second = run_group(0), others[3];
+    pthread_t threads[3];
+    for (int i = 0; i < 3; ++i)
+        pthread_create(&threads[i], NULL, caller, &others[i]);
+    for (int i = 0; i < 3; ++i)
+        pthread_join(threads[i], NULL);
+    AsyncValue *value = mlirAsyncRuntimeCreateValue(8);
+    *(double *)mlirAsyncRuntimeGetValueStorage(value) = 2.5;
+    mlirAsyncRuntimeEmplaceValue(value);
+    mlirAsyncRuntimeAwaitValue(value);
+    double *stored = mlirAsyncRuntimeGetValueStorage(value);
+    printf("%d %d %d%d%d %d %g %lld\n", first, second, others[0], others[1], others[2],
+           __atomic_load_n(&resumed, __ATOMIC_SEQ_CST), *stored,
+           (long long)mlirAsyncRuntimGetNumWorkerThreads());
+    mlirAsyncRuntimeDropRef(value, 1);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain("gcc", "valgrind")
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_the_runtime_reports_errors_serves_several_callers_and_leaks_nothing(
+    threads, tmp_path: Path
+):
+    """abi/async_runtime.c on its own: a token in error makes its group's error, a group
+    awaited by a thread and by a coroutine, callers on three threads at once, a pool of
+    no workers (REWRITER_THREADS=1: the waiting threads run the tasks) or of two; under
+    valgrind, which counts every block not freed at the end as an error."""
+    from rewriter.abi import bridge_dir
+
+    require_tool("gcc")
+    require_tool("valgrind")
+    (tmp_path / "contract.c").write_text(RUNTIME_CONTRACT)
+    program = tmp_path / "contract"
+    subprocess.run(
+        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", f"-I{bridge_dir()}"]
+        + [str(tmp_path / "contract.c"), "-lpthread", "-o", str(program)],
+        check=True,
+    )
+    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
+    checked += ["--errors-for-leak-kinds=all", str(program)]
+    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": threads}
+    run = subprocess.run(checked, capture_output=True, text=True, env=environment)
+    assert (run.returncode, run.stdout) == (0, f"1 0 000 5 2.5 {threads}\n"), run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
+def test_a_fork_child_runs_split_loops_with_workers_of_its_own(tmp_path: Path, monkeypatch):
+    """The parent's pool made, a fork child calls the split loop: it starts its own."""
+    from rewriter.compile import compile_module, load
+
+    monkeypatch.setenv("REWRITER_THREADS", "2")
+    library = tmp_path / "libdouble.so"
+    compile_module(DOUBLE.format(n=SPLIT), library, threads=2, cache=False)
+    main = load(library).main
+    x = np.arange(SPLIT, dtype=np.float32)
+    assert np.array_equal(main(x), x * 2)
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child's status says what it saw)
+        before = _threads_now()
+        right = np.array_equal(main(x), x * 2)
+        os._exit(0 if right and _threads_now() - before == 1 else 1)
+    import time
+
+    deadline = time.monotonic() + 60
+    while (ended := os.waitpid(child, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if ended == (0, 0):
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+    assert ended[0] == child and ended[1] == 0, "the child hung or saw a wrong result"
