@@ -28,7 +28,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 SCRIPTS = [
     "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
     "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py", "compile_time.py",
-    "op_complexity.py", "shape_sweep.py", "trig_speed.py",
+    "op_complexity.py", "shape_sweep.py", "trig_speed.py", "thread_split.py",
 ]  # fmt: skip
 
 

@@ -177,6 +177,12 @@ def _change_blas_library(tmp_path, monkeypatch):
     return MODULE, {}
 
 
+def _change_threads(tmp_path, monkeypatch):
+    from rewriter.compile.parallel_loops import default_threads
+
+    return MODULE, {"threads": 2 if default_threads() == 1 else 1}
+
+
 def _change_output_name(tmp_path, monkeypatch):
     return MODULE, {"output_name": "libother.so"}
 
@@ -191,6 +197,7 @@ CHANGES = {
     "include dir": _change_include_dir,
     "ffi bridge": _change_bridge,
     "output name": _change_output_name,
+    "threads": _change_threads,
     "a tool": _change_tool,
     "a link item's content": _change_link_item,
     "the blas library's content": _change_blas_library,

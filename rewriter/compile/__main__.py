@@ -108,6 +108,14 @@ def _main(argv: list[str]) -> int:
         help="cross-compile for this LLVM target triple (aarch64-linux-gnu: linked with that "
         "triple's libraries, e.g. Debian's gcc-aarch64-linux-gnu)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="split each large parallel loop for N threads (a pthread pool in the library; "
+        "REWRITER_THREADS sets the pool's size where it runs); 1: one thread, no pool "
+        "(default: the CPUs this process may use)",
+    )
     args = parser.parse_args(joined_link_values(argv))
     clash = _output_clash(args)
     if clash:
@@ -133,6 +141,7 @@ def _main(argv: list[str]) -> int:
                 header=args.header,
                 prefix=args.prefix,
                 include_dir=args.include_dir,
+                threads=args.threads,
                 filename=str(args.module),
                 cache=not args.no_cache,
             )

@@ -20,6 +20,7 @@ from .blas import blas_calls_source, resolve_blas, sort_calls_source
 from .entries import Entry, entries_from_json, entries_json, metadata_source, prepare
 from .extras import MissingDependency, needs
 from .link_items import library_file, link_problem
+from .parallel_loops import async_runtime_source, calls_runtime, default_threads
 from .prefixes import default_prefix, prefix_problem
 from .toolchain import (
     LLVM_VERSION,
@@ -65,6 +66,7 @@ def compile_module(
     include_dir: str | Path | None = None,
     filename: str | None = None,
     cache: bool = True,
+    threads: int | None = None,
 ) -> list[Entry]:
     """Compile the rewritten module ``source`` (text or path) to the shared object ``output``,
     or, when ``output`` ends in ``.a``, to a static library.
@@ -106,6 +108,10 @@ def compile_module(
     or the new one; an output whose folder is missing fails before any stage runs
     (``OSError``). Nothing else is written beside it.
 
+    ``threads`` is how many threads a large parallel loop is split for (blocks handed to a
+    pthread pool compiled into the library: ``parallel_loops.py``, ``abi/async_runtime.c``);
+    by default the CPUs this process may run on, 1 for one thread and no pool.
+
     A module compiled before with the same options and tools is installed from the compile
     cache (``cache.py``), with the warnings its compile gave; ``cache=False`` compiles and
     stores nothing, and so does ``keep_temps``, whose stages must run.
@@ -123,6 +129,9 @@ def compile_module(
         # stage): a cached compile read them when it was made, and reading them loads the
         # grammar (0.2 s).
         externs = _externs(text, filename or origin)
+    threads = default_threads() if threads is None else threads
+    if threads < 1:
+        raise ToolchainError(f"threads must be at least 1, not {threads}")
     problem = output_problem(output)
     if problem:
         raise OutputRefused(problem)
@@ -165,6 +174,7 @@ def compile_module(
                 # named in the header's first comment, nowhere in the library
                 "filename": (filename or origin) if header is not None else None,
                 "static": static,
+                "threads": threads,
             },
             list(link or []),
             library,
@@ -252,7 +262,7 @@ def compile_module(
             api = replace(api, agreements=agreements)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")
-        pipeline = stages(library_calls, locations=marked_sorts > 0)
+        pipeline = stages(library_calls, locations=marked_sorts > 0, threads=threads)
         for index, stage in enumerate(pipeline, start=1):
             following = work / f"{index}-{stage.name}{stage.output_suffix}"
             try:
@@ -282,8 +292,16 @@ def compile_module(
             inputs.append(blas_calls_source())
             flags += library.compile_flags() + helper_flags
             arguments += library.link_arguments()
-        if "@memrefCopy(" in current.read_text(encoding="utf-8"):
+        lowered = current.read_text(encoding="utf-8")
+        if "@memrefCopy(" in lowered:
             inputs.append(memref_copy_source())
+        # Not renamed to the workspace's allocators with the C API: its blocks are freed
+        # by other threads than the calls that made them (parallel_loops.own_blocks).
+        runtime = [async_runtime_source()] if calls_runtime(lowered) else []
+        if api is None:
+            inputs += runtime
+        if runtime:
+            arguments.append("-lpthread")
         # Each source is compiled on its own, all at once; the package's own C files
         # (abi/) once for all modules, kept by the cache.
         reuse = compile_cache.ObjectCache(clang) if key is not None else None
@@ -294,6 +312,8 @@ def compile_module(
             if called and library is not None:
                 needed.append(f"-l:{library.soname}")
             needed.append("-lm")
+            if runtime:
+                needed.append("-lpthread")  # the async runtime's pool (part of glibc 2.34's libc)
             api = replace(api, link_note=" ".join(needed))
             header_file.write_text(c_api_header(api), encoding="utf-8")
             api_source = work / "rw_model_api.c"
@@ -304,7 +324,7 @@ def compile_module(
             module_inputs = compile_objects(inputs, work / "objects", "-O3", flags, reuse, shared)
             relocatable_object(module_inputs, module_object, "-O3", flags)
             use_workspace_allocators(module_object)
-            inputs = [module_object, api_source, workspace_source()]
+            inputs = [module_object, api_source, workspace_source(), *runtime]
             flags.append(f"-I{bridge_dir()}")  # rewriter_c_api_support.h
         folder = work / ("api-objects" if api is not None else "objects")
         inputs = compile_objects(inputs, folder, "-O3", flags, reuse, shared)

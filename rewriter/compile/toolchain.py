@@ -35,6 +35,7 @@ from ..abi import bridge_dir
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_file
 from .link_items import link_arguments
+from .parallel_loops import async_passes, own_blocks
 
 LLVM_VERSION = 22
 
@@ -72,6 +73,8 @@ LOOPS = (
     "builtin.module(func.func(iree-linalg-ext-to-loops, iree-codegen-memrefcopy-to-linalg, "
     "iree-codegen-math-transform), convert-linalg-to-loops)"
 )
+# On several threads the linalg ops become scf.parallel loops (parallel_loops.py).
+PARALLEL_LOOPS = LOOPS.replace("convert-linalg-to-loops", "convert-linalg-to-parallel-loops")
 
 # ownership-based deallocation makes the compiled code free what it allocates; results
 # returned to the caller are owned by the caller (cloned where needed). Complex arithmetic
@@ -182,17 +185,34 @@ class TextStage:
 
 
 def stages(
-    library_calls: Callable[[str], str], locations: bool = False
+    library_calls: Callable[[str], str], locations: bool = False, threads: int = 1
 ) -> tuple[Stage | TextStage, ...]:
     """The stages in order; ``library_calls`` rewrites the bufferized module (BLAS calls,
     sorts). With ``locations`` the first two stages print them: the sorts that
-    ``library_calls`` replaces are marked by their location (``sorts.py``)."""
+    ``library_calls`` replaces are marked by their location (``sorts.py``). With
+    ``threads`` above 1 the large parallel loops run on that many threads
+    (``parallel_loops.py``); 1 is the one-thread pipeline."""
     first: tuple[Stage | TextStage, ...] = STAGES[:2]
     if locations:
         first = tuple(
             replace(s, arguments=("--mlir-print-debuginfo", *s.arguments)) for s in STAGES[:2]
         )
-    return (*first, TextStage("library-calls", library_calls), *STAGES[2:])
+    last = STAGES[2:] if threads <= 1 else _threaded(threads)
+    return (*first, TextStage("library-calls", library_calls), *last)
+
+
+def _threaded(threads: int) -> tuple[Stage, ...]:
+    """The stages after the library calls, with the loops on ``threads`` threads."""
+    loops, lower, translate = STAGES[2:]
+    lowering = LOWER_TO_LLVM.replace(
+        "convert-bufferization-to-memref, ",
+        f"convert-bufferization-to-memref, {async_passes(threads)}",
+    )
+    return (
+        replace(loops, arguments=tuple(a.replace(LOOPS, PARALLEL_LOOPS) for a in loops.arguments)),
+        replace(lower, arguments=(f"--pass-pipeline={lowering}", "{in}", "-o", "{out}")),
+        replace(translate, then=lambda text: own_blocks(contractible(text))),
+    )
 
 
 STAGES = (
