@@ -14,7 +14,7 @@ from mlir_tools import require_tool
 
 from rewriter.compile.parallel_loops import own_blocks
 
-SPLIT = 1 << 20  # elements: 16 blocks of MIN_TASK_SIZE, split on any number of threads
+SPLIT = 1 << 20  # elements: 4 blocks of MIN_TASK_SIZE, split on any number of threads
 
 
 def _threads_now() -> int:
