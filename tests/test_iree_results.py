@@ -10,6 +10,7 @@ import gc
 
 import numpy as np
 import pytest
+from test_iree_calls import aligned_copy
 
 from rewriter.iree import compile_module, load
 from rewriter.iree.results import HANDED_OVER_BYTES
@@ -35,15 +36,6 @@ def doubled(size: int) -> str:
   }}
 }}
 """
-
-
-def aligned(array: np.ndarray) -> np.ndarray:
-    """``array`` at a 64-byte aligned address: an argument IREE reads in place."""
-    raw = np.empty(array.nbytes + 64, np.uint8)
-    start = -raw.ctypes.data % 64
-    copy = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
-    copy[...] = array
-    return copy
 
 
 @pytest.mark.parametrize("driver", ["local-sync", "local-task"])
@@ -97,7 +89,7 @@ def test_results_share_no_memory_with_the_arguments_or_each_other(tmp_path):
     returned twice as one buffer: those are copied. A returned constant is the call's
     own: writing into it changes no later call's result."""
     model = loaded(tmp_path, SHARED)
-    x = aligned(np.arange(LARGE, dtype=np.float32))
+    x = aligned_copy(np.arange(LARGE, dtype=np.float32))  # read in place
     doubled_x, same_x, constant, doubled_again = model.main(x)
     assert not np.shares_memory(same_x, x)
     assert not np.shares_memory(doubled_x, doubled_again)
