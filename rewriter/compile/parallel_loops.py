@@ -23,11 +23,11 @@ from ..abi import bridge_dir
 
 # Iterations of a block: below it, handing a block to another thread (a wake-up, tens of
 # microseconds on a loaded machine, and the block's data moved to the other core's cache)
-# costs more than it saves. At 65,536 the blocks of shape_sweep.py ran slower in wall time
-# and CPU time (attention f32, batch 4, 128 tokens, width 256: 2.30 ms on one thread, 2.61
-# split; a convolution's loops 13% more CPU time for no gain); at 262,144 they run as on
-# one thread, while a loop of 512,000 iterations still splits in two (a gather of 512,000
-# floats: 0.91 ms on one thread, 0.49 on two).
+# costs more than it saves. Split from 65,536 iterations, the blocks of shape_sweep.py run
+# slower in wall time and CPU time (attention f32, batch 4, 128 tokens, width 256: 2.30 ms
+# on one thread, 2.61 split; a convolution's loops 13% more CPU time for no gain); from
+# 262,144 they run as on one thread, while a loop of 512,000 iterations still splits in two
+# (a gather of 512,000 floats: 0.91 ms on one thread, 0.49 on two).
 MIN_TASK_SIZE = 262144
 
 # A call of the async runtime in LLVM IR (convert-async-to-llvm declares all of its

@@ -76,7 +76,7 @@ def estimated_work(text: str) -> int | None:
 
 
 def work_parts(text: str) -> Work | None:
-    """``estimated_work``'s total in its two kinds, or None when a shape is dynamic."""
+    """``estimated_work``'s total in its three kinds, or None when a shape is dynamic."""
     bodies = _function_bodies(text)
     try:
         totals: dict[str, Work] = {}
