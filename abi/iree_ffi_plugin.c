@@ -72,14 +72,31 @@ static entry *entries;
 static size_t entry_count, entry_capacity;
 static int64_t loads, resolved;
 
+/* The entry registered as `name`, itself (a registration). */
 static entry *find(const char *name) {
   for (size_t i = 0; i < entry_count; ++i)
     if (strcmp(entries[i].name, name) == 0) return &entries[i];
   return NULL;
 }
 
-/* Serve the import `name` with `function` (replacing an earlier registration); 0 on
- * success, -1 when out of memory. */
+/* The entry serving the import `name`: registered as it, or as a prefix of it followed by
+ * `*` (one function serving a family of imports, each of a signature of its own: IREE
+ * links the executables of a module together, and one import name must have one
+ * signature in all of them). */
+static entry *serving(const char *name) {
+  entry *found = find(name);
+  for (size_t i = 0; i < entry_count && !found; ++i) {
+    size_t length = strlen(entries[i].name);
+    if (length > 0 && entries[i].name[length - 1] == '*' &&
+        strncmp(entries[i].name, name, length - 1) == 0)
+      found = &entries[i];
+  }
+  return found;
+}
+
+/* Serve the import `name` (or, for `prefix*`, every import whose name starts with the
+ * prefix) with `function`, replacing an earlier registration; 0 on success, -1 when out of
+ * memory. */
 RW_EXPORT int rw_iree_plugin_register(const char *name, void *function, void *context) {
   pthread_mutex_lock(&lock);
   entry *found = find(name);
@@ -159,7 +176,7 @@ static plugin_status plugin_resolve(void *self, const plugin_resolve_params *par
     if (params->out_fn_ptrs[i]) continue; /* another plugin served it */
     const char *name = params->symbol_names[i];
     int optional = name[0] == '?';
-    entry *found = find(optional ? name + 1 : name);
+    entry *found = serving(optional ? name + 1 : name);
     if (found) {
       params->out_fn_ptrs[i] = found->function;
       params->out_fn_contexts[i] = found->context;

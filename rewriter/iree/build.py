@@ -121,6 +121,8 @@ SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
 # The key, in the module's iree.reflection, of the element types whose products are
 # dispatches that call a BLAS (JSON; absent when none are): load needs the BLAS for them.
 BLAS_PRODUCTS_KEY = "rewriter.blas_products"
+# The key, in the module's iree.reflection, set ("true") when sorts call abi/iree_sorts.c.
+NATIVE_SORTS_KEY = "rewriter.native_sorts"
 # The key, in each public function's iree.reflection, of JAX's argument names (JSON).
 ARGUMENT_NAMES_KEY = "rewriter.argument_names"
 # The key, in each public function's iree.reflection, of the arguments IREE may write into
@@ -195,6 +197,7 @@ def compile_module(
     ffi_dispatch: bool | Collection[str] | Mapping[str, bool] = False,
     blas_products: Collection[str] = (),
     driver: str | None = None,
+    native_sorts: bool = False,
 ) -> tuple[bytes, list[ImportSignature]]:
     """Compile the rewritten module in the file ``source``; return the ``.vmfb`` bytes
     (also written to ``output`` when given) and the signatures of its imports.
@@ -220,6 +223,11 @@ def compile_module(
     only cost (``blas_products.py``); without one, the driver ``load`` would pick for the
     module (``drivers.py``).
 
+    ``native_sorts``: the sorts that would be imports of ``rw_sort`` served in Python
+    become dispatches calling the merge sort of ``abi/iree_sorts.c`` where they can
+    (``sort_dispatches.py``); ``load`` must then run the module with the executable plugin
+    and that library (``sort_library.py``). A cross compile keeps the imports.
+
     A module compiled before with the same flags and tools comes from the compile cache
     (``rewriter/compile/cache.py``); ``cache=False`` compiles and stores nothing."""
     bindings = compile_cache.iree_compiler_identity()
@@ -234,12 +242,15 @@ def compile_module(
     command += target_flags(cpu, triple)
     command += extra_args
     products = sorted(set(blas_products)) if triple is None else []
+    native_sorts = native_sorts and triple is None
     work = work_parts(text)
     split = (driver or driver_for(work)) == "local-task"
     key = None
     if cache and bindings is not None:
         chosen = (products, split) if products else None
-        key = _cache_key(text, command, bindings, _selection_key(ffi_dispatch), chosen)
+        key = _cache_key(
+            text, command, bindings, _selection_key(ffi_dispatch), chosen, native_sorts
+        )
         with compile_cache.lookup(key) as hit:
             if hit is not None:
                 try:
@@ -260,6 +271,7 @@ def compile_module(
         signatures, libm_needed = _write_with_metadata(
             text, str(path), embedded, system_library_allowed, ffi_dispatch, products,
             split=split, work=work, alignment=binding_alignment(command),
+            native_sorts=native_sorts,
         )  # fmt: skip
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
@@ -313,11 +325,12 @@ def _cache_key(
     bindings: str,
     dispatch: object = None,
     products: tuple[list[str], bool] | None = None,
+    native_sorts: bool = False,
 ) -> str:
     """The key of a compile in the cache: the module, iree-compile's flags and identity,
     this machine's CPU when the code is for it (``=host``), the bindings that rewrite the
     module first and the rewriter's own code; the products given to the BLAS and whether
-    they are cut in blocks."""
+    they are cut in blocks; whether sorts are dispatches."""
     host_cpu = compile_cache.host_cpu()
     return compile_cache.key_of(
         {
@@ -330,6 +343,7 @@ def _cache_key(
             "rewriter": compile_cache.package_identity(),
             **({"ffi_dispatch": dispatch} if dispatch is not None else {}),
             **({"blas_products": products[0], "split": products[1]} if products else {}),
+            **({"native_sorts": True} if native_sorts else {}),
         }
     )
 
@@ -362,6 +376,7 @@ def _write_with_metadata(
     split: bool,
     work: Work | None,
     alignment: int = 64,
+    native_sorts: bool = False,
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``, the input fixes; f32 ``atan2``, ``sin``, ``cos`` and ``tan`` by
@@ -427,7 +442,10 @@ def _write_with_metadata(
             _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)
         split_complex_pads(module)  # nor pad complex elements
         chunked_top_k(module)  # lax.top_k of f32 as compiled code, not an import
-        signatures += route_sorts_to_imports(module)
+        sort_imports, sort_dispatches = route_sorts_to_imports(module, native_sorts)
+        signatures += sort_imports
+        if sort_dispatches:
+            _add_reflection(ir, module.operation, NATIVE_SORTS_KEY, "true")
         make_sorts_stable(module)
         _add_reflection(ir, module.operation, METADATA_KEY, to_json(signatures))
         # drivers.py: which driver runs it
@@ -517,6 +535,12 @@ def vmfb_attributes(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     if done.returncode != 0:
         raise BuildError(f"not an IREE module: {done.stderr.strip()}")
     return _module_attributes(done.stdout)
+
+
+def native_sorts_in(attributes: Mapping[str, str]) -> bool:
+    """Whether a ``.vmfb``'s sorts are dispatches calling ``rw_iree_sort`` (``load`` must
+    then offer it: ``sort_library.py``)."""
+    return attributes.get(NATIVE_SORTS_KEY) == "true"
 
 
 def blas_products_in(attributes: Mapping[str, str]) -> list[str]:

@@ -1,7 +1,8 @@
 """Shared objects built from one C file of ``abi/`` once per machine, kept in the cache.
 
-The IREE path loads two: the executable plugin (``plugin.py``) and the BLAS products'
-gemm functions (``blas_gemm.py``). Each is named by a hash of its source and the headers
+The IREE path loads three: the executable plugin (``plugin.py``), the BLAS products'
+gemm functions (``blas_gemm.py``) and the sort of its dispatches (``sort_library.py``).
+Each is named by a hash of its source and the headers
 beside it, of the compiler and of whatever else it is built from (``identities``), so that
 a change of any builds a new one; it is linked under a name of its own process and thread
 and moved into place, which is atomic: two processes that build it at once both end with a

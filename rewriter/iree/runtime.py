@@ -29,7 +29,7 @@ from ..compile.loader import CompiledModule
 from ..compile.toolchain import ToolchainError
 from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
-from . import blas_gemm, calls, declarations, plugin
+from . import blas_gemm, calls, declarations, plugin, sort_library
 from .blas_products import IMPORT_PREFIX, ROUTED_ELEMENTS
 from .build import (
     BINDING_ALIGNMENT_KEY,
@@ -38,6 +38,7 @@ from .build import (
     Vmfb,
     blas_products_in,
     compile_module,
+    native_sorts_in,
     open_vmfb,
     signatures_in,
 )
@@ -216,9 +217,14 @@ def _load(
     # So do the matrix products that a BLAS computes faster than IREE (blas_products.py).
     gemm = blas_gemm.functions() if not plugin_problem else {}
     products = [e for e in ROUTED_ELEMENTS if gemm.get(IMPORT_PREFIX + e)]
-    data, signatures = _program(path, vmfb, cpu, compile_args, selection, products, driver)
+    # And the sorts, by the merge sort of abi/iree_sorts.c (sort_dispatches.py).
+    sorting = sort_library.functions() if not plugin_problem else {}
+    data, signatures = _program(
+        path, vmfb, cpu, compile_args, selection, products, driver, bool(sorting)
+    )
     if vmfb is not None:
         _check_blas(path, vmfb, gemm, plugin_problem)
+        _check_native_sorts(path, vmfb, sorting, plugin_problem)
     sorts = [s for s in signatures if s.module == SORT_MODULE]
     signatures = [s for s in signatures if s.module != SORT_MODULE]
     chosen = implementations(path, signatures, imports)
@@ -232,7 +238,7 @@ def _load(
     modules += _sort_modules(sorts, config.device, errors)
     program = rt.VmModule.copy_buffer(config.vm_instance, data)
     dispatched = bridge.dispatch_functions() if bridge is not None else {}
-    offered = {**gemm, **dispatched}
+    offered = {**gemm, **sorting, **dispatched}
     try:
         with plugin.registered(offered) if offered else contextlib.nullcontext():
             context = rt.SystemContext(vm_modules=[*modules, program], config=config)
@@ -298,6 +304,18 @@ def _check_blas(
         )
 
 
+def _check_native_sorts(
+    path: Path, vmfb: Vmfb, sorting: Mapping[str, int], plugin_problem: str | None
+) -> None:
+    """A ``.vmfb`` whose sorts are dispatches runs only where the plugin offers the sort."""
+    if native_sorts_in(vmfb.attributes) and not sorting:
+        why = plugin_problem or "no C compiler (clang) was found to build abi/iree_sorts.c"
+        raise LoadError(
+            f"{path}: its sorts are compiled as dispatches that call abi/iree_sorts.c, but "
+            f"{why}; compile it without native_sorts"
+        )
+
+
 def _check_dispatched(
     path: Path,
     signatures: list[ImportSignature],
@@ -328,6 +346,7 @@ def _program(
     ffi_dispatch: Mapping[str, bool],
     blas_products: list[str],
     driver: str,
+    native_sorts: bool,
 ) -> tuple[bytes, list[ImportSignature]]:
     """The ``.vmfb`` bytes and import signatures: those of ``vmfb`` (``path`` read by
     ``_open_vmfb``), else ``path`` compiled for ``driver`` (the calls ``ffi_dispatch``
@@ -349,6 +368,7 @@ def _program(
             ffi_dispatch=chosen,
             blas_products=blas_products,
             driver=driver,
+            native_sorts=native_sorts,
         )
     except BuildError as error:
         raise LoadError(f"{path}: {error}") from None

@@ -1,4 +1,5 @@
-"""The sorts jax writes, on the IREE path: imports served by a stable sort of numpy.
+"""The sorts jax writes, on the IREE path: calls of ``@rw_sort.S``, a dispatch of the merge
+sort or an import served by a stable sort of numpy.
 
 IREE lowers ``stablehlo.sort`` to a bubble sort inside one dispatch: n^2 comparisons, and a
 copy on the stack of every operand whose sorted values the program does not use (the keys
@@ -6,7 +7,9 @@ of an argsort), so that a sort of a few thousand entries fails to compile ("exce
 allocation limit of 32768 bytes"). A sort whose comparator ``rewriter.compile.sorts``
 reads into keys becomes instead a call of an import ``@rw_sort.sort_D_O_C_...`` (``D`` the
 sort dimension, then the keys' operands and codes; ``_xN`` after it for the same sort of
-other types), declared in the module before
+other types). With ``native`` (``load`` passes it where its plugin can serve them), a
+sort a dispatch can take is the body of that function: a dispatch calling the merge sort of
+``abi/sort_calls.c`` (``sort_dispatches.py``). The others are declared in the module before
 ``iree-compile`` runs and recorded with the other import signatures. ``rewriter.iree.load``
 serves these imports itself (``sort_server``): each key of each line becomes an unsigned
 code in the key's order, as in ``abi/sort_calls.c``, and numpy's stable argsort
@@ -49,11 +52,15 @@ if TYPE_CHECKING:  # numpy is loaded by load, not by the compile step (the extra
 SORT_MODULE = "rw_sort"
 
 
-def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
+def route_sorts_to_imports(module: Any, native: bool = False) -> tuple[list[ImportSignature], int]:
     """Replace, in the ``iree.compiler.ir`` module, every ``stablehlo.sort`` of static
-    shapes whose comparator jax wrote by a call of a ``rw_sort`` import; return the
-    imports' signatures (one per distinct name and types)."""
+    shapes whose comparator jax wrote by a call of ``@rw_sort.S``: with ``native``, a
+    function dispatching the merge sort where a dispatch can take it
+    (``sort_dispatches.py``), else an import. Return the imports' signatures (one per
+    distinct name and types) and how many functions dispatch."""
     from iree.compiler import ir
+
+    from .sort_dispatches import definitions, why_not
 
     found: list[tuple[Any, list[SortKey]]] = []
 
@@ -67,6 +74,7 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
 
     module.operation.walk(visit)
     signatures: dict[str, ImportSignature] = {}
+    described: dict[str, tuple[int, list[SortKey], int | None]] = {}
     for operation, keys in found:
         dimension = ir.IntegerAttr(operation.attributes["dimension"]).value
         types = tuple(str(value.type) for value in operation.operands)
@@ -89,6 +97,7 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
         signatures[symbol] = ImportSignature(
             SORT_MODULE, symbol, types, results, tuple(range(len(types))), ()
         )
+        described[symbol] = (dimension, keys, wanted)
         with operation.context, operation.location, ir.InsertionPoint(operation):
             call = ir.Operation.create(
                 "func.call",
@@ -103,17 +112,30 @@ def route_sorts_to_imports(module: Any) -> list[ImportSignature]:
             else:
                 old.replace_all_uses_with(new)
         operation.erase()
+    imports: list[ImportSignature] = []
+    dispatched: list[str] = []
+    for symbol, signature in signatures.items():
+        if native and why_not(signature.parameters) is None:
+            parts = (signature.parameters, signature.results, *described[symbol])
+            dispatched.append(definitions(symbol, *parts))
+        else:
+            imports.append(signature)
     with module.context, ir.Location.unknown():
         start = ir.InsertionPoint.at_block_begin(module.body)
-        for symbol, signature in signatures.items():
+        for signature in imports:
             inputs = ", ".join(signature.parameters)
             outputs = ", ".join(signature.results)
             start.insert(
                 ir.Operation.parse(
-                    f"func.func private @{SORT_MODULE}.{symbol}({inputs}) -> ({outputs})"
+                    f"func.func private @{SORT_MODULE}.{signature.name}({inputs}) -> ({outputs})"
                 )
             )
-    return list(signatures.values())
+        if dispatched:
+            parsed = ir.Module.parse("\n".join(dispatched))  # alive while its ops move out
+            first = module.body.operations[0]
+            for new in list(parsed.body.operations):
+                new.operation.move_before(first)
+    return imports, len(dispatched)
 
 
 def _first_of(ir, type_, dimension: int, wanted: int):
