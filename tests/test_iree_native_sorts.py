@@ -12,6 +12,8 @@ with native sorts is refused where the sort cannot be offered.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jax
@@ -151,3 +153,81 @@ def test_a_sort_of_booleans_runs_as_an_import(tmp_path: Path):
     _, signatures = compile_module(path, native_sorts=True, cache=False)
     assert [s.module for s in signatures] == [SORT_MODULE]
     assert_bits(load(path, imports={}).main(x), (jax.jit(jnp.sort)(x),))
+
+
+# A C host calling abi/iree_sorts.c's function as IREE's dispatch code does: two operands
+# of 2 x 5 (f32 keys read at an offset of one element, i32 positions), sorted along the
+# last dimension whole and for their first 2 entries, and a description beyond its limits.
+SORT_HOST = r"""
+#include <stdint.h>
+#include <stdio.h>
+int rw_iree_sort(void *params, void *context, void *reserved);
+
+static float keys_storage[11] = {99.0f, 3, 1, 2, 1, 0, -1, 5, 5, -2, 4};
+static int32_t positions[10] = {0, 1, 2, 3, 4, 0, 1, 2, 3, 4};
+
+static int run(int64_t wanted, float *keys_out, int32_t *positions_out) {
+    int64_t params[] = {
+        2, 2, 1, 1, wanted,               /* operands, rank, dimension, keys, wanted */
+        0, 5,                             /* key: operand 0, f32 ascending */
+        2, 5,                             /* sizes */
+        4, 4,                             /* element bytes */
+        (int64_t)(intptr_t)keys_storage, 1, (int64_t)(intptr_t)positions, 0,
+        (int64_t)(intptr_t)keys_out, 0, (int64_t)(intptr_t)positions_out, 0,
+    };
+    return rw_iree_sort(params, NULL, NULL);
+}
+
+int main(void) {
+    float keys[10];
+    int32_t order[10];
+    int status = run(0, keys, order);
+    for (int i = 0; i < 10; i++) printf("%g ", keys[i]);
+    for (int i = 0; i < 10; i++) printf("%d ", order[i]);
+    status |= run(2, keys, order) << 1;
+    for (int i = 0; i < 4; i++) printf("%g ", keys[i]);
+    for (int i = 0; i < 4; i++) printf("%d ", order[i]);
+    int64_t too_many[] = {17, 1, 0, 1, 0};
+    printf("%d %d\n", status, rw_iree_sort(too_many, NULL, NULL));
+    return 0;
+}
+"""
+
+
+@pytest.mark.toolchain("gcc", "valgrind")
+def test_the_sort_function_reads_its_description_and_leaks_nothing(tmp_path: Path):
+    """``rw_iree_sort`` alone, under valgrind: stable order (ties keep their positions),
+    the whole lines or their first two entries, an input binding's offset, and a status 1
+    for 17 operands; every copy freed."""
+    from mlir_tools import require_tool
+
+    from rewriter.abi import bridge_dir
+
+    require_tool("gcc")
+    require_tool("valgrind")
+    (tmp_path / "host.c").write_text(SORT_HOST)
+    program = tmp_path / "host"
+    abi = Path(bridge_dir())
+    subprocess.run(
+        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", "-DRW_SORT=rw_iree_sort_table"]
+        + [str(tmp_path / "host.c"), str(abi / "iree_sorts.c"), str(abi / "sort_calls.c")]
+        + ["-o", str(program)],
+        check=True,
+    )
+    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
+    run = subprocess.run(
+        [*checked, "--errors-for-leak-kinds=all", str(program)], capture_output=True, text=True
+    )
+    expected = "0 1 1 2 3 -2 -1 4 5 5 4 1 3 2 0 3 0 4 1 2 0 1 -2 -1 4 1 3 0 0 1\n"
+    assert (run.returncode, run.stdout) == (0, expected), run.stderr
+
+
+def test_the_command_line_compiles_sorts_into_dispatches(tmp_path: Path):
+    path, inputs, expected = rewritten("lexsort of an unsigned and an f64 key", tmp_path)
+    vmfb = tmp_path / "program.vmfb"
+    command = [sys.executable, "-m", "rewriter.iree", str(path), "-o", str(vmfb)]
+    subprocess.run([*command, "--native-sorts"], check=True, capture_output=True, timeout=300)
+    before = plugin.resolved_count()
+    module = load(vmfb, imports={})
+    assert plugin.resolved_count() > before
+    assert_bits(module.main(*inputs), expected)

@@ -1,5 +1,5 @@
 """``python -m rewriter.iree MODEL.mlir -o MODEL.vmfb [--cpu CPU] [--target-triple TRIPLE]
-[--no-cache] [--ffi-dispatch] [--blas]``:
+[--no-cache] [--ffi-dispatch] [--blas] [--native-sorts]``:
 compile a module rewritten with ``--abi iree`` for llvm-cpu (this machine's CPU unless told
 otherwise), with the import signatures ``rewriter.iree.load`` needs."""
 
@@ -66,6 +66,13 @@ def _main(argv: Sequence[str] | None) -> int:
         "BLAS (gemm), as rewriter.iree.load does with a .mlir; load then serves them "
         "through its executable plugin",
     )
+    parser.add_argument(
+        "--native-sorts",
+        action="store_true",
+        help="compile the sorts into dispatches that call the merge sort of abi/iree_sorts.c, "
+        "as rewriter.iree.load does with a .mlir, instead of imports served in Python; load "
+        "then serves them through its executable plugin",
+    )
     args = parser.parse_args(argv)
     if same_file(args.output, args.file):
         parser.error(f"-o {args.output} is the input file {args.file}; nothing was written")
@@ -82,6 +89,7 @@ def _main(argv: Sequence[str] | None) -> int:
             cache=not args.no_cache,
             ffi_dispatch=args.ffi_dispatch,
             blas_products=ROUTED_ELEMENTS if args.blas else (),
+            native_sorts=args.native_sorts,
         )
     except RewriteError as error:  # the module does not parse, or has no entry point
         for diagnostic in error.diagnostics:
