@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_iree_calls import spy_on_arguments
 
 import rewriter
 from rewriter.iree import compile_module, load
@@ -27,21 +28,18 @@ def at_offset(array: np.ndarray, offset: int) -> np.ndarray:
     return copy
 
 
-def copies_made(function, arguments) -> int:
-    """How many arguments the ``Call`` ``function`` copies before IREE reads them."""
-    made = []
-    allocate = function._allocate_copy
+def spying(monkeypatch, path):
+    """The module at ``path``, loaded with its arguments spied on (``spy_on_arguments``),
+    and how many arguments a call of its ``main`` copies before IREE reads them."""
+    given = spy_on_arguments(monkeypatch)
+    program = load(path, imports={})
 
-    def counting(*values):
-        made.append(values)
-        return allocate(*values)
+    def copies_made(arguments) -> int:
+        given.clear()
+        program.main(*arguments)
+        return sum(kind == "copy" for kind, _ in given)
 
-    function._allocate_copy = counting
-    try:
-        function(*arguments)
-    finally:
-        function._allocate_copy = allocate
-    return len(made)
+    return program, copies_made
 
 
 def scaled(x, y):
@@ -54,35 +52,35 @@ def module_file(tmp_path, function, *inputs):
     return path
 
 
-def test_arguments_at_16_bytes_are_read_in_place(tmp_path):
+def test_arguments_at_16_bytes_are_read_in_place(tmp_path, monkeypatch):
     x, y = (np.arange(4096, dtype=np.float32) for _ in range(2))
-    program = load(module_file(tmp_path, scaled, x, y), imports={})
-    assert copies_made(program.main, [at_offset(x, 16), at_offset(y, 48)]) == 0
-    assert copies_made(program.main, [at_offset(x, 4), at_offset(y, 16)]) == 1
+    _, copies_made = spying(monkeypatch, module_file(tmp_path, scaled, x, y))
+    assert copies_made([at_offset(x, 16), at_offset(y, 48)]) == 0
+    assert copies_made([at_offset(x, 4), at_offset(y, 16)]) == 1
 
 
-def test_a_module_compiled_for_64_byte_bindings_gets_copies(tmp_path):
+def test_a_module_compiled_for_64_byte_bindings_gets_copies(tmp_path, monkeypatch):
     x, y = (np.arange(4096, dtype=np.float32) for _ in range(2))
     path = module_file(tmp_path, scaled, x, y)
     vmfb = tmp_path / "program.vmfb"
     compile_module(path, vmfb, cache=False, extra_args=(f"{ALIGNMENT_FLAG}=64",))
-    program = load(vmfb, imports={})
-    assert copies_made(program.main, [at_offset(x, 16), at_offset(y, 16)]) == 2
-    assert copies_made(program.main, [at_offset(x, 0), at_offset(y, 0)]) == 0
+    _, copies_made = spying(monkeypatch, vmfb)
+    assert copies_made([at_offset(x, 16), at_offset(y, 16)]) == 2
+    assert copies_made([at_offset(x, 0), at_offset(y, 0)]) == 0
 
 
-def test_a_module_with_a_convolution_keeps_64_byte_bindings(tmp_path):
+def test_a_module_with_a_convolution_keeps_64_byte_bindings(tmp_path, monkeypatch):
     """Its code ran slower on 16-byte aligned buffers (rewriter/iree/build.py)."""
-    x = np.ones((1, 8, 8, 4), np.float32)
-    k = np.ones((3, 3, 4, 2), np.float32)
+    x = np.ones((1, 16, 16, 16), np.float32)  # of 16 KB or more: read in place if it can be
+    k = np.ones((3, 3, 16, 32), np.float32)
 
     def conv(a, b):
         return jax.lax.conv_general_dilated(
             a, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
         )
 
-    program = load(module_file(tmp_path, conv, x, k), imports={})
-    assert copies_made(program.main, [at_offset(x, 16), at_offset(k, 16)]) == 2
+    _, copies_made = spying(monkeypatch, module_file(tmp_path, conv, x, k))
+    assert copies_made([at_offset(x, 16), at_offset(k, 16)]) == 2
 
 
 PROGRAMS = {
@@ -98,13 +96,13 @@ PROGRAMS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_programs_on_16_byte_aligned_arguments_give_jaxs_results(name, tmp_path):
+def test_programs_on_16_byte_aligned_arguments_give_jaxs_results(name, tmp_path, monkeypatch):
     function, shapes = PROGRAMS[name]
     rng = np.random.default_rng(3)
     inputs = [rng.normal(size=shape).astype(np.float32) for shape in shapes]
-    program = load(module_file(tmp_path, function, *inputs), imports={})
+    program, copies_made = spying(monkeypatch, module_file(tmp_path, function, *inputs))
     shifted = [at_offset(a, 16) for a in inputs]
-    assert copies_made(program.main, shifted) == 0
+    assert copies_made(shifted) == 0
     got = program.main(*shifted)
     expected = np.asarray(jax.jit(function)(*inputs))
     np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)

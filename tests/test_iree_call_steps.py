@@ -6,6 +6,8 @@ hands on the implementation's exception."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -58,17 +60,33 @@ def test_a_module_without_python_imports_invokes_iree_directly(tmp_path, monkeyp
     np.testing.assert_array_equal(model.main(x), x + 1)
 
 
-def test_the_function_is_the_call_itself_until_the_module_is_closed(tmp_path):
-    """No wrapper between the caller and ``Call``; ``close`` lets go of IREE's objects and
-    the function (a reference kept to it too) then says so."""
+def test_the_function_is_the_calls_closure_until_the_module_is_closed(tmp_path):
+    """No wrapper between the caller and the function ``Call`` made (a closure: a call
+    reads no attribute of an object of rewriter's); ``close`` lets go of IREE's objects
+    (the context, the function, the device and their methods) and the function (a
+    reference kept to it too) then says so."""
+    import iree.runtime as rt
+
     from rewriter.compile.load_errors import LoadError
 
     model = loaded(tmp_path, plus_one, np.zeros(4, np.float32))
     main = model.main
-    assert isinstance(main, calls.Call)
+    call = model._handles["main"]
+    assert isinstance(call, calls.Call) and main is call.function
+    assert isinstance(main, types.FunctionType)
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(main(x), x + 1)
+
+    def held(function) -> list[object]:
+        """The IREE objects ``function``'s closure holds, itself or by a bound method."""
+        owners = (
+            getattr(c.cell_contents, "__self__", c.cell_contents) for c in function.__closure__
+        )
+        kinds = (rt.VmContext, rt.VmFunction, rt.HalDevice, rt.HalAllocator)
+        return [o for o in owners if isinstance(o, kinds)]
+
+    assert len(held(main)) >= 3  # the context (invoke), the function, the device
     model.close()
-    assert main._invoke is None and main._device is None
+    assert held(main) == []
     with pytest.raises(LoadError, match="main: the module was closed; load it again"):
         main(x)

@@ -16,7 +16,7 @@ import pytest
 from kernel_library import assert_all_agree
 
 import rewriter
-from rewriter.iree import load
+from rewriter.iree import calls, load
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
 
@@ -73,34 +73,44 @@ def test_results_of_every_kind_are_new_arrays_of_the_declared_dtype(tmp_path):
         assert not any(np.shares_memory(result, a) for a in (x, u, b))
 
 
-def spy_on_arguments(model, name: str = "main") -> list[tuple[str, np.ndarray]]:
-    """How IREE is given each argument, call by call: ("import", array) for a buffer on the
-    array's own memory (``import_host_allocation``), ("copy", array) for a buffer IREE
-    allocates and fills with a copy (``allocate_buffer_copy``)."""
-    call = model._handles[name]
+def spy_on_arguments(monkeypatch) -> list[tuple[str, np.ndarray]]:
+    """How IREE is given each argument of the modules loaded from now on, call by call:
+    ("import", array) for a buffer on the array's own memory (``import_host_allocation``),
+    ("copy", array) for a buffer IREE allocates and fills with a copy
+    (``allocate_buffer_copy``)."""
     given: list[tuple[str, np.ndarray]] = []
-    imported, copied = call._import, call._allocate_copy
+    made = calls.memory_functions
 
-    def record_import(array, *rest):
-        given.append(("import", array))
-        return imported(array, *rest)
+    def spied(device):
+        copied, imported = made(device)
 
-    def record_copy(memory, usage, device, array, element_type):
-        given.append(("copy", array))
-        return copied(memory, usage, device, array, element_type)
+        def record_copy(memory, usage, device, array, element_type):
+            view = copied(memory, usage, device, array, element_type)
+            given.append(("copy", array))  # when IREE took it: it refuses a strided one
+            return view
 
-    call._import, call._allocate_copy = record_import, record_copy
+        def record_import(array, *rest):
+            given.append(("import", array))
+            return imported(array, *rest)
+
+        return record_copy, record_import
+
+    monkeypatch.setattr(calls, "memory_functions", spied)
     return given
 
 
-def test_an_aligned_argument_is_read_in_its_own_memory_and_any_other_copied(tmp_path):
-    model = loaded(tmp_path, plus_one, np.zeros(16, np.float32))
-    given = spy_on_arguments(model)
-    x = aligned_copy(np.arange(16, dtype=np.float32))
-    unaligned = aligned_copy(np.arange(17, dtype=np.float32))[1:]
-    read_only = aligned_copy(np.arange(16, dtype=np.float32))
+# f32 elements of an argument read in place when it can be
+LARGE = calls.COPIED_BYTES // 4
+
+
+def test_an_aligned_argument_is_read_in_its_own_memory_and_any_other_copied(tmp_path, monkeypatch):
+    given = spy_on_arguments(monkeypatch)
+    model = loaded(tmp_path, plus_one, np.zeros(LARGE, np.float32))
+    x = aligned_copy(np.arange(LARGE, dtype=np.float32))
+    unaligned = aligned_copy(np.arange(LARGE + 1, dtype=np.float32))[1:]
+    read_only = aligned_copy(np.arange(LARGE, dtype=np.float32))
     read_only.flags.writeable = False
-    strided = aligned_copy(np.arange(32, dtype=np.float32))[::2]
+    strided = aligned_copy(np.arange(2 * LARGE, dtype=np.float32))[::2]
     for argument, how in (
         (x, "import"),
         (unaligned, "copy"),
@@ -117,15 +127,33 @@ def test_an_aligned_argument_is_read_in_its_own_memory_and_any_other_copied(tmp_
         np.testing.assert_array_equal(argument, kept)
 
 
+def test_an_argument_below_the_copied_size_is_copied_in_one_native_call(tmp_path, monkeypatch):
+    """IREE's allocation and copy cost less than importing the memory below
+    ``COPIED_BYTES``, aligned or not; a strided or Fortran-ordered one (which IREE
+    refuses to copy) is made contiguous first."""
+    given = spy_on_arguments(monkeypatch)
+    model = loaded(tmp_path, plus_one, np.zeros((LARGE // 2 - 1, 2), np.float32))
+    x = aligned_copy(np.arange(LARGE - 2, dtype=np.float32).reshape(-1, 2))
+    strided = aligned_copy(np.arange(2 * LARGE - 4, dtype=np.float32).reshape(-1, 2))[::2]
+    fortran = np.asfortranarray(x)
+    for argument in (x, strided, fortran):
+        given.clear()
+        kept = argument.copy()
+        np.testing.assert_array_equal(model.main(argument), kept + 1)
+        ((kind, array),) = given
+        assert kind == "copy" and array.flags.c_contiguous
+        np.testing.assert_array_equal(argument, kept)
+
+
 def set_one(x):
     return x.at[3].set(-1.0)
 
 
-def test_a_module_that_writes_its_arguments_gets_copies(tmp_path):
+def test_a_module_that_writes_its_arguments_gets_copies(tmp_path, monkeypatch):
     """IREE computes a scatter in its operand's memory (``written_arguments.IN_PLACE_OPS``)."""
-    model = loaded(tmp_path, set_one, np.zeros(16, np.float32))
-    given = spy_on_arguments(model)
-    x = aligned_copy(np.arange(16, 0, -1).astype(np.float32))
+    given = spy_on_arguments(monkeypatch)
+    model = loaded(tmp_path, set_one, np.zeros(LARGE, np.float32))
+    x = aligned_copy(np.arange(LARGE, 0, -1).astype(np.float32))
     kept = x.copy()
     np.testing.assert_array_equal(model.main(x), np.asarray(set_one(jnp.asarray(kept))))
     assert [kind for kind, _ in given] == ["copy"]
@@ -136,14 +164,15 @@ def add_at(x, i, v):
     return x.at[i].add(v)
 
 
-def test_only_the_argument_a_scatter_writes_gets_a_copy(tmp_path):
+def test_only_the_argument_a_scatter_writes_gets_a_copy(tmp_path, monkeypatch):
     """``x.at[i].add(v)``: IREE may write into ``x`` alone (``written_arguments.py``); the
     indices and the updates are read in their own memory, and none of the three changes."""
-    x = aligned_copy(np.arange(16, dtype=np.float32))
-    i = aligned_copy(np.array([3, 3, 15, 0], np.int32))
-    v = aligned_copy(np.array([1.0, 2.0, 3.0, 4.0], np.float32))
+    x = aligned_copy(np.arange(LARGE, dtype=np.float32))
+    i = aligned_copy((np.arange(LARGE, dtype=np.int32) * 7) % LARGE)
+    i[:2] = 3
+    v = aligned_copy(np.linspace(1.0, 4.0, LARGE, dtype=np.float32))
+    given = spy_on_arguments(monkeypatch)
     model = loaded(tmp_path, add_at, x, i, v)
-    given = spy_on_arguments(model)
     kept = [a.copy() for a in (x, i, v)]
     expected = np.asarray(add_at(*(jnp.asarray(a) for a in kept)))
     np.testing.assert_array_equal(model.main(x, i, v), expected)
@@ -158,7 +187,7 @@ def test_result_shapes_are_read_once_at_load_when_static(tmp_path):
     dynamic one is read from each result's buffer view."""
     model = loaded(tmp_path, every_kind, np.zeros(6, np.float32), np.zeros(3, np.uint8),
                    np.zeros(2, bool))  # fmt: skip
-    assert model._handles["main"]._results == (
+    assert model._handles["main"].results == (
         (np.dtype(np.float32), (6,), 6),
         (np.dtype(np.uint8), (3,), 3),
         (np.dtype(np.bool_), (2,), 2),

@@ -5,13 +5,15 @@ function's ABI on every call: its ``ArgumentPacker`` converts each argument gene
 each result becomes a ``DeviceArray`` transferred to the host, and every step allocates
 Python objects. That is 10 to 20 us a call, more than the whole of ``jax.jit``'s call of a
 program that does nothing. A ``Call`` works everything out once, at load time (the
-parameters, the element type of each argument, the dtype of each result), and on each
-call only checks the arguments (``rewriter.compile.arguments``, as before: an array of the
+parameters, the element type of each argument, whether it is copied, the dtype of each
+result), into a closure whose calls read no attribute of an object of ours; on each call it
+only checks the arguments (``rewriter.compile.arguments``, as before: an array of the
 declared dtype and static shape, the common case, is checked inline), wraps each in a
-buffer view on its own memory (``import_host_allocation``, no copy) or, when it cannot be
-read in place (C-contiguous, writable and ``aligned`` as the module's executables assume:
-16 bytes, numpy's, for what ``compile_module`` makes, ``build.ALIGNMENT_FLAG``) or IREE
-may write into it (``written_arguments.py``), on a copy that IREE allocates and fills in one call
+buffer view on its own memory (``import_host_allocation``, no copy) or, when it is small
+(under ``COPIED_BYTES``, where a copy costs less than an import), cannot be read in place
+(C-contiguous, writable and ``aligned`` as the module's executables assume: 16 bytes,
+numpy's, for what ``compile_module`` makes, ``build.ALIGNMENT_FLAG``) or IREE may write
+into it (``written_arguments.py``), on a copy that IREE allocates and fills in one call
 (``allocate_buffer_copy``, half the cost of an aligned numpy copy and an import); then
 runs ``VmContext.invoke`` (directly when the module imports nothing from Python and
 dispatches no FFI handler: no implementation's exception can then be pending,
@@ -39,10 +41,17 @@ from .declarations import result_types
 from .results import HANDED_OVER_BYTES, lent_ranges, result_array
 from .values import BUFFER_ALIGNMENT
 
+# Below this size an argument is copied rather than read in place: IREE's allocation and
+# copy in one native call take 0.5 us (40 bytes) to 0.8 us (16 KB), the alignment check,
+# import and buffer view of an array in place 1.0 us; 64 KB take 2.8 us to copy.
+COPIED_BYTES = 16 << 10
+
 
 class Call:
-    """Calls one public function: checked arguments in, numpy arrays (copies) out. It is
-    the module's function itself (no wrapper to call through) until ``close``."""
+    """One public function of a loaded module: ``function`` is the module's function (checked
+    arguments in, numpy arrays out), ``close`` lets go of IREE's objects, after which the
+    function raises. The function is a closure over what load worked out (``_function``):
+    a call reads no attribute of an object of ours."""
 
     def __init__(
         self,
@@ -61,94 +70,156 @@ class Call:
         """``errors`` is None for a module whose invocation raises only IREE's own
         errors (no import served in Python, no FFI dispatch); ``alignment`` is what its
         executables assume of their bindings (``build.BINDING_ALIGNMENT_KEY``)."""
-        import iree.runtime as rt
-
         self.name = name
-        self._invoke = context.invoke
-        self._function = function
-        self._device = device
-        self._import = device.allocator.import_host_allocation
-        self._allocate_copy = device.allocator.allocate_buffer_copy
-        self._copy_memory = rt.MemoryType.DEVICE_LOCAL
-        # each parameter, its IREE element type and whether it gets a copy: IREE may write
-        # into it (written_arguments.py; ``written`` None: into any)
-        self._parameters = tuple(
-            (parameter, element_type, written is None or index in written)
+        # each parameter, its dtype and shape (read once here), its IREE element type and
+        # whether it gets a copy (``_copied``)
+        self.parameters = tuple(
+            (
+                parameter,
+                parameter.dtype,
+                parameter.shape,
+                element_type,
+                _copied(parameter, written is None or index in written),
+            )
             for index, (parameter, element_type) in enumerate(
                 zip(parameters, element_types, strict=True)
             )
         )
-        self._results = tuple(
+        self.results = tuple(
             (dtype, shape, None if shape is None else math.prod(shape)) for dtype, shape in results
         )
-        self._alignment = alignment
-        self._run = errors.run if errors is not None else None
-        self._dispatch_error = dispatch_error
-        self._memory = rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE
-        self._usage = rt.BufferUsage.DEFAULT
-        self._list = rt.VmVariantList
-        self._view = rt.HalBufferView
-        self._closed = False
+        self.function, self.close = _function(
+            name,
+            context.invoke,
+            function,
+            device,
+            self.parameters,
+            self.results,
+            errors.run if errors is not None else None,
+            dispatch_error,
+            alignment,
+        )
 
-    def close(self) -> None:
-        """Let go of the context, the function and the device (``IreeModule.close``): a
-        call then raises."""
-        self._closed = True
-        self._invoke = self._function = self._device = None
-        self._import = self._allocate_copy = self._run = self._dispatch_error = None
 
-    def __call__(self, *arrays: object) -> object:
-        """The results of the function on ``arrays`` (one array, a tuple, or None)."""
-        if self._closed:
-            raise LoadError(f"{self.name}: the module was closed; load it again")
-        parameters = self._parameters
-        if len(arrays) != len(parameters):
-            check_count(self.name, arrays, len(parameters))
-        inputs = self._list(len(parameters))
+def memory_functions(device: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The two ways a call gives IREE an array: a copy that IREE allocates and fills in one
+    native call (``allocate_buffer_copy``, returning a buffer view) and a buffer on the
+    array's own memory (``import_host_allocation``)."""
+    allocator = device.allocator
+    return allocator.allocate_buffer_copy, allocator.import_host_allocation
+
+
+def _function(
+    name: str,
+    invoke: Callable[..., None] | None,
+    vm_function: Any,
+    device: Any,
+    parameters: tuple[tuple[Parameter, np.dtype, tuple[int, ...], Any, bool | None], ...],
+    results: tuple[tuple[np.dtype, tuple[int, ...] | None, int | None], ...],
+    run: Callable[..., object] | None,
+    dispatch_error: Callable[[], str | None] | None,
+    alignment: int,
+) -> tuple[Callable[..., object], Callable[[], None]]:
+    """The function calling ``vm_function`` (module docstring) and what releases it."""
+    import iree.runtime as rt
+
+    allocate_copy: Any  # None once closed, as are the others that hold IREE's objects
+    import_memory: Any
+    allocate_copy, import_memory = memory_functions(device)
+    copy_memory = rt.MemoryType.DEVICE_LOCAL
+    lent_memory = rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE
+    usage = rt.BufferUsage.DEFAULT
+    new_list, view_type = rt.VmVariantList, rt.HalBufferView
+    ndarray, frombuffer = np.ndarray, np.frombuffer
+    count = len(parameters)
+    copied = _copied_result(results)
+
+    def call(*arrays: object) -> object:
+        if invoke is None:
+            raise LoadError(f"{name}: the module was closed; load it again")
+        if len(arrays) != count:
+            check_count(name, arrays, count)
+        inputs = new_list(count)
+        push = inputs.push_ref
         held: list[np.ndarray] = []  # the memory the device reads, until the call is over
-        for value, (parameter, element_type, copy) in zip(arrays, parameters, strict=True):
-            if (
-                type(value) is np.ndarray
-                and value.dtype is parameter.dtype  # numpy's own dtypes are singletons
-                and value.shape == parameter.shape
-            ):
+        for value, (parameter, dtype, shape, element_type, copy) in zip(
+            arrays, parameters, strict=True
+        ):
+            # numpy's own dtypes are singletons: an array of any other dtype is converted
+            if type(value) is ndarray and value.dtype is dtype and value.shape == shape:
                 array = value  # what convert returns for it, without its calls
             else:
                 array = convert(value, parameter)
+            if copy or (copy is None and array.nbytes < COPIED_BYTES):
+                try:  # IREE's own aligned allocation, filled in one native call
+                    push(allocate_copy(copy_memory, usage, device, array, element_type))
+                except ValueError:  # refused: not C-contiguous
+                    push(contiguous_copy(array, element_type))
+                continue
             flags = array.flags
-            if copy or not (
-                flags.c_contiguous and flags.writeable and aligned(array, self._alignment)
-            ):
-                # IREE's own aligned allocation, filled in one native call.
-                contiguous = array if flags.c_contiguous else np.ascontiguousarray(array)
-                view = self._allocate_copy(
-                    self._copy_memory, self._usage, self._device, contiguous, element_type
-                )
-            else:
+            if flags.c_contiguous and flags.writeable and aligned(array, alignment):
                 held.append(array)
-                buffer = self._import(array, self._memory, self._usage)
-                view = self._view(buffer, array.shape, element_type)
-            inputs.push_ref(view.ref)
-        results = self._results
-        outputs = self._list(len(results))
-        if self._run is None:
-            self._invoke(self._function, inputs, outputs)
+                buffer = import_memory(array, lent_memory, usage)
+                push(view_type(buffer, array.shape, element_type))
+            else:
+                push(contiguous_copy(array, element_type))
+        outputs = new_list(len(results))
+        if run is None:
+            invoke(vm_function, inputs, outputs)
         else:
-            self._run(self._dispatch_error, self._invoke, self._function, inputs, outputs)
-        if len(results) == 1:
-            dtype, shape, count = results[0]
-            if count and shape is not None and count * dtype.itemsize < HANDED_OVER_BYTES:
-                # static, not empty, copied (results.py): without result_array's call
-                flat = np.frombuffer(outputs.get_as_object(0, self._view).map(), dtype, count)
-                return (flat if len(shape) == 1 else flat.reshape(shape)).copy()
-            view = outputs.get_as_object(0, self._view)
-            return result_array(view, dtype, shape, lent_ranges(held))
+            run(dispatch_error, invoke, vm_function, inputs, outputs)
+        if copied is not None:  # one static result, not empty, copied (results.py)
+            dtype, size, result_shape = copied
+            flat = frombuffer(outputs.get_as_object(0, view_type).map(), dtype, size)
+            return (flat if result_shape is None else flat.reshape(result_shape)).copy()
         taken = lent_ranges(held)
-        arrays = tuple(
-            result_array(outputs.get_as_object(i, self._view), dtype, shape, taken)
+        returned = tuple(
+            result_array(outputs.get_as_object(i, view_type), dtype, shape, taken)
             for i, (dtype, shape, _) in enumerate(results)
         )
-        return arrays if arrays else None
+        if len(returned) == 1:
+            return returned[0]
+        return returned if returned else None
+
+    def contiguous_copy(array: np.ndarray, element_type: Any) -> Any:
+        """IREE copies only C-contiguous memory (any other it refuses with a ValueError,
+        which a contiguous array does not get here): any other is made contiguous."""
+        if not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array)
+        return allocate_copy(copy_memory, usage, device, array, element_type)
+
+    def close() -> None:
+        nonlocal invoke, vm_function, device, allocate_copy, import_memory, run, dispatch_error
+        invoke = vm_function = device = allocate_copy = import_memory = None
+        run = dispatch_error = None
+
+    return call, close
+
+
+def _copied(parameter: Parameter, written: bool) -> bool | None:
+    """Whether an argument for ``parameter`` gets a copy: True when IREE may write into it
+    (``written``: written_arguments.py) or when its static shape is of fewer than
+    ``COPIED_BYTES``; False when it is larger (read in place when it can be); None for a
+    dynamic shape, whose argument is copied by its size."""
+    if written:
+        return True
+    if any(d < 0 for d in parameter.shape):
+        return None
+    return math.prod(parameter.shape) * parameter.dtype.itemsize < COPIED_BYTES
+
+
+def _copied_result(
+    results: Sequence[tuple[np.dtype, tuple[int, ...] | None, int | None]],
+) -> tuple[np.dtype, int, tuple[int, ...] | None] | None:
+    """For a function of one static result, not empty and small enough to be copied
+    (``results.py``): its dtype, element count and shape (None for one dimension, which
+    needs no reshape); None otherwise."""
+    if len(results) != 1:
+        return None
+    dtype, shape, count = results[0]
+    if not count or shape is None or count * dtype.itemsize >= HANDED_OVER_BYTES:
+        return None
+    return dtype, count, None if len(shape) == 1 else shape
 
 
 def aligned(array: np.ndarray, alignment: int = BUFFER_ALIGNMENT) -> bool:

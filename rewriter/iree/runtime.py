@@ -137,7 +137,7 @@ class IreeModule(CompiledModule):
         self,
         functions: dict[str, Callable[..., object]],
         keep_alive: list[object],
-        handles: dict[str, Callable[..., object]],
+        handles: dict[str, calls.Call | Callable[..., object]],
         driver: str = "local-task",
     ):
         super().__init__(functions, keep_alive)
@@ -249,7 +249,7 @@ def _load(
     dispatch_error = bridge.take_dispatch_error if bridge is not None and dispatched else None
     # Without Python imports or FFI dispatches, IREE's own errors are all a call can raise.
     guarded = errors if modules or dispatch_error is not None else None
-    handles: dict[str, Callable[..., object]] = {}
+    handles: dict[str, calls.Call | Callable[..., object]] = {}
     for name in program.function_names:
         parameters = declarations.parameters(program, name)
         written = _written_arguments(program, name)
@@ -261,7 +261,7 @@ def _load(
             name, bound[name], errors, parameters, config.device, written, dispatch_error
         )
     functions = {
-        name: made if isinstance(made, calls.Call) else _public_function(name, handles)
+        name: made.function if isinstance(made, calls.Call) else _public_function(name, handles)
         for name, made in handles.items()
     }
     return IreeModule(functions, keep_alive, handles, driver)
@@ -487,12 +487,14 @@ def _binding_alignment(program, name: str) -> int:
         return BUFFER_ALIGNMENT
 
 
-def _public_function(name: str, handles: dict[str, Callable[..., object]]) -> Callable[..., object]:
+def _public_function(
+    name: str, handles: dict[str, calls.Call | Callable[..., object]]
+) -> Callable[..., object]:
     """The function ``name`` of the module: what ``handles`` holds for it, until ``close``."""
 
     def call(*arrays):
         made = handles.get(name)
-        if made is None:
+        if made is None or isinstance(made, calls.Call):
             raise LoadError(f"{name}: the module was closed; load it again")
         return made(arrays)
 
