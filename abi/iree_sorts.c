@@ -35,16 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rewriter_sort_table.h"
+
 #define RW_EXPORT __attribute__((visibility("default")))
 enum { MAX_OPERANDS = 16, MAX_RANK = 16 };
-
-typedef struct {
-    int64_t *allocated;
-    int64_t *aligned;
-    int64_t offset;
-    int64_t sizes[1];
-    int64_t strides[1];
-} table_view;
 
 void _mlir_ciface_rw_iree_sort_table(table_view *view);
 

@@ -36,19 +36,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rewriter_sort_table.h"
+
 enum { SIGNED = 1, UNSIGNED, F16, BF16, F32, F64 };
 #define FORMAT_MASK 0xff
 #define CANONICAL (1 << 8)
 #define DESCENDING (1 << 9)
 #define PART_SHIFT 10
-
-typedef struct {
-    int64_t *allocated;
-    int64_t *aligned;
-    int64_t offset;
-    int64_t sizes[1];
-    int64_t strides[1];
-} table_view;
 
 typedef struct {
     uint64_t code;

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 from pathlib import Path
 
 from ..compile import cache as compile_cache
@@ -26,14 +25,11 @@ from ..compile.blas import Blas, resolve_blas
 from ..compile.openblas_core import name_openblas_core
 from ..compile.toolchain import ToolchainError, link_shared_object
 from .blas_products import ELEMENTS, IMPORT_PREFIX
-from .cached_libraries import cached_library
+from .cached_libraries import cached_library, loaded_once
 
 SOURCE_NAME = "iree_blas_products.c"
 SYMBOLS = tuple(IMPORT_PREFIX + element for element in ELEMENTS)
 THREADS_VARIABLE = "OPENBLAS_NUM_THREADS"
-
-_lock = threading.Lock()
-_loaded: dict[str, int] | None = None
 
 
 def library_path(blas: Blas) -> Path:
@@ -55,16 +51,6 @@ def library_path(blas: Blas) -> Path:
     return cached_library(SOURCE_NAME, "iree-blas", "rewriter_iree_blas", link, identity)
 
 
-def functions() -> dict[str, int]:
-    """Executable import -> address of the function serving it; empty when no BLAS or
-    compiler is found (then nothing is routed to a BLAS)."""
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            _loaded = _load()
-        return dict(_loaded)
-
-
 def _load() -> dict[str, int]:
     try:
         blas = resolve_blas("auto", remember=True)
@@ -83,6 +69,11 @@ def _load() -> dict[str, int]:
         symbol: ctypes.cast(getattr(loaded, symbol), ctypes.c_void_p).value or 0
         for symbol in SYMBOLS
     }
+
+
+# Executable import -> address of the function serving it; empty when no BLAS or
+# compiler is found (then nothing is routed to a BLAS).
+functions = loaded_once(_load)
 
 
 def _one_thread(blas: Blas) -> None:

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+from .dispatches import binding_base
+
 EXECUTABLE_PREFIX = "rw_blas_product_"
 IMPORT_PREFIX = "rw_iree_blas_gemm_"  # the executable import: rw_iree_blas_gemm_f64
 ELEMENTS = ("f32", "f64")
@@ -288,18 +290,10 @@ def _definitions(
 ) -> str:
     """The executable ``@name`` that calls gemm, and ``@function`` that dispatches it."""
     sizes = [prod(_static_shape(t)) for t in types]
-    memrefs = [f"memref<{size}x{element}>" for size in sizes]
     body = ["%c0 = arith.constant 0 : index"]
     values: list[str] = []
-    for binding, memref in zip(("p0", "p1", "q0"), memrefs, strict=True):
-        body.append(
-            f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}"
-        )
-        body.append(
-            f"%b{binding}, %o{binding}, %n{binding}, %s{binding} = "
-            f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
-            f"memref<{element}>, index, index, index"
-        )
+    for binding, size in zip(("p0", "p1", "q0"), sizes, strict=True):
+        body.extend(binding_base(binding, size, element))
         values += [f"%b{binding}", f"%o{binding}"]
     body.append("%id = stream.dispatch.workgroup.id[0] : index")
     values.append("%id")

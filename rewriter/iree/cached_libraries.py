@@ -22,6 +22,22 @@ from ..compile import cache as compile_cache
 from ..compile.toolchain import LLVM_VERSION, find_tool
 
 
+def loaded_once(load: Callable[[], dict[str, int]]) -> Callable[[], dict[str, int]]:
+    """``load`` (which loads a library and returns the addresses of the functions it offers
+    the plugin, by executable import) run once a process, under a lock, as two threads may
+    ask at once; every call gets a copy of its answer."""
+    lock = threading.Lock()
+    loaded: list[dict[str, int]] = []
+
+    def functions() -> dict[str, int]:
+        with lock:
+            if not loaded:
+                loaded.append(load())
+            return dict(loaded[0])
+
+    return functions
+
+
 def cached_library(
     source_name: str,
     folder_name: str,

@@ -76,6 +76,22 @@ def why_not(signature: ImportSignature) -> str | None:
     return None
 
 
+def binding_base(binding: str, size: int, element: str) -> list[str]:
+    """The lines of dispatch code that give the base pointer ``%bB`` (a ``memref<E>``) and
+    the element offset ``%oB`` of the binding ``%B`` of ``size`` elements of ``element``
+    (``%c0`` the index 0): what an executable import is handed. The binding is viewed as
+    1-d (the import knows the shape): IREE 3.13 gives the base pointer of a 0-d subspan
+    with its offset already added, and reports the offset as well; 1-d views are what its
+    own code uses (flattened subspans)."""
+    memref = f"memref<{size}x{element}>"
+    return [
+        f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}",
+        f"%b{binding}, %o{binding}, %n{binding}, %s{binding} = "
+        f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
+        f"memref<{element}>, index, index, index",
+    ]
+
+
 def import_symbol(signature: ImportSignature) -> str:
     """The executable import that serves the dispatch of ``signature``."""
     return IMPORT_PREFIX + signature.name
@@ -323,23 +339,11 @@ def _run_definitions(
     def unpack(binding: str, type_: str) -> None:
         tensor = parse_tensor(type_)
         assert tensor is not None
-        # Every binding is viewed as 1-d, the adapter knows the shape: IREE 3.13 gives the
-        # base pointer of a 0-d subspan with its offset already added, and reports the
-        # offset as well; 1-d views are what its own code uses (flattened subspans).
         size = 1
         for dim in tensor.dims:
             size *= dim or 1
-        memref = f"memref<{size}x{tensor.element}>"
-        base = f"memref<{tensor.element}>"
-        body.append(
-            f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}"
-        )
-        body.append(
-            f"%b{binding}, %o{binding}, %n{binding}, %s{binding} = "
-            f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
-            f"{base}, index, index, index"
-        )
-        unpacked[binding] = (f"%b{binding}", base)
+        body.extend(binding_base(binding, size, tensor.element))
+        unpacked[binding] = (f"%b{binding}", f"memref<{tensor.element}>")
 
     for i, type_ in enumerate(passed):
         if type_.startswith("tensor<"):

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from ..compile.sorts import SortKey
 from ..syntax.element_types import BY_MLIR, parse_tensor
+from .dispatches import binding_base
 
 # The executable import of the sort S, IMPORT_PREFIX + S: one name a signature (IREE links
 # a module's executables together), all served by abi/iree_sorts.c's ``rw_iree_sort``, which
@@ -85,15 +86,7 @@ def definitions(
         count = 1
         for dim in tensor.dims:
             count *= dim or 1
-        memref = f"memref<{count}x{element}>"
-        body.append(
-            f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}"
-        )
-        body.append(
-            f"%b{binding}, %o{binding}, %n{binding}, %s{binding} = "
-            f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
-            f"memref<{element}>, index, index, index"
-        )
+        body.extend(binding_base(binding, count, element))
         values += [f"%b{binding}", f"%o{binding}"]
         call_types += [f"memref<{element}>", "index"]
     signature = ", ".join(call_types)

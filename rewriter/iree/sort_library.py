@@ -13,21 +13,17 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import threading
 from pathlib import Path
 
 from ..abi import bridge_dir
 from ..compile.toolchain import ToolchainError, link_shared_object
-from .cached_libraries import cached_library
+from .cached_libraries import cached_library, loaded_once
 from .sort_dispatches import IMPORT_PREFIX
 
 SOURCE_NAME = "iree_sorts.c"
 SORT_SOURCE = "sort_calls.c"  # linked with it; its entry named apart from the compiled path's
 SORT_ENTRY = "rw_iree_sort_table"
 FUNCTION = "rw_iree_sort"  # abi/iree_sorts.c's, serving every import IMPORT_PREFIX + S
-
-_lock = threading.Lock()
-_loaded: dict[str, int] | None = None
 
 
 def library_path() -> Path:
@@ -49,17 +45,6 @@ def library_path() -> Path:
     return cached_library(SOURCE_NAME, "iree-sorts", "rewriter_iree_sorts", link, (identity,))
 
 
-def functions() -> dict[str, int]:
-    """Executable import (``IMPORT_PREFIX*``: the plugin's name of every import of that
-    prefix) -> address of the function serving it; empty when no compiler is found (then
-    the sorts stay imports)."""
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            _loaded = _load()
-        return dict(_loaded)
-
-
 def _load() -> dict[str, int]:
     try:
         loaded = ctypes.CDLL(str(library_path()))
@@ -67,3 +52,9 @@ def _load() -> dict[str, int]:
         return {}
     address = ctypes.cast(getattr(loaded, FUNCTION), ctypes.c_void_p).value or 0
     return {IMPORT_PREFIX + "*": address}
+
+
+# Executable import (`IMPORT_PREFIX*`: the plugin's name of every import of that
+# prefix) -> address of the function serving it; empty when no compiler is found (then
+# the sorts stay imports).
+functions = loaded_once(_load)
