@@ -201,6 +201,29 @@ def stages(
     return (*first, TextStage("library-calls", library_calls), *last)
 
 
+class _LoopBuffers:
+    """One compile's ``loop_buffers.separate_buffers`` of its generic-form module, kept for
+    its LLVM IR: the split loops' pointers are ``noalias`` when it passed. Imported when a
+    compile runs these stages (tests/test_cached_startup.py)."""
+
+    def __init__(self) -> None:
+        self.apart = False
+
+    def check(self, text: str) -> str:
+        from .loop_buffers import separate_buffers
+
+        self.apart = separate_buffers(text)
+        return bit_packed_i1(text)
+
+    def mark(self, text: str) -> str:
+        text = own_blocks(contractible(text))
+        if not self.apart:
+            return text
+        from .loop_buffers import noalias_bodies
+
+        return noalias_bodies(text)
+
+
 def _threaded(threads: int) -> tuple[Stage, ...]:
     """The stages after the library calls, with the loops on ``threads`` threads."""
     loops, lower, translate = STAGES[2:]
@@ -208,10 +231,15 @@ def _threaded(threads: int) -> tuple[Stage, ...]:
         "convert-bufferization-to-memref, ",
         f"convert-bufferization-to-memref, {async_passes(threads)}",
     )
+    buffers = _LoopBuffers()
     return (
-        replace(loops, arguments=tuple(a.replace(LOOPS, PARALLEL_LOOPS) for a in loops.arguments)),
+        replace(
+            loops,
+            arguments=tuple(a.replace(LOOPS, PARALLEL_LOOPS) for a in loops.arguments),
+            then=buffers.check,
+        ),
         replace(lower, arguments=(f"--pass-pipeline={lowering}", "{in}", "-o", "{out}")),
-        replace(translate, then=lambda text: own_blocks(contractible(text))),
+        replace(translate, then=buffers.mark),
     )
 
 
