@@ -59,11 +59,16 @@ STATIC_TOOLS = (f"llvm-objcopy-{LLVM_VERSION}", f"llvm-ar-{LLVM_VERSION}")
 # ``x[i]`` indexes with ``i`` made ``N x 1``, and the reshapes between ``N`` and ``N x 1``
 # kept the index arithmetic, the gather and what uses it as separate loops, each writing
 # a buffer of N elements (the compiled ``x[i] + v`` made three passes, one at the end).
+# An elementwise loop read by several others is then fused with them into one loop of
+# several results: ``x.at[i].add(v)``'s wrapped indices, read by the clamp of the indices
+# and by the masking of the updates (scatter_masks.py), made three loops that each wrote
+# N elements; one loop reads the indices once and writes both.
 BUFFERIZE = (
     "builtin.module("
     "iree-util-drop-compiler-hints, "
     "func.func(iree-dispatch-creation-fold-unit-extent-dims-for-func, "
-    "iree-dispatch-creation-elementwise-op-fusion), "
+    "iree-dispatch-creation-elementwise-op-fusion, "
+    "iree-dispatch-creation-fuse-multi-use-elementwise-producer), "
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops})"
 )
