@@ -1,7 +1,7 @@
 """``noalias`` on the split loops' pointers (rewriter/compile/loop_buffers.py): given where no
 buffer a loop writes is reached through two of its pointers, refused elsewhere, and the
 gather and scatter of jax's indexing, with duplicate, negative and out-of-range indices,
-give jax.jit's bits with it."""
+give jax.jit's bits with it (and on IREE)."""
 
 from __future__ import annotations
 
@@ -196,3 +196,22 @@ def test_split_gathers_and_scatters_give_the_bits_of_jax_jit(function, tmp_path:
     assert definitions and all("ptr noalias %" in line for line in definitions)
     expected = np.asarray(jax.jit(function)(*arguments))
     assert load(library).main(*arguments).tobytes() == expected.tobytes()
+
+
+@pytest.mark.slow
+@pytest.mark.jax
+@pytest.mark.iree
+@pytest.mark.parametrize("function", [_gather, _scatter_add], ids=["gather", "scatter_add"])
+def test_iree_gathers_and_scatters_give_the_bits_of_jax_jit(function, tmp_path: Path):
+    """The same programs on IREE (local-task for the gather at this size, drivers.py)."""
+    import jax
+
+    import rewriter
+    from rewriter.iree import load as load_iree
+
+    arguments = _indexed(SIZE)
+    module = tmp_path / "module.mlir"
+    module.write_text(rewriter.rewrite(rewriter.export(function, *arguments).text, abi="iree").text)
+    expected = np.asarray(jax.jit(function)(*arguments))
+    got = np.asarray(load_iree(module, imports={}).main(*arguments))
+    assert got.tobytes() == expected.tobytes()
