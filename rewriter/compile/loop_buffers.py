@@ -140,11 +140,16 @@ def _loop_apart(ir: Any, loop: Any) -> bool:
 def separate_buffers(text: str) -> bool:
     """Whether every outermost ``scf.parallel`` of the generic-form module ``text`` reaches
     each buffer it writes through one outside value (module docstring)."""
+    if "scf.parallel" not in text:
+        return True  # no loop to outline: nothing to parse
     from iree.compiler import ir
 
     context = contexts.context()
     with context, ir.Location.unknown():
-        module = ir.Module.parse(text)
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError:  # iree-opt's own output: not expected; the loops stay as they are
+            return False
         loops = operations_named(module, "scf.parallel")
         outermost = [loop for loop in loops if not _nested(loop)]
         return all(_loop_apart(ir, loop) for loop in outermost)
