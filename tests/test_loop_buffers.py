@@ -215,3 +215,29 @@ def test_iree_gathers_and_scatters_give_the_bits_of_jax_jit(function, tmp_path: 
     expected = np.asarray(jax.jit(function)(*arguments))
     got = np.asarray(load_iree(module, imports={}).main(*arguments))
     assert got.tobytes() == expected.tobytes()
+
+
+# A loop that writes a buffer a branch passes (a block's argument, which may be %a) and
+# reads %a: not the function's arguments.
+BRANCHED = """\
+func.func @main(%x: memref<8xf32>, %c: i1) -> memref<8xf32> {
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  cf.cond_br %c, ^join(%a : memref<8xf32>), ^join(%b : memref<8xf32>)
+^join(%chosen: memref<8xf32>):
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%k) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %a[%k] : memref<8xf32>
+    memref.store %v, %chosen[%k] : memref<8xf32>
+    scf.reduce
+  }
+  return %chosen : memref<8xf32>
+}
+"""
+
+
+@pytest.mark.iree
+def test_a_buffer_a_branch_passes_is_of_unknown_origin():
+    assert separate_buffers(BRANCHED) is False

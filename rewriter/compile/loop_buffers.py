@@ -62,9 +62,11 @@ def _root(ir: Any, value: Any) -> object:
         owner = value.owner
         if isinstance(owner, ir.Block):
             parent = owner.owner
-            if parent is not None and parent.operation.name == "func.func":
-                return _ARGUMENTS
-            raise _Unknown(value)
+            if parent is None or parent.operation.name != "func.func":
+                raise _Unknown(value)
+            if owner != parent.operation.regions[0].blocks[0]:
+                raise _Unknown(value)  # a block's argument: any buffer a branch passes
+            return _ARGUMENTS
         name = owner.operation.name
         if name in _VIEWS:
             value = owner.operands[0]
