@@ -49,6 +49,34 @@ def test_a_gather_of_random_indices_is_one_loop_with_its_index_arithmetic(tmp_pa
     np.testing.assert_array_equal(load(tmp_path / "lib.so").main(x, i, v), x[i] + v)
 
 
+@pytest.mark.toolchain
+@pytest.mark.jax
+def test_a_scatter_add_reads_its_indices_in_one_loop_before_the_scatter(tmp_path: Path):
+    """``x.at[i].add(v)``: jax wraps negative indices, and the rewrite clamps them and
+    turns the updates out of range into ``-0.0`` (scatter_masks.py): two loops read the
+    wrapped indices. Fused as one loop with two results (IREE's multi-use producer fusion),
+    the indices are read once and the wrapped ones never written; they were three loops,
+    each writing N elements, before the copy of ``x`` and the scatter."""
+    import jax
+
+    import rewriter
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=1000).astype(np.float32)
+    i = rng.integers(-1200, 1200, 1000).astype(np.int32)
+    i[::7] = 3
+    v = rng.normal(size=1000).astype(np.float32)
+    function = lambda x, i, v: x.at[i].add(v)  # noqa: E731
+    text = rewriter.export(function, x, i, v).text
+    temps = tmp_path / "temps"
+    compile_module(rewriter.rewrite(text).text, tmp_path / "lib.so", keep_temps=temps)
+    bufferized = _bufferized(temps)
+    assert bufferized.count("linalg.generic") == 1, bufferized
+    assert bufferized.count("memref.alloc(") == 3, bufferized  # indices, updates, result
+    expected = np.asarray(jax.jit(function)(x, i, v))
+    assert load(tmp_path / "lib.so").main(x, i, v).tobytes() == expected.tobytes()
+
+
 # benchmarks/op_complexity.py's loop carrying a token, on 1,000 elements.
 TOKEN_LOOP = token_loop("tensor<1000xf32>")
 

@@ -59,11 +59,16 @@ STATIC_TOOLS = (f"llvm-objcopy-{LLVM_VERSION}", f"llvm-ar-{LLVM_VERSION}")
 # ``x[i]`` indexes with ``i`` made ``N x 1``, and the reshapes between ``N`` and ``N x 1``
 # kept the index arithmetic, the gather and what uses it as separate loops, each writing
 # a buffer of N elements (the compiled ``x[i] + v`` made three passes, one at the end).
+# An elementwise loop read by several others is then fused with them into one loop of
+# several results: ``x.at[i].add(v)``'s wrapped indices, read by the clamp of the indices
+# and by the masking of the updates (scatter_masks.py), made three loops that each wrote
+# N elements; one loop reads the indices once and writes both.
 BUFFERIZE = (
     "builtin.module("
     "iree-util-drop-compiler-hints, "
     "func.func(iree-dispatch-creation-fold-unit-extent-dims-for-func, "
-    "iree-dispatch-creation-elementwise-op-fusion), "
+    "iree-dispatch-creation-elementwise-op-fusion, "
+    "iree-dispatch-creation-fuse-multi-use-elementwise-producer), "
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops})"
 )
@@ -201,6 +206,29 @@ def stages(
     return (*first, TextStage("library-calls", library_calls), *last)
 
 
+class _LoopBuffers:
+    """One compile's ``loop_buffers.separate_buffers`` of its generic-form module, kept for
+    its LLVM IR: the split loops' pointers are ``noalias`` when it passed. Imported when a
+    compile runs these stages (tests/test_cached_startup.py)."""
+
+    def __init__(self) -> None:
+        self.apart = False
+
+    def check(self, text: str) -> str:
+        from .loop_buffers import separate_buffers
+
+        self.apart = separate_buffers(text)
+        return bit_packed_i1(text)
+
+    def mark(self, text: str) -> str:
+        text = own_blocks(contractible(text))
+        if not self.apart:
+            return text
+        from .loop_buffers import noalias_bodies
+
+        return noalias_bodies(text)
+
+
 def _threaded(threads: int) -> tuple[Stage, ...]:
     """The stages after the library calls, with the loops on ``threads`` threads."""
     loops, lower, translate = STAGES[2:]
@@ -208,10 +236,15 @@ def _threaded(threads: int) -> tuple[Stage, ...]:
         "convert-bufferization-to-memref, ",
         f"convert-bufferization-to-memref, {async_passes(threads)}",
     )
+    buffers = _LoopBuffers()
     return (
-        replace(loops, arguments=tuple(a.replace(LOOPS, PARALLEL_LOOPS) for a in loops.arguments)),
+        replace(
+            loops,
+            arguments=tuple(a.replace(LOOPS, PARALLEL_LOOPS) for a in loops.arguments),
+            then=buffers.check,
+        ),
         replace(lower, arguments=(f"--pass-pipeline={lowering}", "{in}", "-o", "{out}")),
-        replace(translate, then=lambda text: own_blocks(contractible(text))),
+        replace(translate, then=buffers.mark),
     )
 
 
