@@ -440,3 +440,86 @@ def test_a_fork_child_runs_split_loops_with_workers_of_its_own(tmp_path: Path):
         timeout=120,
     )
     assert (run.returncode, run.stdout) == (0, "child 0\n"), run.stderr
+
+
+PARALLEL_FOR = r"""
+#include "async_runtime.c"
+
+enum { COUNT = 1000 };
+typedef struct {
+    atomic_llong done[COUNT];
+    atomic_int running[8]; /* threads in each slot at once: never more than one */
+    atomic_int shared;
+} Seen;
+
+static void body(void *context, int64_t index, int64_t slot)
+{
+    Seen *seen = context;
+    if (atomic_fetch_add(&seen->running[slot], 1) != 0)
+        atomic_store(&seen->shared, 1);
+    atomic_fetch_add(&seen->done[index], 1);
+    atomic_fetch_sub(&seen->running[slot], 1);
+}
+
+/* Every index done once, no slot run by two threads at once. */
+static int run_loop(void)
+{
+    static Seen zero;
+    Seen *seen = malloc(sizeof *seen);
+    *seen = zero;
+    int64_t slots = rw_parallel_slots();
+    rw_parallel_for(COUNT, slots, body, seen);
+    int wrong = slots < 1 || slots > 8 || atomic_load(&seen->shared);
+    for (int i = 0; i < COUNT; ++i)
+        wrong += atomic_load(&seen->done[i]) != 1;
+    rw_parallel_for(0, slots, body, seen); /* nothing to do */
+    free(seen);
+    return wrong;
+}
+
+static void *caller(void *result)
+{
+    *(int *)result = run_loop() + run_loop();
+    return NULL;
+}
+
+int main(void)
+{
+    int first = run_loop(), others[3];
+    pthread_t threads[3];
+    for (int i = 0; i < 3; ++i)
+        pthread_create(&threads[i], NULL, caller, &others[i]);
+    for (int i = 0; i < 3; ++i)
+        pthread_join(threads[i], NULL);
+    printf("%d %d%d%d %lld\n", first, others[0], others[1], others[2],
+           (long long)rw_parallel_slots());
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain("gcc", "valgrind")
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_a_parallel_for_runs_each_index_once_in_slots_of_its_own_and_leaks_nothing(
+    threads, tmp_path: Path
+):
+    """rw_parallel_for (the BLAS helpers' split): each index once, a slot never on two
+    threads at once, callers on three threads at once, a pool of no workers or of two;
+    under valgrind."""
+    from rewriter.abi import bridge_dir
+
+    require_tool("gcc")
+    require_tool("valgrind")
+    (tmp_path / "parallel_for.c").write_text(PARALLEL_FOR)
+    program = tmp_path / "parallel_for"
+    subprocess.run(
+        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", f"-I{bridge_dir()}"]
+        + [str(tmp_path / "parallel_for.c"), "-lpthread", "-o", str(program)],
+        check=True,
+    )
+    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
+    checked += ["--errors-for-leak-kinds=all", str(program)]
+    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": threads}
+    run = subprocess.run(checked, capture_output=True, text=True, env=environment)
+    assert (run.returncode, run.stdout) == (0, f"0 000 {threads}\n"), run.stderr

@@ -1,0 +1,109 @@
+"""Large products and convolutions of a module compiled for several threads run on the async
+runtime's pool (abi/blas_calls.c, abi/async_runtime.c's rw_parallel_for): the same bits as
+on one thread, and the pool is started only by a product large enough, and only while the
+BLAS itself runs one thread."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rewriter.compile import compile_module, load
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.jax,
+    pytest.mark.iree,
+    pytest.mark.toolchain,
+    pytest.mark.toolchain("libopenblas.so.0"),
+]
+
+
+def _threads_now() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.fixture
+def openblas() -> Iterator[ctypes.CDLL]:
+    """The system's OpenBLAS, the one the modules link (by its soname), with its thread
+    count as it was given back afterwards."""
+    library = ctypes.CDLL("libopenblas.so.0")
+    threads = library.openblas_get_num_threads()
+    yield library
+    library.openblas_set_num_threads(threads)
+
+
+def _conv(x, w):
+    import jax
+
+    return jax.lax.conv_general_dilated(
+        x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
+
+
+def _programs():
+    """name: (function, arguments), each above the split's 2e6 multiply-adds: a convolution
+    (8 images, a chunk each), products split by columns (64 x 512 results) and by rows
+    (512 x 64), a batch of products split by items."""
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+
+    def normal(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    return {
+        "conv": (_conv, (normal(8, 32, 32, 16), normal(3, 3, 16, 32))),
+        "matmul_columns": (jnp.matmul, (normal(64, 256), normal(256, 512))),
+        "matmul_rows": (jnp.matmul, (normal(512, 256), normal(256, 64))),
+        "batch_matmul": (jnp.matmul, (normal(8, 128, 128), normal(8, 128, 128))),
+        "small": (jnp.matmul, (normal(32, 32), normal(32, 32))),
+    }
+
+
+def _library(name: str, threads: int, tmp_path: Path):
+    import rewriter
+
+    function, arguments = _programs()[name]
+    text = rewriter.rewrite(rewriter.export(function, *arguments).text).text
+    library = tmp_path / f"lib{name}{threads}.so"
+    compile_module(text, library, threads=threads, cache=False)
+    return load(library).main, arguments
+
+
+@pytest.mark.parametrize(
+    ("name", "added"),
+    [("conv", 1), ("matmul_columns", 1), ("matmul_rows", 1), ("batch_matmul", 1), ("small", 0)],
+)
+def test_large_products_run_on_the_pool_with_the_bits_of_one_thread(
+    name: str, added: int, tmp_path: Path, monkeypatch, openblas
+):
+    """REWRITER_THREADS=2: a large product starts the pool's one worker on its first call,
+    a small one starts nothing; every call gives the bits of the module compiled for one
+    thread (each element is summed by the same gemm kernel in the same order)."""
+    monkeypatch.setenv("REWRITER_THREADS", "2")
+    openblas.openblas_set_num_threads(1)
+    one, arguments = _library(name, 1, tmp_path)
+    two, _ = _library(name, 2, tmp_path)
+    expected = np.asarray(one(*arguments))
+    before = _threads_now()
+    for _ in range(3):  # a pool is made once
+        assert np.asarray(two(*arguments)).tobytes() == expected.tobytes()
+    assert _threads_now() - before == added
+
+
+def test_a_blas_on_several_threads_keeps_its_products_whole(tmp_path: Path, monkeypatch, openblas):
+    """An OpenBLAS running two threads splits a product itself: the module's pool stays
+    unmade (two threading gemms at once would fight over the cores)."""
+    monkeypatch.setenv("REWRITER_THREADS", "2")
+    openblas.openblas_set_num_threads(2)  # starts OpenBLAS's worker, if it has none yet
+    two, arguments = _library("conv", 2, tmp_path)
+    before = _threads_now()
+    for _ in range(3):
+        two(*arguments)
+    assert _threads_now() == before
