@@ -107,3 +107,98 @@ def test_a_blas_on_several_threads_keeps_its_products_whole(tmp_path: Path, monk
     for _ in range(3):
         two(*arguments)
     assert _threads_now() == before
+
+
+PRODUCT = """\
+module @prod {
+  func.func public @main(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>)
+      -> tensor<256x256xf32> {
+    %c = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]
+        : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+    return %c : tensor<256x256xf32>
+  }
+}
+"""
+
+HOST = r"""
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "prod.h"
+
+static int threads_now(void)
+{
+    int count = 0;
+    DIR *tasks = opendir("/proc/self/task");
+    for (struct dirent *entry; (entry = readdir(tasks)) != NULL;)
+        count += entry->d_name[0] != '.';
+    closedir(tasks);
+    return count;
+}
+
+int main(void)
+{
+    enum { N = 256 };
+    float *a = malloc(N * N * sizeof *a), *b = malloc(N * N * sizeof *b);
+    float *c = malloc(N * N * sizeof *c);
+    for (int i = 0; i < N * N; ++i) {
+        a[i] = (float)(i % 7 - 3);
+        b[i] = (float)(i % 5 - 2);
+    }
+    prod_f32_2d x = {a, {N, N}}, y = {b, {N, N}}, z = {c, {N, N}};
+    int before = threads_now(), wrong = 0;
+    for (int call = 0; call < 3; ++call) {
+        if (prod_main(&x, &y, &z) != 0)
+            return 1;
+        for (int i = 0; i < N; ++i)
+            for (int j = 0; j < N; ++j) {
+                float sum = 0.0f; /* small integers: exact in any order */
+                for (int k = 0; k < N; ++k)
+                    sum += a[i * N + k] * b[k * N + j];
+                wrong += c[i * N + j] != sum;
+            }
+    }
+    printf("%d wrong, %d threads more\n", wrong, threads_now() - before);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}
+"""
+
+
+@pytest.mark.toolchain("gcc")
+def test_a_c_host_without_python_runs_a_split_product(tmp_path: Path):
+    """The static library, a C program and the system's OpenBLAS on one thread: the product
+    starts the pool's worker (REWRITER_THREADS=2) and is right; the program links the BLAS,
+    libm and pthreads, nothing else."""
+    import subprocess
+    import sys
+
+    from mlir_tools import require_tool
+
+    require_tool("gcc")
+    module = tmp_path / "prod.mlir"
+    module.write_text(PRODUCT)
+    command = [sys.executable, "-m", "rewriter.compile", str(module), "-o"]
+    command += [str(tmp_path / "libprod.a"), "--header", str(tmp_path / "prod.h")]
+    command += ["--threads", "2", "--no-cache"]
+    run = subprocess.run(command, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "host.c").write_text(HOST)
+    program = tmp_path / "host"
+    subprocess.run(
+        ["gcc", "-std=c99", "-D_DEFAULT_SOURCE", "-Wall", "-Werror", f"-I{tmp_path}"]
+        + [str(tmp_path / "host.c"), str(tmp_path / "libprod.a")]
+        + ["-l:libopenblas.so.0", "-lm", "-lpthread", "-o", str(program)],
+        check=True,
+    )
+    for blas_threads, added in (("1", 1), ("2", 0)):
+        environment = {
+            "PATH": "/usr/bin:/bin",
+            "REWRITER_THREADS": "2",
+            "OPENBLAS_NUM_THREADS": blas_threads,
+        }
+        run = subprocess.run([str(program)], capture_output=True, text=True, env=environment)
+        assert (run.returncode, run.stdout) == (0, f"0 wrong, {added} threads more\n"), run.stderr
