@@ -7,7 +7,8 @@
  * (rewriter/compile/library_calls.py) and compiles this file into the module, linked
  * against the BLAS that rewriter/compile/blas.py found.  Each helper computes
  * C += op(A) @ op(B) in place on MLIR memref descriptors (MLIR's C interface), where
- * op(X) is X or, when its flag is set, the transpose of the stored X.
+ * op(X) is X or, when its flag is set, the transpose of the stored X; with its last flag,
+ * `zero`, C = op(A) @ op(B) (the fill of zeros before the product is dropped).
  *
  * The BLAS is reached through its CBLAS entry points, whose names and integer width
  * differ between builds (rewriter_cblas.h).
@@ -104,6 +105,14 @@ static int row_major_form(matrix m, int64_t *ld) {
 
 static int fits(int64_t value) { return sizeof(blas_int) >= sizeof(int64_t) || value <= INT32_MAX; }
 
+/* c = 0 (as +0 in every element, of any type), before a product that writes c. */
+static void clear(matrix c, element type) {
+    for (int64_t i = 0; i < c.rows; ++i)
+        for (int64_t j = 0; j < c.cols; ++j)
+            memset(c.data + (i * c.row_stride + j * c.col_stride) * element_size[type], 0,
+                   (size_t)element_size[type]);
+}
+
 static void plain_loop(matrix a, matrix b, matrix c, element type) {
     for (int64_t i = 0; i < c.rows; ++i)
         for (int64_t j = 0; j < c.cols; ++j) {
@@ -133,48 +142,59 @@ static void plain_loop(matrix a, matrix b, matrix c, element type) {
         }
 }
 
+/* c = op(a) @ op(b) + beta c, beta 1 or (zero) 0: gemm then writes c without reading it. */
 static void gemm(int order, int ta, int tb, int64_t m, int64_t n, int64_t k, const char *a,
-                 int64_t lda, const char *b, int64_t ldb, char *c, int64_t ldc, element type) {
-    static const float one_c64[2] = {1.0f, 0.0f};
-    static const double one_c128[2] = {1.0, 0.0};
+                 int64_t lda, const char *b, int64_t ldb, char *c, int64_t ldc, element type,
+                 int zero) {
+    static const float one_c64[2] = {1.0f, 0.0f}, zero_c64[2] = {0.0f, 0.0f};
+    static const double one_c128[2] = {1.0, 0.0}, zero_c128[2] = {0.0, 0.0};
     switch (type) {
     case F32:
         RW_CBLAS(sgemm)(order, ta, tb, m, n, k, 1.0f, (const float *)a, lda, (const float *)b, ldb,
-                        1.0f, (float *)c, ldc);
+                        zero ? 0.0f : 1.0f, (float *)c, ldc);
         break;
     case F64:
         RW_CBLAS(dgemm)(order, ta, tb, m, n, k, 1.0, (const double *)a, lda, (const double *)b,
-                        ldb, 1.0, (double *)c, ldc);
+                        ldb, zero ? 0.0 : 1.0, (double *)c, ldc);
         break;
     case C64:
-        RW_CBLAS(cgemm)(order, ta, tb, m, n, k, one_c64, a, lda, b, ldb, one_c64, c, ldc);
+        RW_CBLAS(cgemm)(order, ta, tb, m, n, k, one_c64, a, lda, b, ldb,
+                        zero ? zero_c64 : one_c64, c, ldc);
         break;
     case C128:
-        RW_CBLAS(zgemm)(order, ta, tb, m, n, k, one_c128, a, lda, b, ldb, one_c128, c, ldc);
+        RW_CBLAS(zgemm)(order, ta, tb, m, n, k, one_c128, a, lda, b, ldb,
+                        zero ? zero_c128 : one_c128, c, ldc);
         break;
     }
 }
 
-/* c += a @ b for one batch item. */
-static void product(matrix a, matrix b, matrix c, element type) {
+/* c += a @ b for one batch item; with `zero` c = a @ b (c was not written yet). */
+static void product(matrix a, matrix b, matrix c, element type, int zero) {
     int64_t m = c.rows, n = c.cols, k = a.cols, lda, ldb, ldc;
-    if (m == 0 || n == 0 || k == 0)
+    if (m == 0 || n == 0 || k == 0) {
+        if (zero)
+            clear(c, type);
         return;
+    }
     int form_a = row_major_form(a, &lda), form_b = row_major_form(b, &ldb);
     int form_c = row_major_form(c, &ldc);
     int sizes_fit = fits(m) && fits(n) && fits(k) && fits(lda) && fits(ldb) && fits(ldc);
     if (!form_a || !form_b || !form_c || !sizes_fit) {
+        if (zero)
+            clear(c, type);
         plain_loop(a, b, c, type);
         return;
     }
     if (form_c == NO_TRANS) {
-        gemm(ROW_MAJOR, form_a, form_b, m, n, k, a.data, lda, b.data, ldb, c.data, ldc, type);
+        gemm(ROW_MAJOR, form_a, form_b, m, n, k, a.data, lda, b.data, ldb, c.data, ldc, type,
+             zero);
     } else {
         /* c's columns are contiguous: a column-major matrix. In column-major terms a
          * row-major operand is a transposed one, and the other way round. */
         int flip_a = form_a == NO_TRANS ? TRANS : NO_TRANS;
         int flip_b = form_b == NO_TRANS ? TRANS : NO_TRANS;
-        gemm(COL_MAJOR, flip_a, flip_b, m, n, k, a.data, lda, b.data, ldb, c.data, ldc, type);
+        gemm(COL_MAJOR, flip_a, flip_b, m, n, k, a.data, lda, b.data, ldb, c.data, ldc, type,
+             zero);
     }
 }
 
@@ -231,6 +251,7 @@ typedef struct {
     int across; /* blocks of c's columns (and b's), else of its rows (and a's) */
     int64_t block, length;
     element type;
+    int zero;
 } blocks;
 
 static void product_block(void *context, int64_t index, int64_t slot) {
@@ -240,23 +261,23 @@ static void product_block(void *context, int64_t index, int64_t slot) {
     count = count < p->block ? count : p->block;
     matrix a = p->across ? p->a : part_of(p->a, 0, first, count, p->type);
     matrix b = p->across ? part_of(p->b, 1, first, count, p->type) : p->b;
-    product(a, b, part_of(p->c, p->across, first, count, p->type), p->type);
+    product(a, b, part_of(p->c, p->across, first, count, p->type), p->type, p->zero);
 }
 
 /* c += a @ b, split over the threads when it is large: by rows of c, or by its columns when
  * they are more (each gemm packs its whole share of a and of b: the split of the longer
  * side packs the least twice). Every element is computed by the same gemm kernel as in one
  * call. */
-static void split_product(matrix a, matrix b, matrix c, element type) {
+static void split_product(matrix a, matrix b, matrix c, element type, int zero) {
     int64_t slots = split_slots((double)c.rows * c.cols * a.cols);
     int across = c.cols > c.rows;
     int64_t length = across ? c.cols : c.rows;
     if (slots < 2 || length < 2) {
-        product(a, b, c, type);
+        product(a, b, c, type, zero);
         return;
     }
     int64_t parts = slots < length ? slots : length;
-    blocks p = {a, b, c, across, (length + parts - 1) / parts, length, type};
+    blocks p = {a, b, c, across, (length + parts - 1) / parts, length, type, zero};
     SPLIT((length + p.block - 1) / p.block, slots, product_block, &p);
 }
 
@@ -265,6 +286,7 @@ typedef struct {
     matrix a, b, c;
     int64_t a_step, b_step, c_step;
     element type;
+    int zero;
 } batch_items;
 
 static void batch_item(void *context, int64_t index, int64_t slot) {
@@ -275,41 +297,43 @@ static void batch_item(void *context, int64_t index, int64_t slot) {
     a.data += index * p->a_step * size;
     b.data += index * p->b_step * size;
     c.data += index * p->c_step * size;
-    product(a, b, c, p->type);
+    product(a, b, c, p->type, p->zero);
 }
 
 /* Every item of a batch, on the threads when the batch is large; a batch of one is split
  * by rows. */
 static void batch_product(batch_items *p, int64_t count) {
     if (count == 1) {
-        split_product(p->a, p->b, p->c, p->type);
+        split_product(p->a, p->b, p->c, p->type, p->zero);
         return;
     }
     int64_t slots = split_slots((double)count * p->c.rows * p->c.cols * p->a.cols);
     SPLIT(count, slots, batch_item, p);
 }
 
-static void matmul(view2 *a, view2 *b, view2 *c, int32_t ta, int32_t tb, element type) {
+static void matmul(view2 *a, view2 *b, view2 *c, int32_t ta, int32_t tb, int32_t zero,
+                   element type) {
     split_product(item(a->aligned, a->offset, a->sizes, a->strides, ta, type),
-            item(b->aligned, b->offset, b->sizes, b->strides, tb, type),
-            item(c->aligned, c->offset, c->sizes, c->strides, 0, type), type);
+                  item(b->aligned, b->offset, b->sizes, b->strides, tb, type),
+                  item(c->aligned, c->offset, c->sizes, c->strides, 0, type), type, zero);
 }
 
-static void batch_matmul(view3 *a, view3 *b, view3 *c, int32_t ta, int32_t tb, element type) {
+static void batch_matmul(view3 *a, view3 *b, view3 *c, int32_t ta, int32_t tb, int32_t zero,
+                         element type) {
     batch_items p = {item(a->aligned, a->offset, a->sizes + 1, a->strides + 1, ta, type),
                      item(b->aligned, b->offset, b->sizes + 1, b->strides + 1, tb, type),
                      item(c->aligned, c->offset, c->sizes + 1, c->strides + 1, 0, type),
-                     a->strides[0], b->strides[0], c->strides[0], type};
+                     a->strides[0], b->strides[0], c->strides[0], type, zero};
     batch_product(&p, c->sizes[0]);
 }
 
 /* A batch of matrices times one matrix: IREE's img2col form of a 2-D convolution. */
 static void batch_matmul_shared(view3 *a, view2 *b, view3 *c, int32_t ta, int32_t tb,
-                                element type) {
+                                int32_t zero, element type) {
     batch_items p = {item(a->aligned, a->offset, a->sizes + 1, a->strides + 1, ta, type),
                      item(b->aligned, b->offset, b->sizes, b->strides, tb, type),
                      item(c->aligned, c->offset, c->sizes + 1, c->strides + 1, 0, type),
-                     a->strides[0], 0, c->strides[0], type};
+                     a->strides[0], 0, c->strides[0], type, zero};
     batch_product(&p, c->sizes[0]);
 }
 
@@ -339,6 +363,7 @@ typedef struct {
     int64_t *firsts;        /* per_image + 1 pixel indexes: where each chunk starts */
     char **rows;            /* a buffer of chunk rows per thread */
     element type;
+    int zero;
 } conv_chunks;
 
 static void conv_chunk(void *context, int64_t index, int64_t slot) {
@@ -366,21 +391,29 @@ static void conv_chunk(void *context, int64_t index, int64_t slot) {
     matrix a = {p->rows[slot], count, k, k, 1};
     matrix o = {p->out->aligned + (p->out->offset + n * os[0] + y * os[1] + x * os[2]) * size,
                 count, p->filter.cols, os[2], os[3]};
-    product(a, p->filter, o, p->type);
+    product(a, p->filter, o, p->type, p->zero);
 }
 
 /* out[n, y, x, f] += sum over (i, j, c) of in[n, y * sy + i * dy, x * sx + j * dx, c] *
  * filter[i, j, c, f], in that order of (i, j, c) for every element. The chunks are the
  * same on any number of threads, and so are the results. */
 static void conv2d(view4 *in, view4 *filter, view4 *out, int64_t sy, int64_t sx, int64_t dy,
-                   int64_t dx, element type) {
+                   int64_t dx, int32_t zero, element type) {
     const int64_t size = element_size[type];
     const int64_t *is = in->strides, *fs = filter->strides, *os = out->strides;
     int64_t kh = filter->sizes[0], kw = filter->sizes[1], c = filter->sizes[2];
     int64_t f = filter->sizes[3], k = kh * kw * c;
     int64_t height = out->sizes[1], width = out->sizes[2];
-    if (out->sizes[0] == 0 || height == 0 || width == 0 || f == 0 || k == 0)
+    if (out->sizes[0] == 0 || height == 0 || width == 0 || f == 0)
         return;
+    if (k == 0) { /* no taps: the sums are empty */
+        for (int64_t n = 0; zero && n < out->sizes[0]; ++n)
+            for (int64_t y = 0; y < height; ++y) {
+                char *row = out->aligned + (out->offset + n * os[0] + y * os[1]) * size;
+                clear((matrix){row, width, f, os[2], os[3]}, type);
+            }
+        return;
+    }
     /* The filter as a k x f matrix: its (i, j, c) rows must be evenly spaced, else copy it. */
     char *weights = filter->aligned + filter->offset * size, *packed = NULL;
     int64_t row_stride = fs[2];
@@ -426,7 +459,7 @@ static void conv2d(view4 *in, view4 *filter, view4 *out, int64_t sy, int64_t sx,
     /* Taps j of one (y, x, i) are contiguous when x's channels are and dx steps one pixel. */
     conv_chunks p = {in,  out, {weights, k, f, row_stride, packed ? 1 : fs[3]},
                      sy,  sx,  dy, dx, kh, kw, c, is[3] == 1 && dx * is[2] == c ? kw * c : c,
-                     per_image, firsts, rows, type};
+                     per_image, firsts, rows, type, zero};
     SPLIT(chunks, slots, conv_chunk, &p);
     for (int64_t slot = 0; slot < slots; ++slot)
         free(rows[slot]);
@@ -436,21 +469,21 @@ static void conv2d(view4 *in, view4 *filter, view4 *out, int64_t sy, int64_t sx,
 }
 
 #define RW_ENTRIES(suffix, type)                                                              \
-    void RW_HELPER(matmul_##suffix)(view2 *a, view2 *b, view2 *c, int32_t ta,         \
-                                              int32_t tb) {                                   \
-        matmul(a, b, c, ta, tb, type);                                                        \
+    void RW_HELPER(matmul_##suffix)(view2 *a, view2 *b, view2 *c, int32_t ta, int32_t tb,      \
+                                    int32_t zero) {                                           \
+        matmul(a, b, c, ta, tb, zero, type);                                                  \
     }                                                                                         \
-    void RW_HELPER(batch_matmul_##suffix)(view3 *a, view3 *b, view3 *c, int32_t ta,   \
-                                                    int32_t tb) {                             \
-        batch_matmul(a, b, c, ta, tb, type);                                                  \
+    void RW_HELPER(batch_matmul_##suffix)(view3 *a, view3 *b, view3 *c, int32_t ta,           \
+                                          int32_t tb, int32_t zero) {                         \
+        batch_matmul(a, b, c, ta, tb, zero, type);                                            \
     }                                                                                         \
-    void RW_HELPER(batch_matmul_shared_##suffix)(view3 *a, view2 *b, view3 *c,        \
-                                                           int32_t ta, int32_t tb) {          \
-        batch_matmul_shared(a, b, c, ta, tb, type);                                           \
+    void RW_HELPER(batch_matmul_shared_##suffix)(view3 *a, view2 *b, view3 *c, int32_t ta,    \
+                                                 int32_t tb, int32_t zero) {                  \
+        batch_matmul_shared(a, b, c, ta, tb, zero, type);                                     \
     }                                                                                         \
-    void RW_HELPER(conv2d_##suffix)(view4 *in, view4 *filter, view4 *out, int64_t sy, \
-                                              int64_t sx, int64_t dy, int64_t dx) {           \
-        conv2d(in, filter, out, sy, sx, dy, dx, type);                                        \
+    void RW_HELPER(conv2d_##suffix)(view4 *in, view4 *filter, view4 *out, int64_t sy,         \
+                                    int64_t sx, int64_t dy, int64_t dx, int32_t zero) {       \
+        conv2d(in, filter, out, sy, sx, dy, dx, zero, type);                                  \
     }
 
 RW_ENTRIES(f32, F32)
