@@ -202,3 +202,23 @@ def test_a_c_host_without_python_runs_a_split_product(tmp_path: Path):
         }
         run = subprocess.run([str(program)], capture_output=True, text=True, env=environment)
         assert (run.returncode, run.stdout) == (0, f"0 wrong, {added} threads more\n"), run.stderr
+
+
+def test_callers_on_several_threads_share_the_pool_for_products(
+    tmp_path: Path, monkeypatch, openblas
+):
+    """Four Python threads call a split convolution at once (the loader lets go of the GIL):
+    each gets the bits of the one-thread module every time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("REWRITER_THREADS", "2")
+    openblas.openblas_set_num_threads(1)
+    one, arguments = _library("conv", 1, tmp_path)
+    two, _ = _library("conv", 2, tmp_path)
+    expected = np.asarray(one(*arguments)).tobytes()
+
+    def calls(_: int) -> bool:
+        return all(np.asarray(two(*arguments)).tobytes() == expected for _ in range(5))
+
+    with ThreadPoolExecutor(4) as callers:
+        assert all(callers.map(calls, range(4)))
