@@ -506,15 +506,22 @@ void mlirAsyncRuntimePrintCurrentThreadId(void)
  * leaves its share to the others. `slot`, below `slots` (at most rw_parallel_slots()), tells
  * apart the threads that run at once: each uses a buffer of its own, made by the caller
  * (in a library with the C API the helpers' allocations come from the calling thread's
- * workspace, which no other thread may use). */
+ * workspace, which no other thread may use).
+ *
+ * A split whose helpers found nothing left to do (their cores busy with other processes
+ * until the caller had done it all) cost the caller two gemms' packing and a wake-up for
+ * nothing: the next splits are then skipped (rw_parallel_slots says 1), 8 of them, twice as
+ * many after each such split again, up to 1024, until helpers take a share again. */
 typedef void (*ParallelBody)(void *context, int64_t index, int64_t slot);
+
+static int64_t skips_left, skips; /* with the lock */
 
 typedef struct {
     ParallelBody body;
     void *context;
     int64_t count;
     atomic_llong next;
-    int64_t helpers_done; /* with the lock */
+    int64_t helpers_done, helped; /* with the lock */
 } ParallelFor;
 
 typedef struct {
@@ -522,12 +529,13 @@ typedef struct {
     int64_t slot;
 } Helper;
 
-static void take_indexes(ParallelFor *loop, int64_t slot)
+/* Run indexes until none is left; how many this thread ran. */
+static int64_t take_indexes(ParallelFor *loop, int64_t slot)
 {
-    for (;;) {
+    for (int64_t ran = 0;; ++ran) {
         int64_t index = atomic_fetch_add(&loop->next, 1);
         if (index >= loop->count)
-            return;
+            return ran;
         loop->body(loop->context, index, slot);
     }
 }
@@ -536,20 +544,26 @@ static void run_helper(void *handle)
 {
     Helper *helper = handle;
     ParallelFor *loop = helper->loop;
-    take_indexes(loop, helper->slot);
+    int64_t ran = take_indexes(loop, helper->slot);
     free(helper);
     pthread_mutex_lock(&lock);
+    loop->helped += ran;
     ++loop->helpers_done;
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);
 }
 
-/* The threads a parallel for runs on: the caller and the pool's workers. */
+/* The threads a parallel for runs on: the caller and the pool's workers; 1 while splits are
+ * skipped. */
 int64_t rw_parallel_slots(void)
 {
     pthread_mutex_lock(&lock);
     start_workers();
     int64_t slots = worker_count + 1;
+    if (skips_left > 0) {
+        --skips_left;
+        slots = 1;
+    }
     pthread_mutex_unlock(&lock);
     return slots;
 }
@@ -585,6 +599,12 @@ void rw_parallel_for(int64_t count, int64_t slots, ParallelBody body, void *cont
         } else {
             pthread_cond_wait(&changed, &lock);
         }
+    }
+    if (loop.helped == 0) {
+        skips = skips == 0 ? 8 : skips < 1024 ? 2 * skips : 1024;
+        skips_left = skips;
+    } else {
+        skips = 0;
     }
     pthread_mutex_unlock(&lock);
 }

@@ -491,8 +491,7 @@ int main(void)
         pthread_create(&threads[i], NULL, caller, &others[i]);
     for (int i = 0; i < 3; ++i)
         pthread_join(threads[i], NULL);
-    printf("%d %d%d%d %lld\n", first, others[0], others[1], others[2],
-           (long long)rw_parallel_slots());
+    printf("%d %d%d%d %d\n", first, others[0], others[1], others[2], worker_count + 1);
     return 0;
 }
 """
@@ -523,3 +522,62 @@ def test_a_parallel_for_runs_each_index_once_in_slots_of_its_own_and_leaks_nothi
     environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": threads}
     run = subprocess.run(checked, capture_output=True, text=True, env=environment)
     assert (run.returncode, run.stdout) == (0, f"0 000 {threads}\n"), run.stderr
+
+
+SKIPPED = r"""
+#include "async_runtime.c"
+
+static atomic_int blocking, let_go;
+
+static void blocker(void *unused)
+{
+    (void)unused;
+    atomic_store(&blocking, 1);
+    while (!atomic_load(&let_go))
+        usleep(100);
+}
+
+static void body(void *context, int64_t index, int64_t slot)
+{
+    (void)index;
+    (void)slot;
+    atomic_fetch_add((atomic_int *)context, 1);
+}
+
+int main(void)
+{
+    atomic_int done = 0;
+    int64_t before = rw_parallel_slots();
+    mlirAsyncRuntimeExecute(NULL, blocker); /* the one worker busy */
+    while (!atomic_load(&blocking))
+        usleep(100);
+    rw_parallel_for(4, before, body, &done); /* the caller runs all four */
+    int64_t skipped = 0;
+    for (int i = 0; i < 8; ++i)
+        skipped += rw_parallel_slots() == 1;
+    int64_t after = rw_parallel_slots();
+    atomic_store(&let_go, 1);
+    printf("%d %lld %lld %lld\n", atomic_load(&done), (long long)before, (long long)skipped,
+           (long long)after);
+    return 0;
+}
+"""
+
+
+@pytest.mark.toolchain("gcc")
+def test_splits_are_skipped_for_a_while_after_helpers_found_nothing(tmp_path: Path):
+    """The pool's one worker busy (REWRITER_THREADS=2): the caller runs every index of a
+    parallel for; the next 8 ask for one thread, the 9th for two again."""
+    from rewriter.abi import bridge_dir
+
+    require_tool("gcc")
+    (tmp_path / "skipped.c").write_text(SKIPPED)
+    program = tmp_path / "skipped"
+    subprocess.run(
+        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", "-D_DEFAULT_SOURCE", f"-I{bridge_dir()}"]
+        + [str(tmp_path / "skipped.c"), "-lpthread", "-o", str(program)],
+        check=True,
+    )
+    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": "2"}
+    run = subprocess.run([str(program)], capture_output=True, text=True, env=environment)
+    assert (run.returncode, run.stdout) == (0, "4 2 8 2\n"), run.stderr
