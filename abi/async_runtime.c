@@ -29,6 +29,9 @@
  *     message, as MLIR's own runtime does;  a failed allocation here does the same;
  *   - unloading the module (dlclose) or ending the process stops and joins the workers.
  *
+ * The module's C helpers use the same pool: rw_parallel_for runs a body for each index of a
+ * range on the calling thread and the workers (blas_calls.c's large products).
+ *
  * The coroutine frames of the compiled blocks come from rw_async_frame_alloc and go back
  * through rw_async_frame_free: a frame is freed by the thread that ran the block, which may
  * not be the one that made it, so it never comes from a caller's workspace
@@ -495,6 +498,115 @@ int64_t mlirAsyncRuntimGetNumWorkerThreads(void)
 void mlirAsyncRuntimePrintCurrentThreadId(void)
 {
     fprintf(stderr, "Current thread id: %lu\n", (unsigned long)pthread_self());
+}
+
+/* A parallel for of the module's C helpers (blas_calls.c's large products): body(context,
+ * index, slot) for every index below `count`, on the calling thread and on the pool's workers.
+ * Each thread takes the next index when it is free, so a core busy with another process
+ * leaves its share to the others. `slot`, below `slots` (at most rw_parallel_slots()), tells
+ * apart the threads that run at once: each uses a buffer of its own, made by the caller
+ * (in a library with the C API the helpers' allocations come from the calling thread's
+ * workspace, which no other thread may use).
+ *
+ * A split whose helpers found nothing left to do (their cores busy with other processes
+ * until the caller had done it all) cost the caller two gemms' packing and a wake-up for
+ * nothing: the next splits are then skipped (rw_parallel_slots says 1), 8 of them, twice as
+ * many after each such split again, up to 1024, until helpers take a share again. */
+typedef void (*ParallelBody)(void *context, int64_t index, int64_t slot);
+
+static int64_t skips_left, skips; /* with the lock */
+
+typedef struct {
+    ParallelBody body;
+    void *context;
+    int64_t count;
+    atomic_llong next;
+    int64_t helpers_done, helped; /* with the lock */
+} ParallelFor;
+
+typedef struct {
+    ParallelFor *loop;
+    int64_t slot;
+} Helper;
+
+/* Run indexes until none is left; how many this thread ran. */
+static int64_t take_indexes(ParallelFor *loop, int64_t slot)
+{
+    for (int64_t ran = 0;; ++ran) {
+        int64_t index = atomic_fetch_add(&loop->next, 1);
+        if (index >= loop->count)
+            return ran;
+        loop->body(loop->context, index, slot);
+    }
+}
+
+static void run_helper(void *handle)
+{
+    Helper *helper = handle;
+    ParallelFor *loop = helper->loop;
+    int64_t ran = take_indexes(loop, helper->slot);
+    free(helper);
+    pthread_mutex_lock(&lock);
+    loop->helped += ran;
+    ++loop->helpers_done;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&lock);
+}
+
+/* The threads a parallel for runs on: the caller and the pool's workers; 1 while splits are
+ * skipped. */
+int64_t rw_parallel_slots(void)
+{
+    pthread_mutex_lock(&lock);
+    start_workers();
+    int64_t slots = worker_count + 1;
+    if (skips_left > 0) {
+        --skips_left;
+        slots = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return slots;
+}
+
+void rw_parallel_for(int64_t count, int64_t slots, ParallelBody body, void *context)
+{
+    ParallelFor loop = {.body = body, .context = context, .count = count};
+    atomic_init(&loop.next, 0);
+    int64_t helpers = slots < count ? slots - 1 : count - 1;
+    if (helpers > 0) {
+        pthread_mutex_lock(&lock);
+        start_workers();
+        for (int64_t slot = 1; slot <= helpers; ++slot) {
+            Helper *helper = allocated(sizeof *helper);
+            helper->loop = &loop;
+            helper->slot = slot;
+            queue_task(helper, run_helper);
+        }
+        pthread_cond_broadcast(&changed);
+        pthread_mutex_unlock(&lock);
+    }
+    take_indexes(&loop, 0);
+    if (helpers <= 0)
+        return;
+    /* The helpers read `loop` until they are done; one not yet started runs here. */
+    pthread_mutex_lock(&lock);
+    while (loop.helpers_done < helpers) {
+        Task *task = next_task();
+        if (task) {
+            pthread_mutex_unlock(&lock);
+            run(task);
+            pthread_mutex_lock(&lock);
+        } else {
+            pthread_cond_wait(&changed, &lock);
+        }
+    }
+    if (loop.helped == 0) {
+        skips = skips == 0 ? 8 : skips < 1024 ? 2 * skips : 1024;
+        skips_left = skips;
+    } else {
+        skips = 0;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 void *rw_async_frame_alloc(int64_t alignment, int64_t size)

@@ -289,3 +289,62 @@ def test_a_convolution_on_strided_views(tmp_path: Path):
             window = xs[:, i : i + 7 : 2, 2 * j : 2 * j + 9, :]
             expected[:, :, 1:10, :] += np.einsum("nyxc,cf->nyxf", window, ws[i, j])
     np.testing.assert_array_equal(load(tmp_path / "lib.so").main(x, w), expected)
+
+
+# Bufferized products whose output a fill of zeros writes first: the fill is dropped and the
+# helper writes the output (its last flag 1) only when nothing else can see the difference.
+FILLED = """\
+func.func @main(%a: memref<4x4xf32>, %arg: memref<4x4xf32>, %n: index) -> memref<4x4xf32> {{
+  %zero = arith.constant {value} : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.alloc() : memref<4x4xf32>
+  {body}
+  return %m : memref<4x4xf32>
+}}
+"""
+MATMUL = "linalg.matmul ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs({out} : {type})"
+FILL = "linalg.fill ins(%zero : f32) outs(%m : memref<4x4xf32>)"
+PLAIN = "memref<4x4xf32>"
+FILLED_CASES = {
+    "fill_then_product": ("0.0", f"{FILL}\n{MATMUL.format(out='%m', type=PLAIN)}", True),
+    "filled_with_one": ("1.0", f"{FILL}\n{MATMUL.format(out='%m', type=PLAIN)}", False),
+    "filled_with_minus_zero": ("-0.0", f"{FILL}\n{MATMUL.format(out='%m', type=PLAIN)}", False),
+    "read_in_between": (
+        "0.0",
+        f"{FILL}\nmemref.copy %m, %arg : {PLAIN} to {PLAIN}\n{MATMUL.format(out='%m', type=PLAIN)}",
+        False,
+    ),
+    "product_in_a_loop": (
+        "0.0",
+        f"{FILL}\nscf.for %i = %c0 to %n step %c1 {{\n{MATMUL.format(out='%m', type=PLAIN)}\n}}",
+        False,
+    ),
+    "view_taken_before": (
+        "0.0",
+        "%v = memref.subview %m[0, 0] [4, 4] [1, 1] : memref<4x4xf32> to memref<4x4xf32, "
+        f"strided<[4, 1]>>\n{FILL}\nlinalg.fill ins(%zero : f32) outs(%v : memref<4x4xf32, "
+        f"strided<[4, 1]>>)\n{MATMUL.format(out='%m', type=PLAIN)}",
+        False,
+    ),
+    "output_an_argument": (
+        "0.0",
+        "linalg.fill ins(%zero : f32) outs(%arg : memref<4x4xf32>)\n"
+        + MATMUL.format(out="%arg", type=PLAIN),
+        False,
+    ),
+}
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("case", sorted(FILLED_CASES))
+def test_a_fill_of_zeros_before_a_product_is_dropped_only_when_unseen(case: str):
+    from rewriter.compile.library_calls import route_products_to_blas
+
+    value, body, dropped = FILLED_CASES[case]
+    routed = route_products_to_blas(FILLED.format(value=value, body=body)).text
+    fills = body.count("linalg.fill")
+    assert routed.count("linalg.fill") == fills - dropped
+    call = next(line for line in routed.splitlines() if "call @rw_blas_matmul_f32(" in line)
+    flag = call.split("(")[1].split(")")[0].split(", ")[-1]
+    assert f"{flag} = arith.constant {int(dropped)} : i32" in routed

@@ -14,7 +14,7 @@ from mlir_tools import require_tool
 
 from rewriter.compile.parallel_loops import own_blocks
 
-SPLIT = 1 << 20  # elements: 4 blocks of MIN_TASK_SIZE, split on any number of threads
+SPLIT = 1 << 20  # elements: 8 blocks of MIN_TASK_SIZE, split on any number of threads
 
 
 def _threads_now() -> int:
@@ -167,13 +167,14 @@ module @big {{
 @pytest.mark.slow
 @pytest.mark.toolchain
 @pytest.mark.iree
-@pytest.mark.parametrize(("size", "added"), [(SPLIT, 2), (1000, 0)])
+@pytest.mark.parametrize(("size", "added"), [(SPLIT, 2), (1 << 18, 2), (1 << 17, 0), (1000, 0)])
 def test_a_large_loop_starts_the_pool_and_a_small_one_does_not(
     size, added, tmp_path: Path, monkeypatch
 ):
     """The pool (REWRITER_THREADS - 1 workers) starts on the first block handed over: a
-    loop of a million elements hands blocks over, one of a thousand runs as one block on
-    the caller's thread and its library holds no runtime at all."""
+    loop of a million elements hands blocks over, and so does one of 262,144 (two blocks of
+    MIN_TASK_SIZE); one of 131,072 or of a thousand runs as one block on the caller's thread
+    and its library holds no runtime at all."""
     from rewriter.compile import compile_module, load
 
     monkeypatch.setenv("REWRITER_THREADS", "3")
@@ -440,3 +441,144 @@ def test_a_fork_child_runs_split_loops_with_workers_of_its_own(tmp_path: Path):
         timeout=120,
     )
     assert (run.returncode, run.stdout) == (0, "child 0\n"), run.stderr
+
+
+PARALLEL_FOR = r"""
+#include "async_runtime.c"
+
+enum { COUNT = 1000 };
+typedef struct {
+    atomic_llong done[COUNT];
+    atomic_int running[8]; /* threads in each slot at once: never more than one */
+    atomic_int shared;
+} Seen;
+
+static void body(void *context, int64_t index, int64_t slot)
+{
+    Seen *seen = context;
+    if (atomic_fetch_add(&seen->running[slot], 1) != 0)
+        atomic_store(&seen->shared, 1);
+    atomic_fetch_add(&seen->done[index], 1);
+    atomic_fetch_sub(&seen->running[slot], 1);
+}
+
+/* Every index done once, no slot run by two threads at once. */
+static int run_loop(void)
+{
+    static Seen zero;
+    Seen *seen = malloc(sizeof *seen);
+    *seen = zero;
+    int64_t slots = rw_parallel_slots();
+    rw_parallel_for(COUNT, slots, body, seen);
+    int wrong = slots < 1 || slots > 8 || atomic_load(&seen->shared);
+    for (int i = 0; i < COUNT; ++i)
+        wrong += atomic_load(&seen->done[i]) != 1;
+    rw_parallel_for(0, slots, body, seen); /* nothing to do */
+    free(seen);
+    return wrong;
+}
+
+static void *caller(void *result)
+{
+    *(int *)result = run_loop() + run_loop();
+    return NULL;
+}
+
+int main(void)
+{
+    int first = run_loop(), others[3];
+    pthread_t threads[3];
+    for (int i = 0; i < 3; ++i)
+        pthread_create(&threads[i], NULL, caller, &others[i]);
+    for (int i = 0; i < 3; ++i)
+        pthread_join(threads[i], NULL);
+    printf("%d %d%d%d %d\n", first, others[0], others[1], others[2], worker_count + 1);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain("gcc", "valgrind")
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_a_parallel_for_runs_each_index_once_in_slots_of_its_own_and_leaks_nothing(
+    threads, tmp_path: Path
+):
+    """rw_parallel_for (the BLAS helpers' split): each index once, a slot never on two
+    threads at once, callers on three threads at once, a pool of no workers or of two;
+    under valgrind."""
+    from rewriter.abi import bridge_dir
+
+    require_tool("gcc")
+    require_tool("valgrind")
+    (tmp_path / "parallel_for.c").write_text(PARALLEL_FOR)
+    program = tmp_path / "parallel_for"
+    subprocess.run(
+        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", f"-I{bridge_dir()}"]
+        + [str(tmp_path / "parallel_for.c"), "-lpthread", "-o", str(program)],
+        check=True,
+    )
+    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
+    checked += ["--errors-for-leak-kinds=all", str(program)]
+    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": threads}
+    run = subprocess.run(checked, capture_output=True, text=True, env=environment)
+    assert (run.returncode, run.stdout) == (0, f"0 000 {threads}\n"), run.stderr
+
+
+SKIPPED = r"""
+#include "async_runtime.c"
+
+static atomic_int blocking, let_go;
+
+static void blocker(void *unused)
+{
+    (void)unused;
+    atomic_store(&blocking, 1);
+    while (!atomic_load(&let_go))
+        usleep(100);
+}
+
+static void body(void *context, int64_t index, int64_t slot)
+{
+    (void)index;
+    (void)slot;
+    atomic_fetch_add((atomic_int *)context, 1);
+}
+
+int main(void)
+{
+    atomic_int done = 0;
+    int64_t before = rw_parallel_slots();
+    mlirAsyncRuntimeExecute(NULL, blocker); /* the one worker busy */
+    while (!atomic_load(&blocking))
+        usleep(100);
+    rw_parallel_for(4, before, body, &done); /* the caller runs all four */
+    int64_t skipped = 0;
+    for (int i = 0; i < 8; ++i)
+        skipped += rw_parallel_slots() == 1;
+    int64_t after = rw_parallel_slots();
+    atomic_store(&let_go, 1);
+    printf("%d %lld %lld %lld\n", atomic_load(&done), (long long)before, (long long)skipped,
+           (long long)after);
+    return 0;
+}
+"""
+
+
+@pytest.mark.toolchain("gcc")
+def test_splits_are_skipped_for_a_while_after_helpers_found_nothing(tmp_path: Path):
+    """The pool's one worker busy (REWRITER_THREADS=2): the caller runs every index of a
+    parallel for; the next 8 ask for one thread, the 9th for two again."""
+    from rewriter.abi import bridge_dir
+
+    require_tool("gcc")
+    (tmp_path / "skipped.c").write_text(SKIPPED)
+    program = tmp_path / "skipped"
+    subprocess.run(
+        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", "-D_DEFAULT_SOURCE", f"-I{bridge_dir()}"]
+        + [str(tmp_path / "skipped.c"), "-lpthread", "-o", str(program)],
+        check=True,
+    )
+    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": "2"}
+    run = subprocess.run([str(program)], capture_output=True, text=True, env=environment)
+    assert (run.returncode, run.stdout) == (0, "4 2 8 2\n"), run.stderr

@@ -72,6 +72,14 @@ class Blas:
             return [str(self.library)]
         return [str(self.library), f"-Wl,-rpath,{self.library.parent}"]
 
+    def split_flags(self) -> list[str]:
+        """clang's flags for ``abi/blas_calls.c`` splitting large products over the async
+        runtime's threads (a module compiled for several): only while the library runs one
+        thread, as its ``openblas_get_num_threads`` (under this build's prefix and suffix)
+        says; a library without that function keeps its products whole."""
+        query = self.prefix.replace("cblas_", "openblas_") + "get_num_threads" + self.suffix
+        return ["-DRW_BLAS_SPLIT", f"-DRW_BLAS_THREADS={query}"]
+
     def compile_flags(self) -> list[str]:
         """clang's flags for ``abi/blas_calls.c`` calling this library."""
         return [

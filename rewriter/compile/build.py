@@ -109,8 +109,9 @@ def compile_module(
     (``OSError``). Nothing else is written beside it.
 
     ``threads`` is how many threads a large parallel loop is split for (blocks handed to a
-    pthread pool compiled into the library: ``parallel_loops.py``, ``abi/async_runtime.c``);
-    by default the CPUs this process may run on, 1 for one thread and no pool.
+    pthread pool compiled into the library: ``parallel_loops.py``, ``abi/async_runtime.c``),
+    and with them a large product or convolution of the BLAS (``abi/blas_calls.c``); by
+    default the CPUs this process may run on, 1 for one thread and no pool.
 
     A module compiled before with the same options and tools is installed from the compile
     cache (``cache.py``), with the warnings its compile gave; ``cache=False`` compiles and
@@ -288,16 +289,19 @@ def compile_module(
         if sort_flags:
             inputs.append(sort_calls_source())
             flags += sort_flags
+        # On several threads the large products run on the async runtime's pool too.
+        split_products = bool(called) and library is not None and threads > 1
         if called and library is not None:
             inputs.append(blas_calls_source())
             flags += library.compile_flags() + helper_flags
+            flags += library.split_flags() if split_products else []
             arguments += library.link_arguments()
         lowered = current.read_text(encoding="utf-8")
         if "@memrefCopy(" in lowered:
             inputs.append(memref_copy_source())
         # Not renamed to the workspace's allocators with the C API: its blocks are freed
         # by other threads than the calls that made them (parallel_loops.own_blocks).
-        runtime = [async_runtime_source()] if calls_runtime(lowered) else []
+        runtime = [async_runtime_source()] if calls_runtime(lowered) or split_products else []
         if api is None:
             inputs += runtime
         if runtime:

@@ -4,7 +4,7 @@ merge sort) and f32 atan2 (libm).
 After bufferization every product is an op on memrefs that adds ``A @ B`` into its output
 buffer. When a BLAS is linked (``blas.py``), each product of f32, f64, complex<f32> or
 complex<f64> operands (one element type for all three) becomes
-``func.call @rw_blas_matmul_<t>(A, B, C, transpose_a, transpose_b)`` (``batch_matmul``:
+``func.call @rw_blas_matmul_<t>(A, B, C, transpose_a, transpose_b, zero)`` (``batch_matmul``:
 ``@rw_blas_batch_matmul_<t>``), whose C side (``abi/blas_calls.c``) calls the BLAS's gemm
 on the memref descriptors as they are, strides included. Operands are cast to fully
 dynamic strided memrefs, so one declaration serves every shape; an operand that the op's
@@ -13,10 +13,12 @@ dynamic strided memrefs, so one declaration serves every shape; an operand that 
 too; so is the product of a batch of matrices by one shared matrix,
 ``@rw_blas_batch_matmul_shared_<t>``. A 2-D convolution (``linalg.conv_2d_nhwc_hwcf``, the
 form IREE gives every 2-D convolution of jax, its padding already applied) becomes
-``@rw_blas_conv2d_<t>(input, filter, output, stride_h, stride_w, dilation_h, dilation_w)``,
+``@rw_blas_conv2d_<t>(input, filter, output, stride_h, stride_w, dilation_h, dilation_w, zero)``,
 which gathers the img2col rows a cache-sized chunk at a time and multiplies each chunk by
 the filter with gemm. Anything else (integer or 16-bit floats, mixed element types, other
-maps or bodies) stays for the loops.
+maps or bodies) stays for the loops. ``zero`` is 1 when the fill of zeros that wrote the
+output just before is dropped (``_zero_fill``): the helper then writes the output, gemm's
+beta 0, instead of adding to it.
 
 A sort whose comparator ``sorts.recognise_sorts`` read into keys (its location says
 ``rw.sort:KEYS``) becomes ``func.call @rw_sort(table)`` (``@rw_sort1``, ... when the module
@@ -94,7 +96,10 @@ def route_products_to_blas(text: str) -> LibraryCalls:
     module = ir.Module.parse(text, context)
     products: list[tuple[Any, str, tuple[tuple[int, int], ...]]] = []
 
+    walked: list[Any] = []
+
     def visit(operation):
+        walked.append(operation)
         found = _blas_product(ir, operation)
         if found:
             products.append((operation, *found))
@@ -105,9 +110,14 @@ def route_products_to_blas(text: str) -> LibraryCalls:
         return LibraryCalls(text)
     prefix = _free_prefix(ir, module)
     called: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    # Found before any op is erased: ``walked`` holds them all.
+    fills = [_zero_fill(ir, operation, walked) for operation, _, _ in products]
     with context:
-        for operation, placeholder, scalars in products:
+        for (operation, placeholder, found_scalars), fill in zip(products, fills, strict=True):
             helper = prefix + placeholder.removeprefix(PREFIX)
+            scalars = (*found_scalars, (int(fill is not None), 32))
+            if fill is not None:
+                fill.erase()
             with ir.Location.unknown(), ir.InsertionPoint(operation):
                 location = operation.location
                 operands = [_dynamic_cast(ir, value, location) for value in operation.operands]
@@ -314,6 +324,44 @@ def _blas_product(ir, operation) -> tuple[str, tuple[tuple[int, int], ...]] | No
         if flags[0] is not None and flags[1] is not None and flags[2] is not None:
             return f"{PREFIX}{name}_{suffix}", ((flags[0], 32), (flags[1], 32))
     return None
+
+
+def _zero_fill(ir, operation, walked: list[Any]):
+    """The ``linalg.fill`` of +0 that fills the output of the product ``operation``, a buffer
+    of its own (``memref.alloc``) that no other op uses before the product, in the product's
+    block; else None. The helper then writes the output instead of adding to it (gemm's
+    beta 0: the same bits) and the fill goes: a pass over the output fewer, and the
+    zeroing done a chunk at a time, on the product's threads. ``walked`` is every op of the
+    module in post-order (ops are compared by identity and read as plain operations: a
+    Python view of a linalg op would load the bindings' linalg module, ``iterator_types``)."""
+    out = operation.operands[2]
+    if any(value == out for value in list(operation.operands)[:2]):
+        return None
+    at = {hash(op): position for position, op in enumerate(walked)}
+    product_at = at[hash(operation)]
+    fill = None
+    for op in walked:
+        if op.name == "memref.alloc" and any(r == out for r in op.results):
+            break
+    else:
+        return None
+    for op in walked:
+        if not any(value == out for value in op.operands) or hash(op) == hash(operation):
+            continue
+        filled = op.name == "linalg.fill" and op.operands[1] == out and fill is None
+        if filled and at[hash(op)] < product_at and op.block == operation.block:
+            fill = op
+        elif at[hash(op)] < product_at:
+            return None
+    if fill is None:
+        return None
+    constant = _ZERO.fullmatch(str(fill.operands[0]))
+    return fill if constant else None
+
+
+# The value a fill of zeros writes, as it prints: +0 (-0 plus a product of -0 gives -0,
+# where a gemm writing its output gives +0 plus it, +0).
+_ZERO = re.compile(r"OpResult\(%\S+ = arith\.constant 0\.0+e\+00 : f(?:32|64)( loc\(.*\))?\)", re.S)
 
 
 # The iterator types of a linalg op, as its attribute prints them.

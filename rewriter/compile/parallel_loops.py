@@ -23,12 +23,15 @@ from ..abi import bridge_dir
 
 # Iterations of a block: below it, handing a block to another thread (a wake-up, tens of
 # microseconds on a loaded machine, and the block's data moved to the other core's cache)
-# costs more than it saves. Split from 65,536 iterations, the blocks of shape_sweep.py run
-# slower in wall time and CPU time (attention f32, batch 4, 128 tokens, width 256: 2.30 ms
-# on one thread, 2.61 split; a convolution's loops 13% more CPU time for no gain); from
-# 262,144 they run as on one thread, while a loop of 512,000 iterations still splits in two
-# (a gather of 512,000 floats: 0.91 ms on one thread, 0.49 on two).
-MIN_TASK_SIZE = 262144
+# costs more than it saves. A split block's body is vectorized as the one-thread loop (perf
+# of speed.py's conv split from 65,536: the loop bodies' samples the same, 5,200 against
+# 5,300); what a split adds is the kernel's wake-ups and context switches (568 samples to
+# 1,194 of 32,000), and on a machine whose other cores are busy the wait for a worker that
+# runs late. From 131,072 iterations the loops of 262,144 (a 16 x 32 x 32 x 16 activation's
+# fill, ReLU and copy) split in two: speed.py's conv 0.93 -> 0.82 ms wall with a core free
+# (jax.jit 0.75), attention 1.93 -> 1.74, CPU time the same; 65,536 gained little more
+# (0.80, 1.64) for 1-2% more CPU time.
+MIN_TASK_SIZE = 131072
 
 # A call of the async runtime in LLVM IR (convert-async-to-llvm declares all of its
 # functions in every module, called or not).
