@@ -521,7 +521,8 @@ typedef struct {
     void *context;
     int64_t count;
     atomic_llong next;
-    int64_t helpers_done, helped; /* with the lock */
+    int64_t helpers, helpers_done, helped; /* with the lock */
+    bool finished;                         /* every helper done, with the lock */
 } ParallelFor;
 
 typedef struct {
@@ -548,7 +549,7 @@ static void run_helper(void *handle)
     free(helper);
     pthread_mutex_lock(&lock);
     loop->helped += ran;
-    ++loop->helpers_done;
+    loop->finished = ++loop->helpers_done == loop->helpers;
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);
 }
@@ -570,9 +571,9 @@ int64_t rw_parallel_slots(void)
 
 void rw_parallel_for(int64_t count, int64_t slots, ParallelBody body, void *context)
 {
-    ParallelFor loop = {.body = body, .context = context, .count = count};
-    atomic_init(&loop.next, 0);
     int64_t helpers = slots < count ? slots - 1 : count - 1;
+    ParallelFor loop = {.body = body, .context = context, .count = count, .helpers = helpers};
+    atomic_init(&loop.next, 0);
     if (helpers > 0) {
         pthread_mutex_lock(&lock);
         start_workers();
@@ -590,16 +591,7 @@ void rw_parallel_for(int64_t count, int64_t slots, ParallelBody body, void *cont
         return;
     /* The helpers read `loop` until they are done; one not yet started runs here. */
     pthread_mutex_lock(&lock);
-    while (loop.helpers_done < helpers) {
-        Task *task = next_task();
-        if (task) {
-            pthread_mutex_unlock(&lock);
-            run(task);
-            pthread_mutex_lock(&lock);
-        } else {
-            pthread_cond_wait(&changed, &lock);
-        }
-    }
+    wait_running_tasks(&loop.finished);
     if (loop.helped == 0) {
         skips = skips == 0 ? 8 : skips < 1024 ? 2 * skips : 1024;
         skips_left = skips;

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from c_programs import THREADS_NOW, built, run_program
 
 from rewriter.compile import compile_module, load
 
@@ -127,16 +128,7 @@ HOST = r"""
 
 #include "prod.h"
 
-static int threads_now(void)
-{
-    int count = 0;
-    DIR *tasks = opendir("/proc/self/task");
-    for (struct dirent *entry; (entry = readdir(tasks)) != NULL;)
-        count += entry->d_name[0] != '.';
-    closedir(tasks);
-    return count;
-}
-
+%THREADS_NOW%
 int main(void)
 {
     enum { N = 256 };
@@ -165,7 +157,7 @@ int main(void)
     free(c);
     return 0;
 }
-"""
+""".replace("%THREADS_NOW%", THREADS_NOW)
 
 
 @pytest.mark.toolchain("gcc")
@@ -186,21 +178,17 @@ def test_a_c_host_without_python_runs_a_split_product(tmp_path: Path):
     command += ["--threads", "2", "--no-cache"]
     run = subprocess.run(command, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    (tmp_path / "host.c").write_text(HOST)
-    program = tmp_path / "host"
-    subprocess.run(
-        ["gcc", "-std=c99", "-D_DEFAULT_SOURCE", "-Wall", "-Werror", f"-I{tmp_path}"]
-        + [str(tmp_path / "host.c"), str(tmp_path / "libprod.a")]
-        + ["-l:libopenblas.so.0", "-lm", "-lpthread", "-o", str(program)],
-        check=True,
+    program = built(
+        tmp_path,
+        "host",
+        HOST,
+        [tmp_path / "libprod.a"],
+        flags=("-std=c99", "-D_DEFAULT_SOURCE", f"-I{tmp_path}"),
+        libraries=("-l:libopenblas.so.0", "-lm", "-lpthread"),
     )
     for blas_threads, added in (("1", 1), ("2", 0)):
-        environment = {
-            "PATH": "/usr/bin:/bin",
-            "REWRITER_THREADS": "2",
-            "OPENBLAS_NUM_THREADS": blas_threads,
-        }
-        run = subprocess.run([str(program)], capture_output=True, text=True, env=environment)
+        environment = {"REWRITER_THREADS": "2", "OPENBLAS_NUM_THREADS": blas_threads}
+        run = run_program(program, environment)
         assert (run.returncode, run.stdout) == (0, f"0 wrong, {added} threads more\n"), run.stderr
 
 

@@ -20,6 +20,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from c_programs import built, run_program
+from test_sorting import assert_same
 
 import rewriter
 from rewriter.iree import LoadError, compile_module, load, plugin
@@ -69,15 +71,6 @@ def rewritten(name: str, folder: Path) -> tuple[Path, list[np.ndarray], tuple]:
     return path, inputs, tuple(expected) if isinstance(expected, (list, tuple)) else (expected,)
 
 
-def assert_bits(got, expected: tuple) -> None:
-    got = got if isinstance(got, tuple) else (got,)
-    assert len(got) == len(expected)
-    for one, other in zip(got, expected, strict=True):
-        other = np.asarray(other)
-        assert one.dtype == other.dtype and one.shape == other.shape
-        assert one.tobytes() == other.tobytes(), (one, other)
-
-
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_sorts_run_in_dispatches_with_jaxs_bits(name: str, tmp_path: Path):
     path, inputs, expected = rewritten(name, tmp_path)
@@ -86,8 +79,8 @@ def test_sorts_run_in_dispatches_with_jaxs_bits(name: str, tmp_path: Path):
     before = plugin.resolved_count()
     module = load(path, imports={})
     assert plugin.resolved_count() > before  # the sort's executable import
-    assert_bits(module.main(*inputs), expected)
-    assert_bits(module.main(*inputs), expected)  # again: the copies are the call's own
+    assert_same(module.main(*inputs), expected)
+    assert_same(module.main(*inputs), expected)  # again: the copies are the call's own
 
 
 @pytest.mark.parametrize("name", ["lexsort of an unsigned and an f64 key", "top_k of f64 lines"])
@@ -96,7 +89,7 @@ def test_a_vmfb_without_native_sorts_serves_them_in_python(name: str, tmp_path: 
     vmfb = tmp_path / "imports.vmfb"
     _, signatures = compile_module(path, vmfb)
     assert [s.module for s in signatures] == [SORT_MODULE]
-    assert_bits(load(vmfb, imports={}).main(*inputs), expected)
+    assert_same(load(vmfb, imports={}).main(*inputs), expected)
 
 
 def test_without_a_compiler_the_sorts_stay_imports(tmp_path: Path, monkeypatch):
@@ -105,7 +98,7 @@ def test_without_a_compiler_the_sorts_stay_imports(tmp_path: Path, monkeypatch):
     compile_module(path, vmfb, native_sorts=True)
     monkeypatch.setattr(iree_runtime.sort_library, "functions", lambda: {})
     before = plugin.resolved_count()
-    assert_bits(load(path, imports={}).main(*inputs), expected)
+    assert_same(load(path, imports={}).main(*inputs), expected)
     assert plugin.resolved_count() == before
     with pytest.raises(LoadError, match="its sorts are compiled as dispatches that call"):
         load(vmfb, imports={})
@@ -132,7 +125,7 @@ def test_each_sort_has_an_import_of_its_own(tmp_path: Path):
     )
     sources = "".join(p.read_text() for p in sorted(dump.glob("*.mlir")))
     assert len(set(re.findall(rf"call @({IMPORT_PREFIX}\w+)\(", sources))) == 2
-    assert_bits(load(path, imports={}).main(x, y), tuple(jax.jit(two)(x, y)))
+    assert_same(load(path, imports={}).main(x, y), tuple(jax.jit(two)(x, y)))
 
 
 def test_what_a_dispatch_cannot_take_stays_an_import():
@@ -152,7 +145,7 @@ def test_a_sort_of_booleans_runs_as_an_import(tmp_path: Path):
     path.write_text(rewriter.rewrite(text, abi="iree").text)
     _, signatures = compile_module(path, native_sorts=True, cache=False)
     assert [s.module for s in signatures] == [SORT_MODULE]
-    assert_bits(load(path, imports={}).main(x), (jax.jit(jnp.sort)(x),))
+    assert_same(load(path, imports={}).main(x), (jax.jit(jnp.sort)(x),))
 
 
 # A C host calling abi/iree_sorts.c's function as IREE's dispatch code does: two operands
@@ -199,25 +192,13 @@ def test_the_sort_function_reads_its_description_and_leaks_nothing(tmp_path: Pat
     """``rw_iree_sort`` alone, under valgrind: stable order (ties keep their positions),
     the whole lines or their first two entries, an input binding's offset, and a status 1
     for 17 operands; every copy freed."""
-    from mlir_tools import require_tool
-
     from rewriter.abi import bridge_dir
 
-    require_tool("gcc")
-    require_tool("valgrind")
-    (tmp_path / "host.c").write_text(SORT_HOST)
-    program = tmp_path / "host"
     abi = Path(bridge_dir())
-    subprocess.run(
-        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", "-DRW_SORT=rw_iree_sort_table"]
-        + [str(tmp_path / "host.c"), str(abi / "iree_sorts.c"), str(abi / "sort_calls.c")]
-        + ["-o", str(program)],
-        check=True,
-    )
-    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
-    run = subprocess.run(
-        [*checked, "--errors-for-leak-kinds=all", str(program)], capture_output=True, text=True
-    )
+    sources = [abi / "iree_sorts.c", abi / "sort_calls.c"]
+    flags = ("-std=c11", "-O1", "-DRW_SORT=rw_iree_sort_table")
+    program = built(tmp_path, "host", SORT_HOST, sources, flags, libraries=())
+    run = run_program(program, valgrind=True)
     expected = "0 1 1 2 3 -2 -1 4 5 5 4 1 3 2 0 3 0 4 1 2 0 1 -2 -1 4 1 3 0 0 1\n"
     assert (run.returncode, run.stdout) == (0, expected), run.stderr
 
@@ -230,4 +211,4 @@ def test_the_command_line_compiles_sorts_into_dispatches(tmp_path: Path):
     before = plugin.resolved_count()
     module = load(vmfb, imports={})
     assert plugin.resolved_count() > before
-    assert_bits(module.main(*inputs), expected)
+    assert_same(module.main(*inputs), expected)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from c_programs import THREADS_NOW, built, run_program
 from mlir_tools import require_tool
 
 from rewriter.compile.parallel_loops import own_blocks
@@ -230,16 +231,7 @@ HOST = r"""
 
 #include "big.h"
 
-static int threads_now(void)
-{
-    int count = 0;
-    DIR *tasks = opendir("/proc/self/task");
-    for (struct dirent *entry; (entry = readdir(tasks)) != NULL;)
-        count += entry->d_name[0] != '.';
-    closedir(tasks);
-    return count;
-}
-
+%THREADS_NOW%
 int main(void)
 {
     enum { N = 1 << 20 };
@@ -259,7 +251,7 @@ int main(void)
     free(y);
     return 0;
 }
-"""
+""".replace("%THREADS_NOW%", THREADS_NOW)
 
 
 @pytest.mark.slow
@@ -280,20 +272,13 @@ def test_a_c_host_without_python_runs_a_split_loop_and_leaks_nothing(tmp_path: P
     command += ["--threads", "2", "--no-cache", "--target-cpu", "generic"]  # valgrind: no AVX-512
     run = subprocess.run(command, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    (tmp_path / "host.c").write_text(HOST)
-    program = tmp_path / "host"
-    subprocess.run(
-        ["gcc", "-std=c99", "-D_DEFAULT_SOURCE", "-Wall", "-Werror", f"-I{tmp_path}"]
-        + [str(tmp_path / "host.c"), str(tmp_path / "libbig.a"), "-lm", "-lpthread"]
-        + ["-o", str(program)],
-        check=True,
-    )
-    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": "2"}
-    run = subprocess.run([str(program)], capture_output=True, text=True, env=environment)
+    flags = ("-std=c99", "-D_DEFAULT_SOURCE", f"-I{tmp_path}")
+    libraries = ("-lm", "-lpthread")
+    program = built(tmp_path, "host", HOST, [tmp_path / "libbig.a"], flags, libraries)
+    environment = {"REWRITER_THREADS": "2"}
+    run = run_program(program, environment)
     assert (run.returncode, run.stdout) == (0, "0 wrong, 1 threads more\n"), run.stderr
-    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
-    checked += ["--errors-for-leak-kinds=all", str(program)]
-    run = subprocess.run(checked, capture_output=True, text=True, env=environment)
+    run = run_program(program, environment, valgrind=True)
     assert (run.returncode, run.stdout) == (0, "0 wrong, 1 threads more\n"), run.stderr
 
 
@@ -377,19 +362,9 @@ def test_the_runtime_reports_errors_serves_several_callers_and_leaks_nothing(
     valgrind, which counts every block not freed at the end as an error."""
     from rewriter.abi import bridge_dir
 
-    require_tool("gcc")
-    require_tool("valgrind")
-    (tmp_path / "contract.c").write_text(RUNTIME_CONTRACT)
-    program = tmp_path / "contract"
-    subprocess.run(
-        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", f"-I{bridge_dir()}"]
-        + [str(tmp_path / "contract.c"), "-lpthread", "-o", str(program)],
-        check=True,
-    )
-    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
-    checked += ["--errors-for-leak-kinds=all", str(program)]
-    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": threads}
-    run = subprocess.run(checked, capture_output=True, text=True, env=environment)
+    flags = ("-std=c11", "-O1", f"-I{bridge_dir()}")
+    program = built(tmp_path, "contract", RUNTIME_CONTRACT, flags=flags)
+    run = run_program(program, {"REWRITER_THREADS": threads}, valgrind=True)
     assert (run.returncode, run.stdout) == (0, f"1 0 000 5 2.5 {threads}\n"), run.stderr
 
 
@@ -509,19 +484,9 @@ def test_a_parallel_for_runs_each_index_once_in_slots_of_its_own_and_leaks_nothi
     under valgrind."""
     from rewriter.abi import bridge_dir
 
-    require_tool("gcc")
-    require_tool("valgrind")
-    (tmp_path / "parallel_for.c").write_text(PARALLEL_FOR)
-    program = tmp_path / "parallel_for"
-    subprocess.run(
-        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", f"-I{bridge_dir()}"]
-        + [str(tmp_path / "parallel_for.c"), "-lpthread", "-o", str(program)],
-        check=True,
-    )
-    checked = ["valgrind", "--error-exitcode=3", "--leak-check=full"]
-    checked += ["--errors-for-leak-kinds=all", str(program)]
-    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": threads}
-    run = subprocess.run(checked, capture_output=True, text=True, env=environment)
+    flags = ("-std=c11", "-O1", f"-I{bridge_dir()}")
+    program = built(tmp_path, "parallel_for", PARALLEL_FOR, flags=flags)
+    run = run_program(program, {"REWRITER_THREADS": threads}, valgrind=True)
     assert (run.returncode, run.stdout) == (0, f"0 000 {threads}\n"), run.stderr
 
 
@@ -571,14 +536,7 @@ def test_splits_are_skipped_for_a_while_after_helpers_found_nothing(tmp_path: Pa
     parallel for; the next 8 ask for one thread, the 9th for two again."""
     from rewriter.abi import bridge_dir
 
-    require_tool("gcc")
-    (tmp_path / "skipped.c").write_text(SKIPPED)
-    program = tmp_path / "skipped"
-    subprocess.run(
-        ["gcc", "-std=c11", "-O1", "-Wall", "-Werror", "-D_DEFAULT_SOURCE", f"-I{bridge_dir()}"]
-        + [str(tmp_path / "skipped.c"), "-lpthread", "-o", str(program)],
-        check=True,
-    )
-    environment = {"PATH": "/usr/bin:/bin", "REWRITER_THREADS": "2"}
-    run = subprocess.run([str(program)], capture_output=True, text=True, env=environment)
+    flags = ("-std=c11", "-O1", "-D_DEFAULT_SOURCE", f"-I{bridge_dir()}")
+    program = built(tmp_path, "skipped", SKIPPED, flags=flags)
+    run = run_program(program, {"REWRITER_THREADS": "2"})
     assert (run.returncode, run.stdout) == (0, "4 2 8 2\n"), run.stderr
