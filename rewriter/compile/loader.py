@@ -332,7 +332,19 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
         entry.name, [(s.element, s.shape) for s in entry.inputs], entry.input_names
     )
     count = len(expected)
-    inputs = [(p, ffi.typeof(f"{_descriptor_type(len(p.shape))} *")) for p in expected]
+    # Each parameter with its dtype and shape (the common argument, an array of that dtype
+    # and shape, is taken without ``convert``'s call), its descriptor's type, and the sizes
+    # and strides of a C-contiguous array of a static shape (the descriptor's, made once).
+    inputs = [
+        (
+            p,
+            p.dtype,
+            p.shape,
+            ffi.typeof(f"{_descriptor_type(len(p.shape))} *"),
+            None if -1 in p.shape or 0 in p.shape else (list(p.shape), list(_row_major(p.shape))),
+        )
+        for p in expected
+    ]
     results = [_ResultSpec(dtype_of(s.element), len(s.shape)) for s in entry.results]
     types = _CffiCalls.of(ffi)
     fields = [f"r{i}" for i in range(len(results))]
@@ -346,12 +358,18 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
             check_count(entry.name, arrays, count)
         keep: list[object] = []
         arguments = []
-        for array, (parameter, descriptor_type) in zip(arrays, inputs, strict=True):
-            prepared = convert(array, parameter)
+        for array, (parameter, dtype, shape, descriptor_type, layout) in zip(
+            arrays, inputs, strict=True
+        ):
+            if type(array) is np.ndarray and array.dtype == dtype and array.shape == shape:
+                prepared = array  # what convert returns for it
+            else:
+                prepared = convert(array, parameter)
+                layout = None
             if not prepared.flags.c_contiguous:
                 # np.require keeps a 0-d argument 0-d (np.ascontiguousarray makes it (1,)).
                 prepared = np.require(prepared, requirements="C")
-            arguments.append(_input_descriptor(types, descriptor_type, prepared, keep))
+            arguments.append(_input_descriptor(types, descriptor_type, prepared, keep, layout))
         if bridge:
             bridge.take_error()  # a fresh start for this call's handlers
         if not results:
@@ -374,9 +392,16 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
     return call
 
 
-def _input_descriptor(types: _CffiCalls, descriptor_type, array: np.ndarray, keep: list[object]):
+def _input_descriptor(
+    types: _CffiCalls,
+    descriptor_type,
+    array: np.ndarray,
+    keep: list[object],
+    layout: tuple[list[int], list[int]] | None = None,
+):
     """The memref descriptor of a C-contiguous ``array`` (its strides in elements, as MLIR
-    counts them)."""
+    counts them); ``layout``: its sizes and strides, when the caller knows them (a static
+    shape with elements)."""
     descriptor = types.new(descriptor_type, None)
     # A zero-size array still needs a valid pointer.
     data = types.from_buffer(
@@ -385,6 +410,10 @@ def _input_descriptor(types: _CffiCalls, descriptor_type, array: np.ndarray, kee
     keep.append(array)
     keep.append(data)
     descriptor.allocated = descriptor.aligned = data
+    if layout is not None:
+        if layout[0]:
+            descriptor.sizes, descriptor.strides = layout
+        return descriptor
     if array.ndim:
         descriptor.sizes = array.shape
         if array.size:
@@ -444,9 +473,13 @@ def _take_results(
     buffer freed (each once) once every result is copied: a buffer freed after the first
     of two results that share it was read freed for the second, its first 16 bytes
     malloc's list pointers."""
+    char_pointer, address, cast = types.char_pointer, types.address, types.cast
+    if len(descriptors) == 1:
+        small = _small_result(ffi, libc, descriptors[0], specs[0], char_pointer, cast)
+        if small is not None:
+            return [small]
     outputs = []
     freed: dict[int, object] = {}
-    char_pointer, address, cast = types.char_pointer, types.address, types.cast
     allocations = [int(cast(address, d.allocated)) for d in descriptors]
     for descriptor, spec, allocated in zip(descriptors, specs, allocations, strict=True):
         dtype, rank = spec.dtype, spec.rank
@@ -493,6 +526,27 @@ def _take_results(
     for pointer in freed.values():
         libc.free(pointer)
     return outputs
+
+
+def _small_result(
+    ffi, libc, descriptor, spec: _ResultSpec, char_pointer, cast
+) -> np.ndarray | None:
+    """The one result of a call, copied and its buffer freed, when it is row-major, has
+    elements and is under ``OWNED_RESULT_BYTES`` (what ``_take_results`` does with it, in
+    fewer steps: most calls of small programs end here); None for any other."""
+    rank, itemsize = spec.rank, spec.dtype.itemsize
+    shape = tuple(descriptor.sizes) if rank else ()
+    count = math.prod(shape)
+    if not count or count * itemsize >= OWNED_RESULT_BYTES:
+        return None
+    if rank and tuple(descriptor.strides) != ((1,) if rank == 1 else _row_major(shape)):
+        return None
+    start = cast(char_pointer, descriptor.aligned) + descriptor.offset * itemsize
+    flat = np.frombuffer(ffi.buffer(start, count * itemsize), dtype=spec.dtype)
+    copied = flat.reshape(shape).copy()
+    if descriptor.allocated != ffi.NULL:
+        libc.free(descriptor.allocated)
+    return copied
 
 
 def _most_of(libc, pointer, used: int) -> bool:
