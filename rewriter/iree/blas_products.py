@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-from .dispatches import binding_base
+from .dispatches import binding_base, executable_lines
 
 EXECUTABLE_PREFIX = "rw_blas_product_"
 IMPORT_PREFIX = "rw_iree_blas_gemm_"  # the executable import: rw_iree_blas_gemm_f64
@@ -309,20 +309,7 @@ def _definitions(
     bindings = "%p0: !stream.binding, %p1: !stream.binding, %q0: !stream.binding"
     return "\n".join(
         [
-            f"stream.executable private @{name} {{",
-            f"  stream.executable.export public @{name} workgroups() -> (index, index, index) {{",
-            "    %c1 = arith.constant 1 : index",
-            f"    %ct = arith.constant {layout.tasks} : index",
-            "    stream.return %ct, %c1, %c1 : index, index, index",
-            "  }",
-            "  builtin.module {",
-            f"    func.func private @{symbol}({signature}) attributes {{llvm.bareptr = true}}",
-            f"    func.func @{name}({bindings}) {{",
-            *(f"      {line}" for line in body),
-            "      return",
-            "    }",
-            "  }",
-            "}",
+            *executable_lines(name, {symbol: signature}, bindings, body, layout.tasks),
             f"func.func private @{function}(%a0: {lhs}, %a1: {rhs}) -> {result} {{",
             f"  %r = flow.dispatch @{name}::@{name}(%a0, %a1) : ({lhs}, {rhs}) -> {result}",
             f"  return %r : {result}",

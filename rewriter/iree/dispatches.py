@@ -92,6 +92,37 @@ def binding_base(binding: str, size: int, element: str) -> list[str]:
     ]
 
 
+def executable_lines(
+    name: str, imports: Mapping[str, str], arguments: str, body: list[str], tasks: int = 1
+) -> list[str]:
+    """The hand-written executable ``@name`` (``stream.executable``): ``tasks`` workgroups,
+    each running ``body`` in the function ``@name(arguments)`` (its bindings and values),
+    which may call the executable imports of ``imports`` (symbol -> their argument types,
+    passed as bare pointers: the params struct the import function reads)."""
+    count = ["    %c1 = arith.constant 1 : index"]
+    if tasks != 1:
+        count.append(f"    %ct = arith.constant {tasks} : index")
+    first = "%c1" if tasks == 1 else "%ct"
+    return [
+        f"stream.executable private @{name} {{",
+        f"  stream.executable.export public @{name} workgroups() -> (index, index, index) {{",
+        *count,
+        f"    stream.return {first}, %c1, %c1 : index, index, index",
+        "  }",
+        "  builtin.module {",
+        *(
+            f"    func.func private @{symbol}({types}) attributes {{llvm.bareptr = true}}"
+            for symbol, types in imports.items()
+        ),
+        f"    func.func @{name}({arguments}) {{",
+        *(f"      {line}" for line in body),
+        "      return",
+        "    }",
+        "  }",
+        "}",
+    ]
+
+
 def import_symbol(signature: ImportSignature) -> str:
     """The executable import that serves the dispatch of ``signature``."""
     return IMPORT_PREFIX + signature.name
@@ -353,7 +384,7 @@ def _run_definitions(
     first_result = []  # per call, the index of its first result among all results
     for index in range(len(calls)):
         first_result.append(sum(len(s.results) for s, _ in calls[:index]))
-    declarations: dict[str, str] = {}
+    declarations: dict[str, str] = {}  # import symbol -> its argument types
     for index, (signature, refs) in enumerate(calls):
         call_values: list[str] = []
         call_types: list[str] = []
@@ -379,24 +410,10 @@ def _run_definitions(
             call_types.extend([base_type, "index"])
         symbol = import_symbol(signature)
         types = ", ".join(call_types)
-        declarations[symbol] = (
-            f"    func.func private @{symbol}({types}) attributes {{llvm.bareptr = true}}"
-        )
+        declarations[symbol] = types
         body.append(f"func.call @{symbol}({', '.join(call_values)}) : ({types}) -> ()")
     lines = [
-        f"stream.executable private @{executable} {{",
-        f"  stream.executable.export public @{executable} workgroups() -> (index, index, index) {{",
-        "    %c1 = arith.constant 1 : index",
-        "    stream.return %c1, %c1, %c1 : index, index, index",
-        "  }",
-        "  builtin.module {",
-        *declarations.values(),
-        f"    func.func @{executable}({', '.join(inner_arguments)}) {{",
-        *(f"      {line}" for line in body),
-        "      return",
-        "    }",
-        "  }",
-        "}",
+        *executable_lines(executable, declarations, ", ".join(inner_arguments), body),
         f"func.func private @{function}({arguments}) -> ({result_list}) {{",
         *widen,
         f"  %r{count} = flow.dispatch @{executable}::@{executable}({operands}) : "

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from ..compile.sorts import SortKey
 from ..syntax.element_types import BY_MLIR, parse_tensor
-from .dispatches import binding_base
+from .dispatches import binding_base, executable_lines
 
 # The executable import of the sort S, IMPORT_PREFIX + S: one name a signature (IREE links
 # a module's executables together), all served by abi/iree_sorts.c's ``rw_iree_sort``, which
@@ -118,20 +118,7 @@ def definitions(
     inner = ", ".join(f"%{binding}: !stream.binding" for binding, _ in bindings)
     return "\n".join(
         [
-            f"stream.executable private @{name} {{",
-            f"  stream.executable.export public @{name} workgroups() -> (index, index, index) {{",
-            "    %c1 = arith.constant 1 : index",
-            "    stream.return %c1, %c1, %c1 : index, index, index",
-            "  }",
-            "  builtin.module {",
-            f"    func.func private @{symbol_of_import}({signature}) "
-            "attributes {llvm.bareptr = true}",
-            f"    func.func @{name}({inner}) {{",
-            *(f"      {line}" for line in body),
-            "      return",
-            "    }",
-            "  }",
-            "}",
+            *executable_lines(name, {symbol_of_import: signature}, inner, body),
             f"func.func private @rw_sort.{symbol}({arguments}) -> ({result_list}) {{",
             *converted,
             f"  %r{count_suffix} = flow.dispatch @{name}::@{name}({operands}) : "
