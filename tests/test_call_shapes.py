@@ -11,6 +11,8 @@ against ``plan_rewrite(reuse_shapes=False)``, which parses every statement with 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -362,6 +364,32 @@ def _matcher_agrees_with_shape_of(made_from: str, line: str) -> bool:
     assert [end_of(k + 1) for k in range(len(holes))] == [end for _, end, _ in line_holes]
     assert [kind for _, _, kind in line_holes] == [kind for _, _, kind in holes]
     return True
+
+
+# A statement of twelve name holes, and one no shape with holes there can take: only the
+# literal pieces hold a blank, and the last hole ends the statement. With a hole's group
+# able to give back characters, ``fullmatch`` tried every split of the 60 letters among
+# the holes before refusing it (hours); each group atomic, it refuses at once.
+_REFUSED_IN_LINEAR_TIME = """
+import sys
+from rewriter.syntax.blanks import shape_of
+from rewriter.syntax.holes import KnownShape, spelled_matcher
+made_from = "%a" * 12
+key, holes = shape_of(made_from)
+assert len(holes) == 12
+statement = "b" * 60 + " "
+assert KnownShape(key, made_from, holes, ()).match(statement) is None
+assert spelled_matcher(made_from, holes).fullmatch(statement) is None
+assert KnownShape(key, made_from, holes, ()).match("%bb" * 12) is not None
+"""
+
+
+def test_a_matcher_refuses_a_statement_without_trying_every_split_of_its_holes():
+    """``holes.py``'s matchers give no text back from a hole: a statement of many holes
+    that has not the shape is refused in time linear in its length (a hypothesis example
+    of ten name holes once hung ``test_written_shapes``). In a subprocess, so that the
+    test fails on the timeout instead of hanging."""
+    subprocess.run([sys.executable, "-c", _REFUSED_IN_LINEAR_TIME], timeout=60, check=True)
 
 
 @SETTINGS

@@ -215,3 +215,19 @@ def test_holes_hold_no_context_character() -> None:
             for text in _strings("a0." + character, 3):
                 if character in text:
                     assert not _fullmatches(pattern, text), (kind, text)
+
+
+def test_a_hole_s_first_match_is_its_longest() -> None:
+    """holes' atomic groups: each hole's pattern, where it matches, first takes the longest
+    text it can take there, so a group that gives nothing back loses no statement."""
+    for kind, pattern in blanks.HOLE_PATTERNS.items():
+        compiled = re.compile(pattern)
+        # numbers' characters and names': digits, signs, a dot, exponents, `_`, `$`, a letter
+        alphabet = "0-+.eEa_$" if kind != "bool" else "truefals"
+        for text in _strings(alphabet, 4):
+            first = compiled.match(text)
+            taken = [end for end in range(len(text) + 1) if compiled.fullmatch(text[:end])]
+            assert (first.end() if first else None) == (max(taken) if taken else None), (
+                kind,
+                text,
+            )

@@ -16,10 +16,18 @@ shape when the matcher's ``fullmatch`` takes it and the pieces it captures are t
 shape's; its holes are then the hole groups. Why exactly then, and with ``shape_of``'s
 holes: let S be the statement the shape was made from and P another.
 
+Each hole's group is atomic (``(?>...)``): it takes the longest text its kind's pattern
+takes where it starts (each pattern is one greedy run, whose first match is its longest)
+and gives none of it back. So ``fullmatch`` makes one attempt per hole and refuses a
+statement in time linear in its length; a group that gave characters back would try
+every split of a run of name characters among the holes before refusing it (hours for
+ten holes). A match of the atomic pattern is a match of the same pattern without
+atomic groups, which the second point below covers.
+
 - If P has S's shape, ``shape_of`` finds in P holes of S's kinds with S's literal pieces
-  between them, each hole the longest text its kind's pattern takes there (see below). The
-  regex engine tries each hole's longest text first, earlier holes first, so the first
-  match it finds is that one, and it captures S's pieces.
+  between them, each hole the longest text its kind's pattern takes there (see below).
+  Each hole's group takes that text, so the match has those holes and captures S's
+  pieces.
 - If a match captures S's pieces, P is S's literal text with a string of each kind's
   pattern in each hole: that is the match of a pattern spelling S's pieces out, which
   takes exactly the statements of S's shape, with ``shape_of``'s holes:
@@ -43,8 +51,9 @@ holes: let S be the statement the shape was made from and P another.
     hold no quote, backslash or newline.
 
 A shape whose matcher has taken many statements is spelled out (``spelled_matcher``: its
-literal pieces escaped, a group in each hole's place), which takes exactly the statements
-of the shape by the second point above, without copying the pieces to compare them.
+literal pieces escaped, an atomic group in each hole's place), which takes exactly the
+statements of the shape by the second point above, without copying the pieces to compare
+them.
 
 ``tests/test_call_shapes.py`` checks the claims on mutated call-dense exports;
 ``tests/test_grammar_terminals.py`` that each hole's pattern is its terminal's and holds
@@ -70,7 +79,7 @@ def shape_matcher(piece: str, holes: Sequence[Hole]) -> re.Pattern[str]:
     parts: list[str] = []
     position = 0
     for start, end, kind in holes:
-        parts.append(f"(.{{{start - position}}})({HOLE_PATTERNS[kind]})")
+        parts.append(f"(.{{{start - position}}})((?>{HOLE_PATTERNS[kind]}))")
         position = end
     parts.append(f"(.{{{len(piece) - position}}})")
     return re.compile("".join(parts), re.DOTALL)
@@ -84,7 +93,7 @@ def spelled_matcher(piece: str, holes: Sequence[Hole]) -> re.Pattern[str]:
     position = 0
     for start, end, kind in holes:
         parts.append(re.escape(piece[position:start]))
-        parts.append(f"({HOLE_PATTERNS[kind]})")
+        parts.append(f"((?>{HOLE_PATTERNS[kind]}))")
         position = end
     parts.append(re.escape(piece[position:]))
     return re.compile("".join(parts))
