@@ -148,6 +148,10 @@ SEVERAL = {
     "two_keys_descending": lambda a, b: jax.lax.sort((-a, b, a), num_keys=2),
     "argsort_rows": lambda a, b: jnp.argsort(a.reshape(30, 100) + b.reshape(30, 100), axis=1),
     "argsort_columns": lambda a, b: jnp.argsort(a.reshape(30, 100) - b.reshape(30, 100), axis=0),
+    # lines of 300 along a strided dimension: the radix sort's elements carried, or not
+    "sort_long_columns": lambda a, b: jnp.sort(a.reshape(300, 10) - b.reshape(300, 10), axis=0),
+    "argsort_long_columns": lambda a, b: jnp.argsort(a.reshape(300, 10) * b.reshape(300, 10), 0),
+    "lexsort_long_columns": lambda a, b: jnp.lexsort((a.reshape(300, 10), b.reshape(300, 10)), 0),
 }
 
 

@@ -94,7 +94,7 @@ def blas_calls_source() -> Path:
 
 
 def sort_calls_source() -> Path:
-    """The merge sort that sorts of a compiled module call (``library_calls.py``)."""
+    """The stable sort that sorts of a compiled module call (``library_calls.py``)."""
     return Path(bridge_dir()) / "sort_calls.c"
 
 

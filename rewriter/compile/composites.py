@@ -6,8 +6,8 @@ stable sort of the operand and an iota along the last dimension, descending, the
 pipeline turns the composite into its own ``iree_linalg_ext.topk``, which keeps the one of
 higher index first among equal values (``lax.top_k`` of ``[3, 1, 3, 3]`` with k = 2 gave
 indices 3, 2 where jax gives 0, 2). Both paths call the decomposition instead, so that
-top_k is the sort jax wrote: the stable O(n log n) sort of ``sorts.py`` (merge sort on the
-compiled path, the ``rw_sort`` import on the IREE path).
+top_k is the sort jax wrote: the stable sort of ``sorts.py`` (``abi/sort_calls.c``'s
+selection of the first k on both paths, or the ``rw_sort`` import on the IREE path).
 """
 
 from __future__ import annotations

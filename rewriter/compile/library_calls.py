@@ -1,5 +1,5 @@
 """Library calls for what compiled loops do badly: matrix products (BLAS), sorting (a stable
-merge sort) and f32 atan2 (libm).
+radix and merge sort) and f32 atan2 (libm).
 
 After bufferization every product is an op on memrefs that adds ``A @ B`` into its output
 buffer. When a BLAS is linked (``blas.py``), each product of f32, f64, complex<f32> or
@@ -23,10 +23,10 @@ beta 0, instead of adding to it.
 A sort whose comparator ``sorts.recognise_sorts`` read into keys (its location says
 ``rw.sort:KEYS``) becomes ``func.call @rw_sort(table)`` (``@rw_sort1``, ... when the module
 has a symbol ``@rw_sort``; ``-DRW_SORT=NAME`` names it in C): ``abi/sort_calls.c`` sorts its
-operands in place along the sort dimension, with a stable merge sort on the keys, from a
-table of i64 built on the stack (``_sort_table``: the rank, the dimension, the keys, and each
-operand's element size, address, offset, sizes and strides). The bubble sort the loops
-would make takes n^2 comparisons.
+operands in place along the sort dimension, with a stable radix sort (a merge sort under
+256 entries) on the keys, from a table of i64 built on the stack (``_sort_table``: the
+rank, the dimension, the keys, and each operand's element size, address, offset, sizes
+and strides). The bubble sort the loops would make takes n^2 comparisons.
 
 IREE's math transform, which the next stage runs, replaces f32 math functions by
 polynomials; its ``atan2`` is up to about 10 units in the last place off (XLA's is within
@@ -147,7 +147,7 @@ _ELEMENT_BYTES = {
 
 def route_sorts_to_c(text: str) -> LibraryCalls:
     """Replace every sort marked ``rw.sort:KEYS`` (``sorts.recognise_sorts``) by a call of
-    the merge sort of ``abi/sort_calls.c``; a marked sort the helper cannot take (an
+    the stable sort of ``abi/sort_calls.c``; a marked sort the helper cannot take (an
     element type it does not know) stays for the loops."""
     from iree.compiler import ir
 

@@ -17,7 +17,7 @@ takes n^2 comparisons. Two rewrites of the StableHLO fix that:
   chains ``lt0 or (eq0 and rest)``. The compiled path marks such a sort with the location
   ``loc("rw.sort:KEYS"(...))`` (``KEYS`` as ``SortKey.code`` writes them), which its
   lowering keeps; after bufferization ``library_calls.route_sorts_to_c`` replaces each
-  marked sort by a call of the stable merge sort of ``abi/sort_calls.c``. A comparator
+  marked sort by a call of the stable sort of ``abi/sort_calls.c``. A comparator
   read otherwise (a FLOAT compare, under which NaN is neither less nor greater than
   anything, or any other body) stays with the bubble sort, made stable.
 """

@@ -4,7 +4,7 @@ StableHLO -> linalg -> bufferized loops happens in IREE's iree-opt (pip
 ``iree-base-compiler``); before fusion, a cheap elementwise loop that several loops read
 gets a copy for each (``producer_copies.py``). Between bufferization and loops, in IREE's
 Python bindings: the matrix products and 2-D convolutions become BLAS calls and the sorts
-jax writes calls of a merge sort (``library_calls.py``, ``sorts.py``); reductions over
+jax writes calls of a stable sort (``library_calls.py``, ``sorts.py``); reductions over
 outer dimensions get a contiguous innermost loop (``loop_order.py``); f64 exp and tanh
 become polynomials rather than libm calls (``f64_math.py``), a short loop of elementwise
 updates one pass with the loop inside each element (``carried_elementwise.py``), an argmax

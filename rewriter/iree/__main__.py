@@ -69,7 +69,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument(
         "--native-sorts",
         action="store_true",
-        help="compile the sorts into dispatches that call the merge sort of abi/iree_sorts.c, "
+        help="compile the sorts into dispatches that call the stable sort of abi/iree_sorts.c, "
         "as rewriter.iree.load does with a .mlir, instead of imports served in Python; load "
         "then serves them through its executable plugin",
     )

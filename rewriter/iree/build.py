@@ -224,7 +224,7 @@ def compile_module(
     module (``drivers.py``).
 
     ``native_sorts``: the sorts that would be imports of ``rw_sort`` served in Python
-    become dispatches calling the merge sort of ``abi/iree_sorts.c`` where they can
+    become dispatches calling the stable sort of ``abi/iree_sorts.c`` where they can
     (``sort_dispatches.py``); ``load`` must then run the module with the executable plugin
     and that library (``sort_library.py``). A cross compile keeps the imports.
 

@@ -217,7 +217,7 @@ def _load(
     # So do the matrix products that a BLAS computes faster than IREE (blas_products.py).
     gemm = blas_gemm.functions() if not plugin_problem else {}
     products = [e for e in ROUTED_ELEMENTS if gemm.get(IMPORT_PREFIX + e)]
-    # And the sorts, by the merge sort of abi/iree_sorts.c (sort_dispatches.py).
+    # And the sorts, by the stable sort of abi/iree_sorts.c (sort_dispatches.py).
     sorting = sort_library.functions() if not plugin_problem else {}
     data, signatures = _program(
         path, vmfb, cpu, compile_args, selection, products, driver, bool(sorting)

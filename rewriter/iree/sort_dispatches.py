@@ -1,14 +1,14 @@
-"""The sorts of the IREE path as dispatches that call the merge sort of ``abi/sort_calls.c``.
+"""The sorts of the IREE path as dispatches that call the stable sort of ``abi/sort_calls.c``.
 
 A sort that ``sorts.py`` routes away from IREE's bubble sort is otherwise an import of the
 VM module ``rw_sort``, served in Python with numpy: about 120 us a call on top of the sort
 (an argsort of 1,000 keys took 0.17 ms against 0.05 on the compiled path, whose code calls
-the merge sort directly). When ``load`` can serve it (a HAL driver with the executable
+the stable sort directly). When ``load`` can serve it (a HAL driver with the executable
 plugin, and a C compiler), the sort is instead the body of ``@rw_sort.S``: one
 ``flow.dispatch`` of a hand-written executable (one workgroup) whose code passes the sort's
 description and its bindings' base pointers and offsets to the executable import
 ``rw_iree_sort_S``, which the plugin resolves to ``abi/iree_sorts.c`` (``sort_library.py``):
-the same stable merge sort, and the same selection of the first K for ``lax.top_k``, as
+the same stable sort, and the same selection of the first K for ``lax.top_k``, as
 the compiled path's. No Python runs during the call, and IREE schedules the dispatch as its
 own.
 

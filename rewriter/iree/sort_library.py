@@ -1,7 +1,7 @@
 """The function that serves the sorts of the IREE path inside dispatches
 (``sort_dispatches.py``).
 
-``abi/iree_sorts.c`` and the merge sort it calls, ``abi/sort_calls.c`` (the compiled
+``abi/iree_sorts.c`` and the stable sort it calls, ``abi/sort_calls.c`` (the compiled
 path's), are built once per machine into one shared object (the cache folder keeps it,
 named by a hash of both sources and the compiler) and loaded here; ``load`` offers its
 function to the executable plugin while IREE loads a module, under the name

@@ -8,7 +8,7 @@ allocation limit of 32768 bytes"). A sort whose comparator ``rewriter.compile.so
 reads into keys becomes instead a call of an import ``@rw_sort.sort_D_O_C_...`` (``D`` the
 sort dimension, then the keys' operands and codes; ``_xN`` after it for the same sort of
 other types). With ``native`` (``load`` passes it where its plugin can serve them), a
-sort a dispatch can take is the body of that function: a dispatch calling the merge sort of
+sort a dispatch can take is the body of that function: a dispatch calling the stable sort of
 ``abi/sort_calls.c`` (``sort_dispatches.py``). The others are declared in the module before
 ``iree-compile`` runs and recorded with the other import signatures. ``rewriter.iree.load``
 serves these imports itself (``sort_server``): each key of each line becomes an unsigned
@@ -55,7 +55,7 @@ SORT_MODULE = "rw_sort"
 def route_sorts_to_imports(module: Any, native: bool = False) -> tuple[list[ImportSignature], int]:
     """Replace, in the ``iree.compiler.ir`` module, every ``stablehlo.sort`` of static
     shapes whose comparator jax wrote by a call of ``@rw_sort.S``: with ``native``, a
-    function dispatching the merge sort where a dispatch can take it
+    function dispatching the stable sort where a dispatch can take it
     (``sort_dispatches.py``), else an import. Return the imports' signatures (one per
     distinct name and types) and how many functions dispatch."""
     from iree.compiler import ir
