@@ -1,7 +1,8 @@
 """abi/sort_calls.c alone, from a C host under valgrind: the radix sort that orders lines of
 ``RADIX_FROM`` (256) entries or more gives numpy's stable order for every key format, one
 key or two packed into one code, ascending or descending, and a key whose codes all share
-their bytes. The expected orders are numpy's ``argsort(kind="stable")`` and ``lexsort``."""
+their bytes, and buffers of 2 MB and more (on huge pages where Linux gives them). The
+expected orders are numpy's ``argsort(kind="stable")`` and ``lexsort``."""
 
 from __future__ import annotations
 
@@ -63,6 +64,10 @@ CASES = {
         [(np.full(N, -7, np.int64), SIGNED)],
         np.arange(N),
     ),
+    "f32 of 140,000 (buffers of 2 MB and more)": lambda: (
+        [(x := RNG.normal(size=140_000).astype(np.float32), F32 | CANONICAL)],
+        np.argsort(x, kind="stable"),
+    ),
     "i32 then f32, one packed code": lambda: (
         [
             (a := RNG.integers(-3, 3, N).astype(np.int32), SIGNED),
@@ -76,6 +81,7 @@ _C_TYPES = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 
 
 def _host(keys: list[tuple[np.ndarray, int]]) -> str:
+    n = len(keys[0][0])
     """A C program sorting the keys and positions 0..N-1 in one call of rw_sort (the table
     of sort_calls.c's header: one line of N along dimension 0), printing the positions on
     one line, then every key's sorted bits."""
@@ -84,12 +90,12 @@ def _host(keys: list[tuple[np.ndarray, int]]) -> str:
     for index, (array, _) in enumerate(keys):
         bits = array.view(f"u{array.itemsize}")
         items = ", ".join(f"{int(v)}u" for v in bits)
-        arrays.append(f"static {_C_TYPES[array.itemsize]} key{index}[{N}] = {{{items}}};")
-        operands.append(f"{array.itemsize}, (int64_t)(intptr_t)key{index}, 0, {N}, 1,")
-    arrays.append(f"static int32_t positions[{N}];")
-    operands.append(f"4, (int64_t)(intptr_t)positions, 0, {N}, 1,")
+        arrays.append(f"static {_C_TYPES[array.itemsize]} key{index}[{n}] = {{{items}}};")
+        operands.append(f"{array.itemsize}, (int64_t)(intptr_t)key{index}, 0, {n}, 1,")
+    arrays.append(f"static int32_t positions[{n}];")
+    operands.append(f"4, (int64_t)(intptr_t)positions, 0, {n}, 1,")
     prints = [
-        f'    for (int i = 0; i < {N}; i++) printf("%llu ", (unsigned long long)key{index}[i]);'
+        f'    for (int i = 0; i < {n}; i++) printf("%llu ", (unsigned long long)key{index}[i]);'
         for index in range(len(keys))
     ]
     described_keys = " ".join(f"{index}, {code}," for index, (_, code) in enumerate(keys))
@@ -100,7 +106,7 @@ def _host(keys: list[tuple[np.ndarray, int]]) -> str:
 void _mlir_ciface_rw_sort(table_view *view);
 {chr(10).join(arrays)}
 int main(void) {{
-    for (int i = 0; i < {N}; i++) positions[i] = i;
+    for (int i = 0; i < {n}; i++) positions[i] = i;
     int64_t table[] = {{
         1, 0, {len(keys) + 1}, {len(keys)},
         {described_keys}
@@ -109,7 +115,7 @@ int main(void) {{
     }};
     table_view view = {{table, table, 0, {{sizeof table / sizeof table[0]}}, {{1}}}};
     _mlir_ciface_rw_sort(&view);
-    for (int i = 0; i < {N}; i++) printf("%d ", positions[i]);
+    for (int i = 0; i < {n}; i++) printf("%d ", positions[i]);
     printf("\\n");
 {chr(10).join(prints)}
     return 0;
