@@ -21,9 +21,9 @@
  * and the first key decides first), and each operand is permuted by the result. A line of
  * RADIX_FROM entries or more is sorted by a radix sort, a byte of the code at a time, O(n)
  * per byte; a shorter one by a merge sort, O(n log n). A line of one code whose operands'
- * elements take 8 bytes at most (an argsort of f32 keys: the keys and the positions) has
- * them carried through the radix sort with the codes, and written in order
- * (carry_elements).
+ * elements take 16 bytes at most (an argsort of f32 keys, a lexsort of two 32-bit keys)
+ * has them carried through the radix sort with the codes, and written in order
+ * (sort_carried_line).
  *
  * `wanted` is how many first positions of each line the program reads (n for a sort; k for
  * the sort of lax.top_k, whose results are only sliced to their first k: sorts.py,
@@ -54,10 +54,7 @@ enum { SIGNED = 1, UNSIGNED, F16, BF16, F32, F64 };
 
 typedef struct {
     uint64_t code;
-    union {
-        int64_t position;
-        unsigned char elements[8]; /* carried: the operands' elements, one after another */
-    };
+    int64_t position;
 } entry;
 
 typedef struct {
@@ -154,28 +151,60 @@ static void merge_sort(entry *a, entry *scratch, int64_t n) {
         memcpy(a, from, (size_t)n * sizeof(entry));
 }
 
-/* Stable, as merge_sort: a least significant digit radix sort of the codes' low `bits`
- * bits, a byte at a time, each byte's counts made in one pass over the codes before the
- * first; a byte all codes share is passed over. O(n) per byte: from RADIX_FROM entries on,
- * fewer steps than the merge sort's log n passes (f32 keys: at most 4 passes). */
-#define RADIX_FROM 256
-static void radix_sort(entry *a, entry *scratch, int64_t n, int bits) {
-    int digits = (bits + 7) / 8;
-    int64_t *counts = calloc((size_t)digits * 256, sizeof(int64_t));
-    if (!counts) {
-        merge_sort(a, scratch, n);
-        return;
+/* From 2 MB on, a buffer on huge pages where Linux gives them on request: one page fault
+ * in 512 when the sort first writes it (the faults took a quarter of an argsort of 4M). */
+#define HUGE_FROM ((size_t)2 << 20)
+
+static void *allocate(size_t bytes) {
+    void *p = NULL;
+#if defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_FROM) {
+        if (posix_memalign(&p, HUGE_FROM, bytes) == 0)
+            madvise(p, bytes, MADV_HUGEPAGE);
+        else
+            p = NULL;
     }
+#endif
+    if (!p)
+        p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "rw_sort: out of memory (%zu bytes)\n", bytes);
+        abort();
+    }
+    return p;
+}
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* Stable, as merge_sort: a least significant digit radix sort of n records of `size`
+ * bytes, each starting with its code, by the code's low `bits` bits a byte at a time, each
+ * byte's counts made in one pass over the codes before the first; a byte all codes share
+ * is passed over. O(n) per byte: from RADIX_FROM entries on, fewer steps than the merge
+ * sort's log n passes (f32 keys: at most 4 passes). Inlined where `size` is a constant,
+ * so that a record moves in a few instructions. */
+#define RADIX_FROM 256
+static ALWAYS_INLINE void radix_sort_records(char *a, char *scratch, int64_t n, int bits,
+                                             size_t size) {
+    int digits = (bits + 7) / 8;
+    int64_t *counts = allocate((size_t)digits * 256 * sizeof(int64_t));
+    memset(counts, 0, (size_t)digits * 256 * sizeof(int64_t));
     for (int64_t j = 0; j < n; j++) {
-        uint64_t code = a[j].code;
+        uint64_t code;
+        memcpy(&code, a + (size_t)j * size, 8);
         for (int d = 0; d < digits; d++)
             counts[d * 256 + ((code >> (8 * d)) & 0xff)]++;
     }
-    entry *from = a, *to = scratch;
+    char *from = a, *to = scratch;
     for (int d = 0; d < digits; d++) {
         int64_t *count = counts + d * 256;
         int shift = 8 * d;
-        if (count[(from[0].code >> shift) & 0xff] == n)
+        uint64_t first;
+        memcpy(&first, from, 8);
+        if (count[(first >> shift) & 0xff] == n)
             continue;
         for (int64_t digit = 0, sum = 0; digit < 256; digit++) {
             int64_t here = count[digit];
@@ -183,37 +212,74 @@ static void radix_sort(entry *a, entry *scratch, int64_t n, int bits) {
             sum += here;
         }
         for (int64_t j = 0; j < n; j++) {
-            entry e = from[j];
-            to[count[(e.code >> shift) & 0xff]++] = e;
+            uint64_t code;
+            memcpy(&code, from + (size_t)j * size, 8);
+            memcpy(to + (size_t)count[(code >> shift) & 0xff]++ * size, from + (size_t)j * size,
+                   size);
         }
-        entry *swap = from;
+        char *swap = from;
         from = to;
         to = swap;
     }
     if (from != a)
-        memcpy(a, from, (size_t)n * sizeof(entry));
+        memcpy(a, from, (size_t)n * size);
     free(counts);
 }
 
-/* Carried: each entry takes the elements of every operand at its position (their bytes
- * add up to 8 at most), so that the radix sort moves them with their codes, and the sorted
- * line is written from the entries in order: no element read at a random position (the
- * permutation's random reads took two thirds of an argsort of 4M entries). */
-static void carry_elements(entry *entries, int64_t n, const operand *operands,
-                           char *const *start, int64_t count, int64_t dimension) {
-    for (int64_t o = 0, at = 0; o < count; at += operands[o].bytes, o++) {
-        int64_t bytes = operands[o].bytes, step = operands[o].strides[dimension] * bytes;
-        for (int64_t j = 0; j < n; j++)
-            memcpy(entries[j].elements + at, start[o] + j * step, (size_t)bytes);
+static void radix_sort(entry *a, entry *scratch, int64_t n, int bits) {
+    radix_sort_records((char *)a, (char *)scratch, n, bits, sizeof(entry));
+}
+
+/* One element of `bytes` bytes copied, in one move for each size an element has. */
+static ALWAYS_INLINE void copy_element(char *to, const char *from, int64_t bytes) {
+    switch (bytes) {
+    case 1: memcpy(to, from, 1); break;
+    case 2: memcpy(to, from, 2); break;
+    case 4: memcpy(to, from, 4); break;
+    case 8: memcpy(to, from, 8); break;
+    default: memcpy(to, from, (size_t)bytes);
     }
 }
 
-static void put_carried(const entry *entries, int64_t n, const operand *operands,
-                        char *const *start, int64_t count, int64_t dimension) {
-    for (int64_t o = 0, at = 0; o < count; at += operands[o].bytes, o++) {
-        int64_t bytes = operands[o].bytes, step = operands[o].strides[dimension] * bytes;
-        for (int64_t j = 0; j < n; j++)
-            memcpy(start[o] + j * step, entries[j].elements + at, (size_t)bytes);
+/* A line whose keys pack into one code and whose operands' elements take CARRIED_MOST
+ * bytes at most (an argsort of f32 keys: the keys and the positions; a lexsort of two
+ * 32-bit keys: three operands): each record holds the code and the elements of every
+ * operand at its position, the radix sort moves them together, and the sorted line is
+ * written from the records in order. No element is read at a random position (the
+ * permutation's random reads took two thirds of an argsort of 4M entries). Records of 16
+ * bytes (elements of 8 bytes at most) or 24, as `record_bytes` says. */
+#define CARRIED_MOST 16
+static size_t record_bytes(int64_t elements_bytes) { return elements_bytes <= 8 ? 16 : 24; }
+
+static void sort_carried_line(char *records, char *scratch, int64_t n, int bits,
+                             const operand *operands, char *const *start, int64_t count,
+                             const int64_t *key, int64_t keys, int64_t dimension,
+                             int64_t all_bytes) {
+    size_t size = record_bytes(all_bytes);
+    for (int64_t j = 0; j < n; j++) {
+        char *record = records + (size_t)j * size;
+        uint64_t packed = 0;
+        for (int64_t k = 0; k < keys; k++) {
+            const operand *o = &operands[key[2 * k]];
+            const char *at = start[key[2 * k]] + j * o->strides[dimension] * o->bytes;
+            int width = key_bits(o->bytes, key[2 * k + 1]);
+            packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+        }
+        memcpy(record, &packed, 8);
+        char *element = record + 8;
+        for (int64_t o = 0; o < count; element += operands[o].bytes, o++)
+            copy_element(element, start[o] + j * operands[o].strides[dimension] * operands[o].bytes,
+                         operands[o].bytes);
+    }
+    if (size == 16)
+        radix_sort_records(records, scratch, n, bits, 16);
+    else
+        radix_sort_records(records, scratch, n, bits, 24);
+    for (int64_t j = 0; j < n; j++) {
+        const char *element = records + (size_t)j * size + 8;
+        for (int64_t o = 0; o < count; element += operands[o].bytes, o++)
+            copy_element(start[o] + j * operands[o].strides[dimension] * operands[o].bytes, element,
+                         operands[o].bytes);
     }
 }
 
@@ -376,28 +442,6 @@ static void select_first(entry *entries, entry *scratch, uint64_t *codes, int64_
     merge_sort(entries, scratch, wanted);
 }
 
-/* From 2 MB on, a buffer on huge pages where Linux gives them on request: one page fault
- * in 512 when the sort first writes it (the faults took a quarter of an argsort of 4M). */
-#define HUGE_FROM ((size_t)2 << 20)
-
-static void *allocate(size_t bytes) {
-    void *p = NULL;
-#if defined(MADV_HUGEPAGE)
-    if (bytes >= HUGE_FROM) {
-        if (posix_memalign(&p, HUGE_FROM, bytes) == 0)
-            madvise(p, bytes, MADV_HUGEPAGE);
-        else
-            p = NULL;
-    }
-#endif
-    if (!p)
-        p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "rw_sort: out of memory (%zu bytes)\n", bytes);
-        abort();
-    }
-    return p;
-}
 
 /* The helper's name: rw_sort, or rw_sort1, ... for a module with a symbol @rw_sort. */
 #ifndef RW_SORT
@@ -432,18 +476,20 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
     if (n < 2 || lines == 0)
         return;
     int one_code = 1; /* do the keys pack into one code? */
-    for (int64_t k = 0, bits = 0; k < keys; k++) {
-        bits += key_bits(operands[key[2 * k]].bytes, key[2 * k + 1]);
-        one_code = one_code && bits <= 64;
+    int code_bits = 0;  /* when they do, that code's */
+    for (int64_t k = 0; k < keys; k++) {
+        code_bits += key_bits(operands[key[2 * k]].bytes, key[2 * k + 1]);
+        one_code = one_code && code_bits <= 64;
     }
     int selecting = one_code && wanted > 0 && wanted < n;
     int streaming = selecting && keys == 1 && wanted <= HEAP_LARGEST; /* heap_of_line */
-    /* the elements sorted with their codes (carry_elements) */
-    int carrying = one_code && !selecting && n >= RADIX_FROM && all_bytes <= 8;
+    /* the elements sorted with their codes (sort_carried_line) */
+    int carrying = one_code && !selecting && n >= RADIX_FROM && all_bytes <= CARRIED_MOST;
     /* streaming, only the `wanted` first entries, the heap and their elements are held */
     int64_t held = streaming ? wanted : n;
-    entry *entries = allocate((size_t)held * sizeof(entry));
-    entry *scratch = allocate((size_t)held * sizeof(entry));
+    size_t record = carrying ? record_bytes(all_bytes) : sizeof(entry);
+    entry *entries = allocate((size_t)held * record);
+    entry *scratch = allocate((size_t)held * record);
     char *line = allocate((size_t)(held * widest));
     uint64_t *codes = selecting && !streaming ? allocate((size_t)n * sizeof(uint64_t)) : NULL;
     int64_t index[rank];
@@ -456,6 +502,11 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
             for (int64_t r = 0; r < rank; r++)
                 offset += index[r] * operands[o].strides[r];
             start[o] = operands[o].data + offset * operands[o].bytes;
+        }
+        if (carrying) {
+            sort_carried_line((char *)entries, (char *)scratch, n, code_bits, operands, start,
+                              count, key, keys, dimension, all_bytes);
+            goto next_line;
         }
         if (!streaming) /* the heap reads the positions as it goes */
             for (int64_t j = 0; j < n; j++)
@@ -496,8 +547,6 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
                     entries[j].code = packed;
                 }
             }
-            if (carrying)
-                carry_elements(entries, n, operands, start, count, dimension);
             if (selecting)
                 select_first(entries, scratch, codes, n, wanted);
             else if (n >= RADIX_FROM)
@@ -508,9 +557,7 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
         }
         /* selected: only the first `wanted` positions are written (nothing reads the others) */
         int64_t written = selecting ? wanted : n;
-        if (carrying)
-            put_carried(entries, n, operands, start, count, dimension);
-        for (int64_t o = 0; o < count && !carrying; o++) {
+        for (int64_t o = 0; o < count; o++) {
             int64_t bytes = operands[o].bytes;
             int64_t step = operands[o].strides[dimension] * bytes;
             for (int64_t j = 0; j < written; j++)
@@ -518,6 +565,7 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
             for (int64_t j = 0; j < written; j++)
                 memcpy(start[o] + j * step, line + j * bytes, (size_t)bytes);
         }
+    next_line:
         /* the next index of the other dimensions, the last one fastest */
         for (int64_t r = rank - 1; r >= 0; r--) {
             if (r == dimension)

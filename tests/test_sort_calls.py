@@ -1,6 +1,7 @@
 """abi/sort_calls.c alone, from a C host under valgrind: the radix sort that orders lines of
 ``RADIX_FROM`` (256) entries or more gives numpy's stable order for every key format, one
-key or two packed into one code, ascending or descending, and a key whose codes all share
+key or two packed into one code, elements of up to 16 bytes carried with the codes,
+ascending or descending, and a key whose codes all share
 their bytes, and buffers of 2 MB and more (on huge pages where Linux gives them). The
 expected orders are numpy's ``argsort(kind="stable")`` and ``lexsort``."""
 
