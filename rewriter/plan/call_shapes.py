@@ -393,11 +393,12 @@ class CallShapes:
             pieces = known.literals
             parts = [pieces[0]]
             holes: list[Hole] = []
+            start = len(pieces[0])
             for k, (_, _, kind) in enumerate(known.holes):
-                start = sum(map(len, parts))
                 parts.append(hole_texts[k])
                 holes.append((start, start + len(hole_texts[k]), kind))
                 parts.append(pieces[k + 1])
+                start += len(hole_texts[k]) + len(pieces[k + 1])
             built = self._build("".join(parts), holes, pinned.holes)
             shape = pinned.shapes[texts] = built if isinstance(built, CallShape) else None
         return shape

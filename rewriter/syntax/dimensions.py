@@ -40,6 +40,7 @@ Why that is the model lark would make of the statement itself:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import cast
 
@@ -85,13 +86,20 @@ def sized_apart(text: str, runs: list[Run]) -> tuple[str, list[Run]] | None:
 
 
 def in_dims_tokens(tree: Tree, runs: list[Run]) -> bool:
-    """Whether each run lies in a ``DIMS`` token of ``tree`` (point 1)."""
-    tokens = [
+    """Whether each run lies in a ``DIMS`` token of ``tree`` (point 1). Tokens do not
+    overlap, so the one a run can lie in is the last that starts at or before it: found
+    by bisection, for a statement of thousands of operands."""
+    tokens = sorted(
         (token.start_pos or 0, token.end_pos or 0)
         for token in tree.scan_values(lambda value: isinstance(value, Token))
         if token.type == "DIMS"
-    ]
-    return all(any(start <= a and b <= end for start, end in tokens) for a, b in runs)
+    )
+    starts = [start for start, _ in tokens]
+    for a, b in runs:
+        index = bisect_right(starts, a) - 1
+        if index < 0 or b > tokens[index][1]:
+            return False
+    return True
 
 
 # A step of a resize: rebuilds one part of the sentinel parse's model from a statement's
@@ -120,6 +128,7 @@ class _Recipe:
 
     def __init__(self, sentinel_runs: list[Run]):
         self.runs = sentinel_runs
+        self.ends = [end for _, end in sentinel_runs]
         self.first = sentinel_runs[0][0]
 
     def step(self, value: object) -> Step | None:
@@ -166,18 +175,12 @@ class _Recipe:
         return write
 
     def _sizes_before(self, offset: int) -> int:
-        return _sizes_before(self.runs, offset)
-
-
-def _sizes_before(runs: list[Run], offset: int) -> int:
-    """How many sizes (at ``runs``) end at or before ``offset``."""
-    count = 0
-    for start, end in runs:
-        if end <= offset:
-            count += 1
-        elif start < offset:
+        """How many sizes end at or before ``offset``: the runs ascend and do not overlap,
+        so by bisection, and the one run ``offset`` may lie inside is the next."""
+        count = bisect_right(self.ends, offset)
+        if count < len(self.runs) and self.runs[count][0] < offset:
             raise ValueError("an offset inside a size")
-    return count
+        return count
 
 
 def _rebuild(kind: type, values: list[object], steps: list[Step | None]) -> Step:
