@@ -490,7 +490,7 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
     size_t record = carrying ? record_bytes(all_bytes) : sizeof(entry);
     entry *entries = allocate((size_t)held * record);
     entry *scratch = allocate((size_t)held * record);
-    char *line = allocate((size_t)(held * widest));
+    char *line = carrying ? NULL : allocate((size_t)(held * widest)); /* the permutation's */
     uint64_t *codes = selecting && !streaming ? allocate((size_t)n * sizeof(uint64_t)) : NULL;
     int64_t index[rank];
     memset(index, 0, sizeof index);
