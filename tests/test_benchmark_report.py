@@ -27,6 +27,7 @@ WRITERS = [
     "sort_speed",
     "op_complexity",
     "trig_speed",
+    "wide_calls",
 ]
 
 
