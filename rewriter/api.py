@@ -326,6 +326,7 @@ def analyze(
             found=taken,
             words=words,
         )
+        del found  # its call sites freed now: the collector, when it runs again, walks the rest
     warnings = plan.warnings
     if known is not None and chosen is not None:  # the CPU's code, or a warning
         warnings = _platform_warnings(known, chosen, words, source.filename) + warnings

@@ -5,9 +5,9 @@ passed")."""
 from __future__ import annotations
 
 import pytest
-from planning_pairs import assert_pair, operands_text, statement
+from planning_pairs import assert_pair, call_of, operands_text, statement
 
-from rewriter.plan.attribute_operands import UnsupportedAttribute
+from rewriter.plan.attribute_operands import UnsupportedAttribute, ffi_leaves, operand_of
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,21 @@ def test_attributes_the_contract_cannot_pass_are_refused(backend_config: str, me
     with pytest.raises(UnsupportedAttribute) as raised:
         operands_text(statement(backend_config))
     assert raised.value.message.startswith(message)
+
+
+@pytest.mark.parametrize(
+    "backend_config",
+    ["{eps = 1.5 : f32}", "{a = {b = 7 : ui8}}", "{n = 300 : i8}", "{s = @f}"],
+)
+def test_a_path_handed_in_is_the_path_joined(backend_config: str):
+    """``operand_of(keys, attr, path)`` (a shape's leaf hands its path, joined once) makes
+    what ``operand_of(keys, attr)`` makes, and refuses at the same offset of the file."""
+    for keys, attr in ffi_leaves(call_of(statement(backend_config))):
+        outcomes = []
+        for path in (None, ".".join(keys)):
+            try:
+                outcomes.append(operand_of(keys, attr, path))
+            except UnsupportedAttribute as error:
+                outcomes.append((error.offset, error.message))
+        assert attr.span.start > 0  # moved to offset 0 for the rule
+        assert outcomes[0] == outcomes[1]

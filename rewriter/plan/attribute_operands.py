@@ -117,17 +117,25 @@ def _flatten(
         leaves.append((keys, attr))
 
 
-def operand_of(keys: tuple[str, ...], attr: model.Attr) -> AttributeOperand:
+def operand_of(
+    keys: tuple[str, ...], attr: model.Attr, path: str | None = None
+) -> AttributeOperand:
     """The operand of the attribute at ``keys`` (rules 2 and 3): the rules are handed the
     attribute moved to offset 0 (``at_start``), so that what they make of it is a function
     of its names and its text alone, on every path (``call_shapes`` remembers it by
-    those); an ``UnsupportedAttribute`` says where in the file (``offset``)."""
+    those); an ``UnsupportedAttribute`` says where in the file (``offset``). ``path``:
+    ``keys`` joined with ".", when the caller has it (a shape's leaf, once per value)."""
+    start = attr.span.start
     try:
         # ``keys`` is written into the operand as it is made: made once, not copied (one
         # is made per call whose attribute value is its own); the rules read ``path``.
-        return _operand(".".join(keys), at_start(attr), keys)
+        return _operand(
+            ".".join(keys) if path is None else path,
+            _moved(attr, start) if start else attr,  # ``at_start``, without its call
+            keys,
+        )
     except UnsupportedAttribute as error:
-        error.offset = attr.span.start + error.attr.span.start
+        error.offset = start + error.attr.span.start
         raise
 
 

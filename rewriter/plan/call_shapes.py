@@ -179,7 +179,7 @@ class _Leaf:
     operands: dict[str, tuple[AttributeOperand, int, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        parsed = self.parsed
+        parsed, self.path = self.parsed, ".".join(self.keys)  # ``operand_of``'s path, once
         # What follows the literal in the attribute's text (its type), the shape's
         self.after = (
             "" if isinstance(parsed, model.BoolAttr) else parsed.text[len(parsed.literal) :]
@@ -191,18 +191,14 @@ class _Leaf:
         as the literal and the start of the attribute's text, and reads a boolean's value
         as ``true``; the type after it is the shape's (``tests/test_call_shapes.py``)."""
         parsed = self.parsed
-        if isinstance(parsed, model.BoolAttr):
-            return model.BoolAttr(text, _span(len(text)), text == "true")
+        if isinstance(parsed, model.BoolAttr):  # `true` or `false`: a short span
+            return model.BoolAttr(text, _SPANS[len(text)], text == "true")
         whole = text + self.after
-        return model.NumberAttr(whole, _span(len(whole)), text, parsed.type, parsed.is_float)
+        span = _SPANS[len(whole)] if len(whole) < len(_SPANS) else model.Span(0, len(whole))
+        return model.NumberAttr(whole, span, text, parsed.type, parsed.is_float)
 
 
-_SPANS = [model.Span(0, length) for length in range(64)]
-
-
-def _span(length: int) -> model.Span:
-    """``Span(0, length)``, shared (spans are immutable)."""
-    return _SPANS[length] if length < 64 else model.Span(0, length)
+_SPANS = [model.Span(0, length) for length in range(64)]  # ``Span(0, n)``, shared
 
 
 @dataclass(slots=True)
@@ -482,11 +478,11 @@ class CallShapes:
         attributes: list[Any] = list(shape.constants)
         numbers: list[int] = []
         own: list[str] = []
-        for leaf, text in zip(shape.leaves, values, strict=True):
+        for leaf, text in zip(shape.leaves, values):  # noqa: B905 (as many; a keyword: a slower call)
             one = leaf.operands.get(text)
             if one is None:
                 try:
-                    operand = operand_of(leaf.keys, leaf.attribute(text))
+                    operand = operand_of(leaf.keys, leaf.attribute(text), leaf.path)
                 except (UnsupportedAttribute, RecursionError):
                     return None
                 number = shape.numbers.setdefault(but_value(operand), len(shape.numbers))

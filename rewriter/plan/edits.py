@@ -45,17 +45,17 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     pieces: list[str] = []
     kept: dict[str, str] = {}
     position = 0
-    for edit in ordered:
-        if edit.start < position or edit.end < edit.start:
-            raise ValueError(f"overlapping or inverted edit at offset {edit.start}")
-        between = text[position : edit.start]
+    for start, end, replacement in ordered:  # unpacked: a named tuple's field is a lookup
+        if start < position or end < start:
+            raise ValueError(f"overlapping or inverted edit at offset {start}")
+        between = text[position:start]
         if len(between) <= _LONGEST_KEPT:
             if len(kept) < _KEPT:
                 between = kept.setdefault(between, between)
             else:
                 between = kept.get(between, between)
         pieces.append(between)
-        pieces.append(edit.text)
-        position = edit.end
+        pieces.append(replacement)
+        position = end
     pieces.append(text[position:])
     return "".join(pieces)
