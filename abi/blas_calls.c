@@ -209,9 +209,12 @@ void rw_parallel_for(int64_t count, int64_t slots, void (*body)(void *, int64_t,
                      void *context);
 extern int RW_BLAS_THREADS(void) __attribute__((weak));
 
-/* Multiply-adds from which a call is split: about 50 us of one core's gemm, against a few
- * microseconds to hand work to a waiting thread. */
-#define SPLIT_WORK 2.0e6
+/* Multiply-adds from which a call is split: about 100 us of one core's f32 gemm, against a
+ * few microseconds to hand work to a waiting thread. Below, a split won no wall time on a
+ * 2-core EPYC and took 40% more CPU time (4 layers of 32 x 256 by 256 x 256 f64 products,
+ * 2.1M each: 0.94 against 0.96 ms, 1.28 against 0.89 ms of CPU); from 8.4M on it won
+ * (the same at width 512 in f64: 0.74x jax.jit split, 1.00x whole). */
+#define SPLIT_WORK 4.0e6
 
 /* The threads a call of `work` multiply-adds runs on: 1 below SPLIT_WORK. */
 static int64_t split_slots(double work) {

@@ -48,7 +48,7 @@ def _conv(x, w):
 
 
 def _programs():
-    """name: (function, arguments), each above the split's 2e6 multiply-adds: a convolution
+    """name: (function, arguments), each above the split's 4e6 multiply-adds: a convolution
     (8 images, a chunk each), products split by columns (64 x 512 results) and by rows
     (512 x 64), a batch of products split by items."""
     import jax.numpy as jnp
