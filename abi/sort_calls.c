@@ -230,6 +230,21 @@ static void radix_sort(entry *a, entry *scratch, int64_t n, int bits) {
     radix_sort_records((char *)a, (char *)scratch, n, bits, sizeof(entry));
 }
 
+/* The code of keys first to last packed into one, the first key highest, of the elements
+ * at `position` along `dimension` (each line's elements start at `start`). */
+static ALWAYS_INLINE uint64_t packed_code(const operand *operands, char *const *start,
+                                          const int64_t *key, int64_t first, int64_t last,
+                                          int64_t dimension, int64_t position) {
+    uint64_t packed = 0;
+    for (int64_t k = first; k <= last; k++) {
+        const operand *o = &operands[key[2 * k]];
+        const char *at = start[key[2 * k]] + position * o->strides[dimension] * o->bytes;
+        int width = key_bits(o->bytes, key[2 * k + 1]);
+        packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
+    }
+    return packed;
+}
+
 /* One element of `bytes` bytes copied, in one move for each size an element has. */
 static ALWAYS_INLINE void copy_element(char *to, const char *from, int64_t bytes) {
     switch (bytes) {
@@ -258,13 +273,7 @@ static void sort_carried_line(char *records, char *scratch, int64_t n, int bits,
     size_t size = record_bytes(all_bytes);
     for (int64_t j = 0; j < n; j++) {
         char *record = records + (size_t)j * size;
-        uint64_t packed = 0;
-        for (int64_t k = 0; k < keys; k++) {
-            const operand *o = &operands[key[2 * k]];
-            const char *at = start[key[2 * k]] + j * o->strides[dimension] * o->bytes;
-            int width = key_bits(o->bytes, key[2 * k + 1]);
-            packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
-        }
+        uint64_t packed = packed_code(operands, start, key, 0, keys - 1, dimension, j);
         memcpy(record, &packed, 8);
         char *element = record + 8;
         for (int64_t o = 0; o < count; element += operands[o].bytes, o++)
@@ -535,17 +544,9 @@ void RW_NAME(_mlir_ciface_, RW_SORT)(table_view *view) {
                 for (int64_t j = 0; j < n; j++)
                     entries[j].code = key_code(base + entries[j].position * step, bytes, code);
             } else {
-                for (int64_t j = 0; j < n; j++) {
-                    uint64_t packed = 0;
-                    for (int64_t k = first; k <= last; k++) {
-                        const operand *o = &operands[key[2 * k]];
-                        int64_t step = o->strides[dimension] * o->bytes;
-                        const char *at = start[key[2 * k]] + entries[j].position * step;
-                        int width = key_bits(o->bytes, key[2 * k + 1]);
-                        packed = (width == 64 ? 0 : packed << width) | key_code(at, o->bytes, key[2 * k + 1]);
-                    }
-                    entries[j].code = packed;
-                }
+                for (int64_t j = 0; j < n; j++)
+                    entries[j].code = packed_code(operands, start, key, first, last, dimension,
+                                                  entries[j].position);
             }
             if (selecting)
                 select_first(entries, scratch, codes, n, wanted);
