@@ -2,9 +2,10 @@
 programs that do almost nothing, side by side in one process.
 
 Run from the repository root: ``python benchmarks/call_overhead.py [--calls N]``. Each
-program (``x + 1`` on 10 floats, and on 4 arguments of 10x10) is exported with jax, compiled
-on both paths (IREE's module loaded on ``local-task``, on ``local-sync`` and on the driver
-``load`` picks without one, ``iree-default``: what a user gets) and called N
+program (``x + 1`` on 10 floats, on 4 arguments of 10x10, and three results of 10 floats)
+is exported with jax, compiled on both paths (IREE's module loaded on ``local-task``, on
+``local-sync`` and on the driver ``load`` picks without one, ``iree-default``: what a user
+gets) and called N
 times per round, in turns, for 5 rounds; the least round's mean time per call is printed in
 microseconds, with its ratio to jax.jit. Prints the load average first: the figures are
 only as quiet as the machine.
@@ -37,9 +38,14 @@ def four_arguments(a, b, c, d):
     return a + b * c - d
 
 
+def three_results(x):
+    return x + 1, x * 2, x - 3
+
+
 PROGRAMS = {
     "x + 1": (plus_one, [np.ones(10, np.float32)]),
     "4 arguments": (four_arguments, [np.ones((10, 10), np.float32)] * 4),
+    "3 results": (three_results, [np.ones(10, np.float32)]),
 }
 
 
@@ -87,9 +93,9 @@ def measure(calls: int) -> None:
             iree_sync = iree_load(iree_module, imports={}, driver="local-sync")
             iree_default = iree_load(iree_module, imports={})
             jitted = jax.jit(function)
-            jitted(*inputs).block_until_ready()
+            jax.block_until_ready(jitted(*inputs))
             times = least_mean(
-                {"jit": lambda *a, f=jitted: f(*a).block_until_ready(), "compile": compiled.main,
+                {"jit": lambda *a, f=jitted: jax.block_until_ready(f(*a)), "compile": compiled.main,
                  "iree": iree.main, "iree-sync": iree_sync.main,
                  "iree-default": iree_default.main},
                 inputs,

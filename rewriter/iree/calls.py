@@ -132,7 +132,7 @@ def _function(
     new_list, view_type = rt.VmVariantList, rt.HalBufferView
     ndarray, frombuffer = np.ndarray, np.frombuffer
     count = len(parameters)
-    copied = _copied_result(results)
+    copied = _copied_results(results)
 
     def call(*arrays: object) -> object:
         if invoke is None:
@@ -168,10 +168,19 @@ def _function(
             invoke(vm_function, inputs, outputs)
         else:
             run(dispatch_error, invoke, vm_function, inputs, outputs)
-        if copied is not None:  # one static result, not empty, copied (results.py)
-            dtype, size, result_shape = copied
-            flat = frombuffer(outputs.get_as_object(0, view_type).map(), dtype, size)
-            return (flat if result_shape is None else flat.reshape(result_shape)).copy()
+        if copied is not None:  # static results, none empty, all copied (results.py)
+            get = outputs.get_as_object
+            if len(copied) == 1:
+                dtype, size, result_shape = copied[0]
+                flat = frombuffer(get(0, view_type).map(), dtype, size)
+                return (flat if result_shape is None else flat.reshape(result_shape)).copy()
+            return tuple(
+                (flat if result_shape is None else flat.reshape(result_shape)).copy()
+                for flat, result_shape in [
+                    (frombuffer(get(index, view_type).map(), dtype, size), result_shape)
+                    for index, (dtype, size, result_shape) in enumerate(copied)
+                ]
+            )
         taken = lent_ranges(held)
         returned = tuple(
             result_array(outputs.get_as_object(i, view_type), dtype, shape, taken)
@@ -208,18 +217,20 @@ def _copied(parameter: Parameter, written: bool) -> bool | None:
     return math.prod(parameter.shape) * parameter.dtype.itemsize < COPIED_BYTES
 
 
-def _copied_result(
+def _copied_results(
     results: Sequence[tuple[np.dtype, tuple[int, ...] | None, int | None]],
-) -> tuple[np.dtype, int, tuple[int, ...] | None] | None:
-    """For a function of one static result, not empty and small enough to be copied
-    (``results.py``): its dtype, element count and shape (None for one dimension, which
-    needs no reshape); None otherwise."""
-    if len(results) != 1:
-        return None
-    dtype, shape, count = results[0]
-    if not count or shape is None or count * dtype.itemsize >= HANDED_OVER_BYTES:
-        return None
-    return dtype, count, None if len(shape) == 1 else shape
+) -> tuple[tuple[np.dtype, int, tuple[int, ...] | None], ...] | None:
+    """For a function whose results are all static, none empty and each small enough to be
+    copied (``results.py``): each one's dtype, element count and shape (None for one
+    dimension, which needs no reshape); None otherwise (``result_array`` then decides each).
+    A copied result overlaps nothing it would have to be checked against, so the call copies
+    them without the ranges that handing over needs: 0.9 us a result instead of 2.3."""
+    copied = []
+    for dtype, shape, count in results:
+        if not count or shape is None or count * dtype.itemsize >= HANDED_OVER_BYTES:
+            return None
+        copied.append((dtype, count, None if len(shape) == 1 else shape))
+    return tuple(copied) if copied else None
 
 
 def aligned(array: np.ndarray, alignment: int = BUFFER_ALIGNMENT) -> bool:
