@@ -34,13 +34,14 @@ which keeps operands on the stack); any other
 sort's comparator is turned so that IREE's bubble sort keeps ties in order, as jax's
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``). While loops of a few
 counted iterations are unrolled, as IREE copies what a loop carries on every iteration
-(``unrolled_loops.py``). Reductions over the trailing dimensions of tensors of rank 3
-and up are reshaped to matrices, which IREE tiles well (``flat_reductions.py``), small
-max and min windows are maxima (minima) of shifted slices (``window_extrema.py``), f64
-``tanh`` is computed from ``exp`` (``fast_tanh.py``), f64 ``exp`` by the compiled path's
-polynomial, not libm's per element (``fast_exp.py``), and the products ``blas_products``
-names become dispatches that call a BLAS
-(``blas_products.py``).
+(``unrolled_loops.py``). An argmax or argmin of floats is two reductions IREE
+vectorizes, not one of pairs (``index_extrema.py``). Reductions over the trailing
+dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles well
+(``flat_reductions.py``), small max and min windows are maxima (minima) of shifted
+slices (``window_extrema.py``), f64 ``tanh`` is computed from ``exp``
+(``fast_tanh.py``), f64 ``exp`` by the compiled path's polynomial, not libm's per
+element (``fast_exp.py``), and the products ``blas_products`` names become dispatches
+that call a BLAS (``blas_products.py``).
 
 IREE drops the attributes of imports, so the import signatures (rewriter/iree/signatures.py)
 go into the compiled module as the module attribute ``rewriter.iree_imports`` (through
@@ -400,6 +401,7 @@ def _write_with_metadata(
     from .fast_exp import fast_f64_exp
     from .fast_tanh import fast_f64_tanh
     from .flat_reductions import flatten_reductions
+    from .index_extrema import index_extrema
     from .sorts import SORT_MODULE, route_sorts_to_imports
     from .unrolled_loops import unroll_counted_loops
     from .window_extrema import window_extrema
@@ -433,6 +435,7 @@ def _write_with_metadata(
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
         unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
+        index_extrema(module)  # argmax and argmin: two reductions, not one of pairs
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         window_extrema(module)  # and so are its windows
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
