@@ -35,7 +35,8 @@ sort's comparator is turned so that IREE's bubble sort keeps ties in order, as j
 stable sort does (``rewriter.compile.sorts.make_sorts_stable``). While loops of a few
 counted iterations are unrolled, as IREE copies what a loop carries on every iteration
 (``unrolled_loops.py``). An argmax or argmin of floats is two reductions IREE
-vectorizes, not one of pairs (``index_extrema.py``). Reductions over the trailing
+vectorizes, not one of pairs (``index_extrema.py``); a cumulative sum or product of
+floats is scanned in blocks (``blocked_scans.py``). Reductions over the trailing
 dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles well
 (``flat_reductions.py``), small max and min windows are maxima (minima) of shifted
 slices (``window_extrema.py``), f64 ``tanh`` is computed from ``exp``
@@ -394,6 +395,7 @@ def _write_with_metadata(
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
     from .blas_products import route_products_to_blas
+    from .blocked_scans import blocked_scans
     from .chunked_top_k import chunked_top_k
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
@@ -436,6 +438,7 @@ def _write_with_metadata(
             libm_needed = True
         unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         index_extrema(module)  # argmax and argmin: two reductions, not one of pairs
+        blocked_scans(module)  # cumsum and cumprod: in blocks, not element by element
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         window_extrema(module)  # and so are its windows
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
