@@ -14,6 +14,7 @@ from .broadcast_divisors import multiply_by_reciprocals
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
+from .fft_forms import fft_forms
 from .gather_bounds import clamp_gather_indices
 from .power import POWER, accurate_power
 from .scatter_bounds import drop_out_of_range_updates
@@ -23,6 +24,7 @@ from .unsigned_reverse import reverse_signless
 
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
+    (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
