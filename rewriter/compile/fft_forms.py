@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .mlir_walk import outline_into_functions
+
 LONGEST = 1 << 20
 _PREFIX = "rw_fft_"
 _COMPLEX = {"complex<f32>": np.complex64, "complex<f64>": np.complex128}
@@ -44,35 +46,7 @@ _LOWERED = {"complex<f32>"}
 def fft_forms(module: Any) -> int:
     """Rewrite, in the ``iree.compiler.ir`` module, every ``stablehlo.fft`` that IREE
     cannot lower into a call of a private function; return how many."""
-    from iree.compiler import ir
-
-    found: list[tuple[Any, str]] = []
-
-    def visit(operation):
-        if operation.name == "stablehlo.fft":
-            text = _function_text(ir, operation, f"{_PREFIX}{len(found)}")
-            if text is not None:
-                found.append((operation, text))
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for number, (operation, _) in enumerate(found):
-        with operation.context, operation.location, ir.InsertionPoint(operation):
-            call = ir.Operation.create(
-                "func.call",
-                results=[operation.results[0].type],
-                operands=[operation.operands[0]],
-                attributes={"callee": ir.FlatSymbolRefAttr.get(f"{_PREFIX}{number}")},
-            )
-        operation.results[0].replace_all_uses_with(call.results[0])
-        operation.erase()
-    if found:
-        with module.context, ir.Location.unknown():
-            parsed = ir.Module.parse("\n".join(text for _, text in found))
-            first = module.body.operations[0]
-            for new in list(parsed.body.operations):
-                new.operation.move_before(first)
-    return len(found)
+    return outline_into_functions(module, "stablehlo.fft", _PREFIX, _function_text)
 
 
 def _is_power_of_two(n: int) -> bool:

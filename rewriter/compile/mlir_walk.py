@@ -148,3 +148,43 @@ def replace_by_template(operation: Any, template: Any) -> None:
     result.operands[len(inputs)] = made.result
     operation.results[0].replace_all_uses_with(result.result)
     operation.erase()
+
+
+def outline_into_functions(
+    module: Any,
+    name: str,
+    prefix: str,
+    function_text: Callable[[Any, Any, str], str | None],
+    *,
+    result: int = 0,
+    operands: Callable[[Any], list[Any]] = lambda operation: list(operation.operands),
+) -> int:
+    """Replace every op called ``name`` for which ``function_text(ir, op, symbol)`` gives
+    the text of a ``func.func private @symbol`` by a call of that function (``prefix`` and
+    a number make the symbols), return how many. The call takes ``operands(op)`` and stands
+    for the op's result number ``result``, whose uses it takes; the op, whose other results
+    must be unused, is erased, and the functions are added at the module's start."""
+    from iree.compiler import ir
+
+    found: list[tuple[Any, str]] = []
+    for operation in operations_named(module, name):
+        text = function_text(ir, operation, f"{prefix}{len(found)}")
+        if text is not None:
+            found.append((operation, text))
+    for number, (operation, _) in enumerate(found):
+        with operation.context, operation.location, ir.InsertionPoint(operation):
+            call = ir.Operation.create(
+                "func.call",
+                results=[operation.results[result].type],
+                operands=operands(operation),
+                attributes={"callee": ir.FlatSymbolRefAttr.get(f"{prefix}{number}")},
+            )
+        operation.results[result].replace_all_uses_with(call.results[0])
+        operation.erase()
+    if found:
+        with module.context, ir.Location.unknown():
+            parsed = ir.Module.parse("\n".join(text for _, text in found))
+            first = module.body.operations[0]
+            for new in list(parsed.body.operations):
+                new.operation.move_before(first)
+    return len(found)

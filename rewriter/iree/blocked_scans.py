@@ -32,6 +32,8 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
+from ..compile.mlir_walk import outline_into_functions
+
 BLOCK = 16
 SMALLEST = 1024  # elements along the axis: below, IREE's scan costs about what the blocks do
 _PREFIX = "rw_blocked_scan_"
@@ -42,35 +44,13 @@ _ELEMENTS = ("f32", "f64")
 def blocked_scans(module: Any) -> int:
     """Rewrite, in the ``iree.compiler.ir`` module, every reduce_window the module's doc
     names into a call of a private function; return how many."""
-    from iree.compiler import ir
+    return outline_into_functions(
+        module, "stablehlo.reduce_window", _PREFIX, _function_text, operands=_first
+    )
 
-    found: list[tuple[Any, str]] = []
 
-    def visit(operation):
-        if operation.name == "stablehlo.reduce_window":
-            text = _function_text(ir, operation, f"{_PREFIX}{len(found)}")
-            if text is not None:
-                found.append((operation, text))
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for number, (operation, _) in enumerate(found):
-        with operation.context, operation.location, ir.InsertionPoint(operation):
-            call = ir.Operation.create(
-                "func.call",
-                results=[operation.results[0].type],
-                operands=[operation.operands[0]],
-                attributes={"callee": ir.FlatSymbolRefAttr.get(f"{_PREFIX}{number}")},
-            )
-        operation.results[0].replace_all_uses_with(call.results[0])
-        operation.erase()
-    if found:
-        with module.context, ir.Location.unknown():
-            parsed = ir.Module.parse("\n".join(text for _, text in found))
-            first = module.body.operations[0]
-            for new in list(parsed.body.operations):
-                new.operation.move_before(first)
-    return len(found)
+def _first(operation: Any) -> list[Any]:
+    return [operation.operands[0]]  # the operand; the init value is the identity
 
 
 def _function_text(ir: Any, operation: Any, name: str) -> str | None:

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..compile.mlir_walk import outline_into_functions
+
 _PREFIX = "rw_index_extremum_"
 _FLOATS = {"f32": "0x7F800000", "f64": "0x7FF0000000000000"}  # +inf; -inf sets the sign
 _NEGATIVE = {"f32": "0xFF800000", "f64": "0xFFF0000000000000"}
@@ -56,36 +58,8 @@ _EXTREMA = {"GT": ("stablehlo.maximum", _NEGATIVE), "LT": ("stablehlo.minimum", 
 
 def index_extrema(module: Any) -> int:
     """Rewrite, in the ``iree.compiler.ir`` module, every reduce the module's doc names into
-    a call of a private function; return how many."""
-    from iree.compiler import ir
-
-    found: list[tuple[Any, str]] = []
-
-    def visit(operation):
-        if operation.name == "stablehlo.reduce":
-            text = _function_text(ir, operation, f"{_PREFIX}{len(found)}")
-            if text is not None:
-                found.append((operation, text))
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for number, (operation, _) in enumerate(found):
-        with operation.context, operation.location, ir.InsertionPoint(operation):
-            call = ir.Operation.create(
-                "func.call",
-                results=[operation.results[1].type],
-                operands=list(operation.operands),
-                attributes={"callee": ir.FlatSymbolRefAttr.get(f"{_PREFIX}{number}")},
-            )
-        operation.results[1].replace_all_uses_with(call.results[0])
-        operation.erase()
-    if found:
-        with module.context, ir.Location.unknown():
-            parsed = ir.Module.parse("\n".join(text for _, text in found))
-            first = module.body.operations[0]
-            for new in list(parsed.body.operations):
-                new.operation.move_before(first)
-    return len(found)
+    a call of a private function that computes its index result; return how many."""
+    return outline_into_functions(module, "stablehlo.reduce", _PREFIX, _function_text, result=1)
 
 
 def _function_text(ir: Any, operation: Any, name: str) -> str | None:

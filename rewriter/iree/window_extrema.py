@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from ..compile.mlir_walk import outline_into_functions
+
 MAX_WINDOW = 16  # window elements, and so slices, from which reduce_window stays IREE's
 _BODIES = {"stablehlo.maximum", "stablehlo.minimum"}
 _PREFIX = "rw_window_extremum_"
@@ -25,35 +27,7 @@ _PREFIX = "rw_window_extremum_"
 def window_extrema(module: Any) -> int:
     """Rewrite, in the ``iree.compiler.ir`` module, every reduce_window the module's doc
     names; return how many."""
-    from iree.compiler import ir
-
-    found: list[tuple[Any, str]] = []
-
-    def visit(operation):
-        if operation.name == "stablehlo.reduce_window":
-            text = _function_text(ir, operation, f"{_PREFIX}{len(found)}")
-            if text is not None:
-                found.append((operation, text))
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for number, (operation, _) in enumerate(found):
-        with operation.context, operation.location, ir.InsertionPoint(operation):
-            call = ir.Operation.create(
-                "func.call",
-                results=[operation.results[0].type],
-                operands=list(operation.operands),
-                attributes={"callee": ir.FlatSymbolRefAttr.get(f"{_PREFIX}{number}")},
-            )
-        operation.results[0].replace_all_uses_with(call.results[0])
-        operation.erase()
-    if found:
-        with module.context, ir.Location.unknown():
-            parsed = ir.Module.parse("\n".join(text for _, text in found))
-            first = module.body.operations[0]
-            for new in list(parsed.body.operations):
-                new.operation.move_before(first)
-    return len(found)
+    return outline_into_functions(module, "stablehlo.reduce_window", _PREFIX, _function_text)
 
 
 def _integers(ir: Any, operation: Any, name: str, rank: int, default: int) -> list[int]:
