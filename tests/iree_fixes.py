@@ -22,3 +22,37 @@ def applied(fix: Callable[[Any], int], function, *inputs) -> tuple[int, str]:
         changed = fix(module)
         assert module.operation.verify()
         return changed, str(module)
+
+
+def counts_in_compile_module(monkeypatch, module, fix: str, function, *inputs, folder) -> list[int]:
+    """What the fix ``fix`` of ``module`` (a module of rewriter.iree) changed, each time it
+    ran, while ``rewriter.iree.compile_module`` compiled ``function`` exported at ``inputs``
+    (uncached, from a file in ``folder``)."""
+    from rewriter.iree import compile_module
+
+    counts: list[int] = []
+    original = getattr(module, fix)
+    monkeypatch.setattr(module, fix, lambda m: counts.append(original(m)) or 0)
+    path = folder / "fixed.iree.mlir"
+    path.write_text(rewriter.rewrite(rewriter.export(function, *inputs).text, abi="iree").text)
+    compile_module(path, cache=False)
+    return counts
+
+
+def run_with_fix(fix: Callable[[Any], int], function, x, path) -> tuple[Any, Any]:
+    """``function`` of ``x`` on the IREE path (its module at ``path``), which ``fix``
+    changes once, and under ``jax.jit``: (IREE's result, jax.jit's), x64 on for 64-bit
+    inputs."""
+    import jax
+    import numpy as np
+
+    from rewriter.iree import load
+
+    with jax.enable_x64(np.asarray(x).dtype.itemsize == 8):
+        text = rewriter.export(function, x).text
+        expected = np.asarray(jax.jit(function)(x))
+        assert applied(fix, function, x)[0] == 1
+    path.write_text(rewriter.rewrite(text, abi="iree").text)
+    got = load(path, imports={}).main(x)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    return got, expected

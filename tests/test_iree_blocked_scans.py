@@ -9,10 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied
+from iree_fixes import applied, counts_in_compile_module, run_with_fix
 
-import rewriter
-from rewriter.iree import load
 from rewriter.iree.blocked_scans import BLOCK, SMALLEST, blocked_scans
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
@@ -58,14 +56,10 @@ def test_other_windows_stay():
 @pytest.mark.toolchain
 def test_compile_module_rewrites_them(tmp_path, monkeypatch):
     from rewriter.iree import blocked_scans as module
-    from rewriter.iree import compile_module
 
-    counts: list[int] = []
-    original = module.blocked_scans
-    monkeypatch.setattr(module, "blocked_scans", lambda m: counts.append(original(m)) or 0)
-    path = tmp_path / "cumsum.iree.mlir"
-    path.write_text(rewriter.rewrite(rewriter.export(jnp.cumsum, LONG).text, abi="iree").text)
-    compile_module(path, cache=False)
+    counts = counts_in_compile_module(
+        monkeypatch, module, "blocked_scans", jnp.cumsum, LONG, folder=tmp_path
+    )
     assert counts == [1]
 
 
@@ -109,14 +103,7 @@ def test_scans_keep_jax_numbers_within_any_order_s_rounding(name, dtype, tmp_pat
         x = inputs(name, shape, dtype, number)
         if number == 1:  # an infinity, then NaN where it meets the other one, in one line
             x[3], x[SMALLEST - 2] = np.inf, -np.inf
-        with jax.enable_x64(dtype == np.float64):
-            text = rewriter.export(function, x).text
-            expected = np.asarray(jax.jit(function)(x))
-            assert applied(blocked_scans, function, x)[0] == 1
-        path = tmp_path / f"{number}.iree.mlir"
-        path.write_text(rewriter.rewrite(text, abi="iree").text)
-        got = load(path, imports={}).main(x)
-        assert got.dtype == expected.dtype and got.shape == expected.shape
+        got, expected = run_with_fix(blocked_scans, function, x, tmp_path / f"{number}.mlir")
         finite = np.isfinite(expected)
         np.testing.assert_array_equal(np.isfinite(got), finite)
         np.testing.assert_array_equal(got[~finite], expected[~finite])  # inf, -inf, NaN

@@ -5,14 +5,11 @@ along either axis of 2-D)."""
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied
+from iree_fixes import applied, counts_in_compile_module, run_with_fix
 
-import rewriter
-from rewriter.iree import load
 from rewriter.iree.index_extrema import index_extrema
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
@@ -105,15 +102,11 @@ def test_only_the_body_jax_writes_with_its_value_unread_changes():
 
 @pytest.mark.toolchain
 def test_compile_module_rewrites_them(tmp_path, monkeypatch):
-    from rewriter.iree import compile_module
     from rewriter.iree import index_extrema as module
 
-    counts: list[int] = []
-    original = module.index_extrema
-    monkeypatch.setattr(module, "index_extrema", lambda m: counts.append(original(m)) or 0)
-    path = tmp_path / "argmax.iree.mlir"
-    path.write_text(rewriter.rewrite(rewriter.export(jnp.argmax, MATRIX).text, abi="iree").text)
-    compile_module(path, cache=False)
+    counts = counts_in_compile_module(
+        monkeypatch, module, "index_extrema", jnp.argmax, MATRIX, folder=tmp_path
+    )
     assert counts == [1]
 
 
@@ -148,12 +141,5 @@ def test_argmax_and_argmin_keep_jax_indices(name, dtype, tmp_path):
     if name in ("argmax", "argmin"):
         inputs += lines(dtype)
     for number, x in enumerate(inputs):
-        with jax.enable_x64(dtype == np.float64):
-            text = rewriter.export(function, x).text
-            expected = np.asarray(jax.jit(function)(x))
-            assert applied(index_extrema, function, x)[0] == 1
-        path = tmp_path / f"{number}.iree.mlir"
-        path.write_text(rewriter.rewrite(text, abi="iree").text)
-        got = load(path, imports={}).main(x)
-        assert got.dtype == expected.dtype and got.shape == expected.shape
+        got, expected = run_with_fix(index_extrema, function, x, tmp_path / f"{number}.mlir")
         np.testing.assert_array_equal(got, expected, err_msg=f"{name} of {x!r}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from iree_fixes import applied
+from iree_fixes import applied, counts_in_compile_module
 
 import rewriter
 from rewriter.iree import load
@@ -69,16 +69,12 @@ def test_sums_and_large_windows_stay():
 
 @pytest.mark.toolchain
 def test_compile_module_rewrites_them(tmp_path, monkeypatch):
-    from rewriter.iree import compile_module
     from rewriter.iree import window_extrema as module
 
-    counts: list[int] = []
-    original = module.window_extrema
-    monkeypatch.setattr(module, "window_extrema", lambda m: counts.append(original(m)) or 0)
-    path = tmp_path / "window.iree.mlir"
-    text = rewriter.export(PROGRAMS["max_3x3_same"], IMAGE).text
-    path.write_text(rewriter.rewrite(text, abi="iree").text)
-    compile_module(path, cache=False)
+    program = PROGRAMS["max_3x3_same"]
+    counts = counts_in_compile_module(
+        monkeypatch, module, "window_extrema", program, IMAGE, folder=tmp_path
+    )
     assert counts == [1]
 
 
