@@ -210,8 +210,8 @@ class _Judged:
     reason: str | None
     signature: Signature | None
     # By a call's key (its leaves' valueless operands, numbered): the extern of this
-    # target (``of_target(decide_extern(...), target)``).
-    decided: dict[tuple[int, ...], Any] = field(default_factory=dict)
+    # target (``of_target(decide_extern(...), target)``) and its ``PlacedCall.named``.
+    decided: dict[tuple[int, ...], tuple[Any, dict[int, Any]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -299,6 +299,7 @@ class PlacedCall:
     module: int
     report: CallReport
     key: tuple[int, ...] = ()  # its leaves' valueless operands, numbered by the shape
+    named: dict[int, Any] | None = None  # the planner's, for its shape, target and key
 
     @property
     def call(self) -> model.CustomCall:
@@ -371,10 +372,7 @@ class CallShapes:
             shape = self.shapes[known] = self._build(known.made_from, known.holes)
         if type(shape) is _Pinned:
             shape = self._pinned(shape, known, hole_texts)
-        placed = None
-        if shape is not None:
-            assert isinstance(shape, CallShape)
-            placed = self._instance(shape, site, hole_texts, end_of)
+        placed = None if shape is None else self._instance(shape, site, hole_texts, end_of)
         if placed is None:
             return self._place_exact(site)
         return placed, _NO_ERRORS
@@ -419,7 +417,7 @@ class CallShapes:
         start = statement + delta + (end_of(group) if group else 0)
         line, column = self.lines.line_col(start, statement)
         key: tuple[int, ...] = ()
-        fields = hole_texts
+        fields, named = hole_texts, None
         if judged.reason is not None:
             view, reason = judged.view, judged.reason
             report = left_alone_report(self.source.filename, line, column, view, target, reason)
@@ -442,17 +440,18 @@ class CallShapes:
                     extern = shape.memo[key] = decide_extern(
                         self.abi, judged.signature, valueless(attributes)
                     )
-                decided = judged.decided[key] = of_target(extern, target)
+                decided = judged.decided[key] = (of_target(extern, target), {})
             report = rewritten_report(
-                self.source.filename, line, column, target, judged.signature, attributes, decided
+                self.source.filename, line, column, target, judged.signature, attributes, decided[0]
             )
+            named = decided[1]
         group, delta = shape.end_at
         end = statement + delta + (end_of(group) if group else 0)
         group, delta = shape.target_at
         target_start = statement + delta + (end_of(group) if group else 0)
         module = self.scan.module_of(site.keyword)
         return PlacedCall(
-            shape, None, start, end, target_start, target, fields, module, report, key
+            shape, None, start, end, target_start, target, fields, module, report, key, named
         )
 
     def _judged(self, shape: CallShape, target: str) -> _Judged:

@@ -134,17 +134,18 @@ def _place_calls(plan: Plan, shapes: CallShapes, scan: Scan) -> _Selected:
     those would not fit."""
     selected: _Selected = []
     rewritten = Status.REWRITTEN  # read once: a member read from its class is a lookup
+    place, report, select = shapes.place, plan.reports.append, selected.append
     for site in scan.calls:
         try:
-            placed, errors = shapes.place(site)
+            placed, errors = place(site)
         except CallSyntaxError as error:
             plan.errors.append(error.diagnostic)
             continue
         if errors:
             plan.errors.extend(errors)
-        plan.reports.append(placed.report)
+        report(placed.report)
         if placed.report.status == rewritten:
-            selected.append(placed)
+            select(placed)
     return selected
 
 
@@ -163,18 +164,19 @@ def _name_callees(
     A shape's calls of one target and valueless attribute operands (``PlacedCall.key``) in
     one module go to the same extern and wrapper, and are written from the same pattern
     (``_replacement_of``: by the shape and the key): decided for the first, remembered
-    under all of that for the others."""
-    decided: dict[tuple[object, ...], tuple[str | None, str | None, bool, ReplacementForm]] = {}
+    under all of that for the others (``PlacedCall.named``, by the module)."""
     # Targets asked of ``gpu_platform`` (a function of the target alone), once each: a GPU
-    # target is warned about once (platforms.py).
+    # target is warned about once (platforms.py). A call whose key is decided has its
+    # target asked already (the key holds it).
     asked: set[str] = set()
+    edits, written = plan.edits.append, plan.written
     for index, placed in enumerate(selected):
         assert placed is not None
         selected[index] = None
         report = placed.report
         shape = placed.shape
-        key = (id(shape), placed.target, placed.key, placed.module)
-        known = decided.get(key) if shape is not None else None
+        named = placed.named  # None: a call parsed on its own
+        known = named.get(placed.module) if named is not None else None
         if known is not None:
             report.symbol, report.wrapper, differs, replacement = known
             if differs:
@@ -186,21 +188,21 @@ def _name_callees(
             if differs:
                 plan.warnings.append(_shared_extern_warning(source, placed))
             replacement = _replacement_of(placed, newline)
-            if shape is not None:
-                decided[key] = (report.symbol, report.wrapper, differs, replacement)
-        if placed.target not in asked:
-            asked.add(placed.target)
-            platform = gpu_platform(placed.target)
-            if platform:
-                message = gpu_target_message(placed.target, platform, report.symbol or "")
-                plan.warnings.append(warning_at(source, placed, placed.target_start, message))
+            if named is not None:
+                named[placed.module] = (report.symbol, report.wrapper, differs, replacement)
+            if placed.target not in asked:
+                asked.add(placed.target)
+                platform = gpu_platform(placed.target)
+                if platform:
+                    message = gpu_target_message(placed.target, platform, report.symbol or "")
+                    plan.warnings.append(warning_at(source, placed, placed.target_start, message))
         callee = report.wrapper or report.symbol
         assert callee is not None  # named by ``externs.decide``
         fields = replacement.fields(placed.holes, values, callee)
         text = replacement.text(fields)
-        plan.edits.append(_new_edit(Edit, (placed.start, placed.end, text)))
-        if plan.written is not None and shape is not None:  # a form calls share
-            plan.written[placed.start] = Written(replacement.positional, fields, text)
+        edits(_new_edit(Edit, (placed.start, placed.end, text)))
+        if written is not None and shape is not None:  # a form calls share
+            written[placed.start] = Written(replacement.positional, fields, text)
 
 
 def _renamed_warning(source: Source, placed: PlacedCall, abi: Abi, why: str) -> Diagnostic:
