@@ -38,7 +38,8 @@ counted iterations are unrolled, as IREE copies what a loop carries on every ite
 vectorizes, not one of pairs (``index_extrema.py``); a cumulative sum or product of
 floats is scanned in blocks (``blocked_scans.py``). Reductions over the trailing
 dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles well
-(``flat_reductions.py``), small max and min windows are maxima (minima) of shifted
+(``flat_reductions.py``), sums over windows that tile the operand are a reshape and a
+reduce (``tiled_windows.py``), small max and min windows are maxima (minima) of shifted
 slices (``window_extrema.py``), f64 ``tanh`` is computed from ``exp``
 (``fast_tanh.py``), f64 ``exp`` by the compiled path's polynomial, not libm's per
 element (``fast_exp.py``), and the products ``blas_products`` names become dispatches
@@ -405,6 +406,7 @@ def _write_with_metadata(
     from .flat_reductions import flatten_reductions
     from .index_extrema import index_extrema
     from .sorts import SORT_MODULE, route_sorts_to_imports
+    from .tiled_windows import tiled_windows
     from .unrolled_loops import unroll_counted_loops
     from .window_extrema import window_extrema
     from .written_arguments import written_arguments
@@ -440,7 +442,8 @@ def _write_with_metadata(
         index_extrema(module)  # argmax and argmin: two reductions, not one of pairs
         blocked_scans(module)  # cumsum and cumprod: in blocks, not element by element
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
-        window_extrema(module)  # and so are its windows
+        tiled_windows(module)  # and so are its windows: sums over tiles a reduce
+        window_extrema(module)  # small max and min windows, shifted slices
         fast_f64_tanh(module)  # IREE's f64 tanh is libm's, element by element
         fast_f64_exp(module)  # and so is its exp (tanh's too: after it)
         if blas_products and route_products_to_blas(module, blas_products, split):  # gemm
