@@ -150,6 +150,19 @@ SCAN = (
     "  stablehlo.return %2 : tensor<f32>",
     "}) : (tensor<1000xf32>, tensor<f32>) -> tensor<1000xf32>",
 )
+
+
+def long_scan(n: int, padding: str, body: str = "add", element: str = "f32") -> tuple[str, ...]:
+    return (
+        f'%1 = "stablehlo.reduce_window"(%a, %c) <{{padding = dense<{padding}> : '
+        f"tensor<1x2xi64>, window_dimensions = array<i64: {n}>}}> ({{",
+        f"^bb0(%x: tensor<{element}>, %y: tensor<{element}>):",
+        f"  %2 = stablehlo.{body} %x, %y : tensor<{element}>",
+        f"  stablehlo.return %2 : tensor<{element}>",
+        f"}}) : (tensor<{n}x{element}>, tensor<{element}>) -> tensor<{n}x{element}>",
+    )
+
+
 SCATTER = (
     '%1 = "stablehlo.scatter"(%a, %i, %u) <{scatter_dimension_numbers = '
     "#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], "
@@ -185,6 +198,14 @@ SUM = (
         (WINDOW, Work(parallel=998 * 998 * 9, serial=2)),
         # one workgroup: a scan (a window as long as its operand), a scatter, a sum to a scalar
         (SCAN, Work(serial=1002)),
+        # but a long cumulative sum or product of floats is scanned in blocks, whose rows
+        # the workers share (blocked_scans.py), two passes; not a reversed one, a maximum,
+        # integers
+        (long_scan(100_000, "[[99999, 0]]"), Work(parallel=200_000, serial=2)),
+        (long_scan(100_000, "[[99999, 0]]", "multiply", "f64"), Work(parallel=400_000, serial=4)),
+        (long_scan(100_000, "[[0, 99999]]"), Work(serial=100_002)),
+        (long_scan(100_000, "[[99999, 0]]", "maximum"), Work(serial=100_002)),
+        (long_scan(100_000, "[[99999, 0]]", "add", "i32"), Work(serial=100_002)),
         (SCATTER, Work(serial=1002)),
         (SUM, Work(serial=1000)),
     ],
@@ -235,7 +256,8 @@ def test_a_vmfb_records_its_work_and_runs_on_the_driver_its_mlir_would(tmp_path)
     ``local-sync``; a product of 1024x1024 matrices (2 thousand million operations) on
     ``local-task``, and so does a gather of 256,000 floats (2 million element operations,
     which the workers share); a module mostly of products with large element operations
-    (a block's shape), a scan of 2 million floats (one workgroup), a scatter of 256,000
+    (a block's shape), a scan of 2 million integers (one workgroup; of floats, in blocks
+    the workers share: local-task), a scatter of 256,000
     (one workgroup, beside 1.5 million element operations of its indices) and 512 ops on
     4096 floats (2 million element operations, each too small to share) on ``local-sync``;
     from the ``.mlir`` and from the ``.vmfb`` alike."""
@@ -246,7 +268,8 @@ def test_a_vmfb_records_its_work_and_runs_on_the_driver_its_mlir_would(tmp_path)
         (product, [np.zeros((1024, 1024), np.float32)] * 2, "local-task"),
         (gather, _sized(256_000), "local-task"),
         (small_product_of_large_sums, block, "local-sync"),
-        (cumsum, [np.zeros(2_000_000, np.float32)], "local-sync"),
+        (cumsum, [np.zeros(2_000_000, np.float32)], "local-task"),  # in blocks
+        (cumsum, [np.zeros(2_000_000, np.int32)], "local-sync"),  # one workgroup
         (scatter_add, _sized(256_000), "local-sync"),
         (many_small_steps, [np.zeros(4096, np.float32)], "local-sync"),
     ]

@@ -37,8 +37,8 @@ from ..compile.mlir_walk import outline_into_functions
 BLOCK = 16
 SMALLEST = 1024  # elements along the axis: below, IREE's scan costs about what the blocks do
 _PREFIX = "rw_blocked_scan_"
-_BODIES = {"stablehlo.add": "0.0", "stablehlo.multiply": "1.0"}
-_ELEMENTS = ("f32", "f64")
+BODIES = {"stablehlo.add": "0.0", "stablehlo.multiply": "1.0"}  # and their identities
+ELEMENTS = ("f32", "f64")
 
 
 def blocked_scans(module: Any) -> int:
@@ -63,7 +63,7 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
         return None
     given = ir.RankedTensorType(operation.operands[0].type)
     element = str(given.element_type)
-    if element not in _ELEMENTS or not given.has_static_shape or given.rank == 0:
+    if element not in ELEMENTS or not given.has_static_shape or given.rank == 0:
         return None
     shape = list(given.shape)
     rank, length = len(shape), shape[-1]
@@ -80,7 +80,7 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     padding = [int(v) for v in ir.DenseIntElementsAttr(attributes["padding"])]
     if padding != [0, 0] * (rank - 1) + [length - 1, 0]:
         return None
-    if _constant(ir, operation.operands[1]) != float(_BODIES[body]):
+    if _constant(ir, operation.operands[1]) != float(BODIES[body]):
         return None
     return "\n".join(scan_function(name, shape, element, body))
 
@@ -92,7 +92,7 @@ def scan_function(name: str, shape: list[int], element: str, body: str) -> list[
     lines, length = prod(shape[:-1]), shape[-1]
     blocks = -(-length // BLOCK)
     padded = blocks * BLOCK
-    identity = _BODIES[body]
+    identity = BODIES[body]
 
     def t(*dims: int) -> str:
         return f"tensor<{'x'.join(map(str, dims))}x{element}>" if dims else f"tensor<{element}>"
@@ -165,7 +165,7 @@ def _body(ir: Any, operation: Any) -> str | None:
     arguments, else None."""
     block = operation.regions[0].blocks[0]
     body = [op.operation for op in block.operations]
-    if len(body) != 2 or body[0].name not in _BODIES or body[1].name != "stablehlo.return":
+    if len(body) != 2 or body[0].name not in BODIES or body[1].name != "stablehlo.return":
         return None
     arguments = list(block.arguments)
     if len(arguments) != 2 or set(body[0].operands) != set(arguments):

@@ -17,7 +17,9 @@ IREE's workgroups share (elementwise ops, gathers, reductions to tensors, window
 elements and more; and those of the ops no second thread shares: the smaller ones, and
 those that IREE's llvm-cpu compiles as one workgroup (``distribution = [0]`` in
 ``--iree-hal-dump-executable-configurations-to``): scatters, sorts, reductions to scalars
-and scans (a window as long as its operand's dimension, as jax writes ``cumsum``).
+and scans (a window as long as its operand's dimension, as jax writes ``cumsum``), but
+those that ``blocked_scans.py`` cuts into rows of blocks (two element operations an
+element, shared).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ _CONTRACTING = re.compile(r"contracting_dims\s*=\s*\[([\d, ]*)\]")
 _KERNEL_LAYOUT = re.compile(r"dim_numbers\s*=\s*\[[^\]]*\]x\[([^\]]*)\]")
 _LOCATION = re.compile(r"\s+loc\(.*$")
 _WINDOW = re.compile(r"window_dimensions\s*=\s*array<i64:\s*([\d, ]*)>")
+_PADDING = re.compile(r"padding\s*=\s*dense<([^>]*)>")
+_OP = re.compile(r"\b(stablehlo\.[a-z_]+)\b")  # the ops of a generic op's region
 # Elements of these types count more: a vector register holds half (or a quarter) as many.
 _WEIGHT = {"f64": 2, "i64": 2, "complex<f32>": 2, "complex<f64>": 4}
 # The elements (weighted) from which an op's dispatch is worth sharing among threads: one of
@@ -104,26 +108,30 @@ def _work_of(name: str, bodies: dict[str, str], totals: dict[str, Work], calling
     if name in calling or name not in bodies:
         return _NONE  # recursion, or an import: its work is not IREE's
     own = _NONE
-    openers: list[str] = []  # the first lines of the generic ops whose regions are open
+    # The first lines of the generic ops whose regions are open, and the ops of each region.
+    openers: list[tuple[str, list[str]]] = []
     for line in bodies[name].splitlines()[1:]:
         line = _LOCATION.sub("", line)
         called = _CALL.search(line)
         if called:
             own += _work_of(called.group(1), bodies, totals, (*calling, name))
         elif line.endswith("({"):
-            openers.append(line)  # its signature follows its region: "}) : (...) -> ..."
+            openers.append((line, []))  # its signature follows its region: "}) : ... -> ..."
         elif line.lstrip().startswith("})"):
-            own += _op_work(openers.pop() if openers else "", line)
+            head, region = openers.pop() if openers else ("", [])
+            own += _op_work(head, line, region)
         else:
+            if openers:
+                openers[-1][1].extend(_OP.findall(line))
             own += _op_work(line, line)
     totals[name] = own
     return own
 
 
-def _op_work(head: str, line: str) -> Work:
+def _op_work(head: str, line: str, region: list[str] | None = None) -> Work:
     """The work of one op (module docstring), by its first line ``head`` and the line
-    ``line`` that ends with its signature (the same line but for a generic op's region);
-    none for a line that is no op."""
+    ``line`` that ends with its signature (the same line but for a generic op's region,
+    whose ops are ``region``); none for a line that is no op."""
     if " = " not in head and not head.lstrip().startswith(("stablehlo.", '"stablehlo.')):
         return _NONE
     signature = line.rsplit(" : ", 1)[-1] if " : " in line else ""
@@ -150,6 +158,9 @@ def _op_work(head: str, line: str) -> Work:
         return Work(products=2 * math.prod(result_dims) * per_output * weight)
     elements = max(math.prod(dims) * weight for dims, weight in tensors)
     window = _window(head)
+    if elements >= SHARED_SIZE and _blocked_scan(head, signature, window, region or []):
+        # rows of blocks, which workers share; two passes: the blocks' scans, the totals
+        return Work(parallel=2 * elements)
     if elements < SHARED_SIZE or _is_serial(head, tensors[0][0], result, window):
         return Work(serial=elements)
     if window and result:  # each result element reduces a window
@@ -162,6 +173,28 @@ def _window(head: str) -> list[int]:
     """The window of a ``reduce_window``; empty for another op."""
     window = _WINDOW.search(head) if "stablehlo.reduce_window" in head else None
     return [int(w) for w in window.group(1).split(",") if w.strip()] if window else []
+
+
+def _blocked_scan(head: str, signature: str, window: list[int], region: list[str]) -> bool:
+    """Whether the op is a scan that ``blocked_scans.py`` writes in blocks: a cumulative
+    sum or product of f32 or f64 along the last axis, padded before, of ``SMALLEST``
+    elements or more, without strides or dilations."""
+    from .blocked_scans import BODIES, ELEMENTS, SMALLEST
+
+    if "stablehlo.reduce_window" not in head or region[:-1] not in ([b] for b in BODIES):
+        return False
+    first = _TENSOR.search(signature)
+    if first is None or first.group(2) not in ELEMENTS or "strides" in head or "dilations" in head:
+        return False
+    dims = [int(d) for d in first.group(1).split("x")[:-1]]
+    padding = _PADDING.search(head)
+    numbers = [int(n) for n in re.findall(r"-?\d+", padding.group(1))] if padding else []
+    length = dims[-1] if dims else 0
+    return (
+        length >= SMALLEST
+        and window == [1] * (len(dims) - 1) + [length]
+        and numbers == [0, 0] * (len(dims) - 1) + [length - 1, 0]
+    )
 
 
 def _is_serial(
