@@ -7,7 +7,7 @@ then rewrites them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 
@@ -188,3 +188,20 @@ def outline_into_functions(
             for new in list(parsed.body.operations):
                 new.operation.move_before(first)
     return len(found)
+
+
+def one_op_body(operation: Any, names: Collection[str]) -> str | None:
+    """The name of the one op of ``operation``'s body (a reduce's or a window's region)
+    when it is one of ``names`` applied to the block's two arguments, each once, and its
+    result is what the body returns; else None."""
+    block = operation.regions[0].blocks[0]
+    body = [op.operation for op in block.operations]
+    arguments = list(block.arguments)
+    if len(body) != 2 or body[0].name not in names or body[1].name != "stablehlo.return":
+        return None
+    operands = list(body[0].operands)
+    if len(arguments) != 2 or len(operands) != 2 or set(operands) != set(arguments):
+        return None
+    if list(body[1].operands) != [body[0].results[0]]:
+        return None
+    return str(body[0].name)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ..compile.mlir_walk import outline_into_functions
+from ..compile.mlir_walk import one_op_body, outline_into_functions
 
 BLOCK = 16
 SMALLEST = 1024  # elements along the axis: below, IREE's scan costs about what the blocks do
@@ -58,7 +58,7 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     doc says, or None when it is not such a reduce_window."""
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
-    body = _body(ir, operation)
+    body = one_op_body(operation, BODIES)
     if body is None:
         return None
     given = ir.RankedTensorType(operation.operands[0].type)
@@ -158,21 +158,6 @@ def _scan(result: str, source: str, rows: int, length: int, body: str, t: Any) -
         f"  stablehlo.return %c : {t()}",
         f"}}) : ({matrix}, {t()}) -> {matrix}",
     ]
-
-
-def _body(ir: Any, operation: Any) -> str | None:
-    """The op of the reduce_window's body when it is one add or multiply of its two
-    arguments, else None."""
-    block = operation.regions[0].blocks[0]
-    body = [op.operation for op in block.operations]
-    if len(body) != 2 or body[0].name not in BODIES or body[1].name != "stablehlo.return":
-        return None
-    arguments = list(block.arguments)
-    if len(arguments) != 2 or set(body[0].operands) != set(arguments):
-        return None
-    if list(body[1].operands) != [body[0].results[0]]:
-        return None
-    return str(body[0].name)
 
 
 def _integers(ir: Any, attributes: Any, name: str) -> list[int]:

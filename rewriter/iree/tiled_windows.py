@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compile.mlir_walk import outline_into_functions
+from ..compile.mlir_walk import one_op_body, outline_into_functions
 
 _PREFIX = "rw_tiled_window_"
 
@@ -41,13 +41,7 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     doc says, or None when it is not such a reduce_window."""
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
-    block = operation.regions[0].blocks[0]
-    body = [op.operation for op in block.operations]
-    if len(body) != 2 or body[0].name != "stablehlo.add" or body[1].name != "stablehlo.return":
-        return None
-    if set(body[0].operands) != set(block.arguments) or len(block.arguments) != 2:
-        return None
-    if list(body[1].operands) != [body[0].results[0]]:
+    if one_op_body(operation, ("stablehlo.add",)) is None:
         return None
     given = ir.RankedTensorType(operation.operands[0].type)
     result = ir.RankedTensorType(operation.results[0].type)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..compile.mlir_walk import outline_into_functions
+from ..compile.mlir_walk import one_op_body, outline_into_functions
 
 MAX_WINDOW = 16  # window elements, and so slices, from which reduce_window stays IREE's
 _BODIES = {"stablehlo.maximum", "stablehlo.minimum"}
@@ -41,14 +41,8 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     doc says, or None when it is not such a reduce_window."""
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
-    block = operation.regions[0].blocks[0]
-    body = [op.operation for op in block.operations]
-    if len(body) != 2 or body[0].name not in _BODIES or body[1].name != "stablehlo.return":
-        return None
-    arguments = list(block.arguments)
-    if sorted(map(_argument_number, body[0].operands)) != [0, 1] or len(arguments) != 2:
-        return None
-    if list(body[1].operands) != [body[0].results[0]]:
+    extremum = one_op_body(operation, _BODIES)
+    if extremum is None:
         return None
     given = ir.RankedTensorType(operation.operands[0].type)
     result = ir.RankedTensorType(operation.results[0].type)
@@ -87,7 +81,6 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
         f"({tensor(list(given.shape))}, {tensor([])}) -> {tensor(padded)}",
         f"%m0 = stablehlo.broadcast_in_dim %init, dims = [] : ({tensor([])}) -> {tensor(out)}",
     ]
-    extremum = body[0].name
     for index, offsets in enumerate(itertools.product(*(range(w) for w in window)), 1):
         starts = [o * d for o, d in zip(offsets, dilations, strict=True)]
         limits = [s + (n - 1) * t + 1 for s, n, t in zip(starts, out, strides, strict=True)]
@@ -98,9 +91,3 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
         ]
     lines += [f"return %m{count} : {tensor(out)}", "}"]
     return "\n".join(lines)
-
-
-def _argument_number(value: Any) -> int:
-    from iree.compiler import ir
-
-    return value.arg_number if isinstance(value, ir.BlockArgument) else -1
