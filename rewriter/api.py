@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from jax.export import Exported
 
     from .syntax.rewrite_validation import Validated
-    from .syntax.written_shapes import Written
 
 
 @dataclass(init=False, eq=False)
@@ -45,9 +44,6 @@ class Result:
     warnings: list[Diagnostic]
     edits: list[Edit]
     errors: list[Diagnostic]
-    # With ``analyze(..., validated=...)``: each rewritten call's replacement as it was
-    # written, by where its edit starts; ``validate_rewrite`` shapes a form's lines once.
-    written: dict[int, Written] | None = field(default=None, repr=False)
     # The jax.export.Exported the module came from, when made by ``rewriter.export``.
     exported: Any = field(default=None, repr=False)
 
@@ -59,7 +55,6 @@ class Result:
         warnings: list[Diagnostic] | None = None,
         edits: list[Edit] | None = None,
         errors: list[Diagnostic] | None = None,
-        written: dict[int, Written] | None = None,
         exported: Any = None,
     ) -> None:
         """``text`` None: the edits applied to ``original``, joined when first read."""
@@ -69,7 +64,6 @@ class Result:
         self.warnings = [] if warnings is None else warnings
         self.edits = [] if edits is None else edits
         self.errors = [] if errors is None else errors
-        self.written = written
         self.exported = exported
 
     @property
@@ -101,7 +95,7 @@ class Result:
 
 
 def _compared(result: Result) -> tuple[object, ...]:
-    """What makes two Results equal: all but ``written`` and ``exported``."""
+    """What makes two Results equal: all but ``exported``."""
     return (
         result.text,
         result.original,
@@ -275,9 +269,7 @@ def analyze(
     """The rewrite that reports instead of raising: the same arguments, work and ``Result``
     as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
     ``validated``, ``validate_input``'s of the same text, makes the rewrite take the call
-    shapes that validation found, and keep in ``Result.written`` what each call's
-    replacement was written from, for ``validate_rewrite``: memory a rewrite alone does
-    not need.
+    shapes that validation found.
     A call that cannot be rewritten is an error in ``Result.errors``, and ``Result.text``
     holds the other calls' rewrites. It is no dry run; the name stays as public API
     (docs/architecture.md, "Where things stay").
@@ -322,7 +314,6 @@ def analyze(
             skip,
             conventions,
             reuse_shapes=not plain,
-            keep_written=validated is not None and not plain,
             found=taken,
             words=words,
         )
@@ -333,7 +324,7 @@ def analyze(
     edits = plan.edits if choice is None else plan.edits + choice.edits
     # The text is joined when first read (``Result.text``), once what only planning
     # needed is gone: it is as large as the edits and the rest of the original together.
-    return Result(None, source.text, plan.reports, warnings, edits, plan.errors, plan.written)
+    return Result(None, source.text, plan.reports, warnings, edits, plan.errors)
 
 
 def _platform_warnings(
@@ -433,8 +424,7 @@ def validate_input(
 
 def validate_rewrite(result: Result, input_: Validated, *, filename: str | None = None) -> None:
     """``validate(result.text)``, at the cost of the lines the edits touched when ``input_``
-    is ``validate_input``'s of ``result.original``; of fewer when ``result`` was made with
-    ``analyze(..., validated=input_)``, whose calls' lines are shaped once per form."""
+    is ``validate_input``'s of ``result.original``."""
     from .syntax.plain_validation import first_error_plain
     from .syntax.rewrite_validation import first_error_of_rewrite
     from .syntax.validation import first_error
@@ -444,7 +434,7 @@ def validate_rewrite(result: Result, input_: Validated, *, filename: str | None 
         error = first_error_plain(rewritten)
     elif input_.text == result.original:
         with collector_paused():
-            error = first_error_of_rewrite(rewritten, input_, result.edits, result.written)
+            error = first_error_of_rewrite(rewritten, input_, result.edits)
     else:
         error = first_error(rewritten)
     if error is not None:

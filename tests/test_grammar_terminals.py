@@ -24,12 +24,11 @@ from rewriter.syntax import (
     scan,
     terminals,
     validation,
-    written_shapes,
 )
 from rewriter.syntax.grammar import grammar_text, parser
 
 # Importing the scanners above has them ask for every terminal they use.
-SCANNERS = (blanks, compact, dimensions, empty_names, holes, scan, validation, written_shapes)
+SCANNERS = (blanks, compact, dimensions, empty_names, holes, scan, validation)
 TAKEN = sorted(terminals.TAKEN)
 
 
@@ -177,8 +176,8 @@ def test_splat_number_is_int_or_float() -> None:
 
 
 def test_narrower_numbers_and_dimensions() -> None:
-    """Forms that take less than their terminal, never more: nine-digit integers (points 5
-    of blanks and (e) of written_shapes) and blanks' runs of sizes (point 7)."""
+    """Forms that take less than their terminal, never more: nine-digit integers (point 5
+    of blanks) and blanks' runs of sizes (point 7)."""
     int_, dims = _grammar("INT"), _grammar("DIMS")
     for text in _strings("0-+.", 5):
         if _fullmatches(blanks.NINE_DIGITS, text):

@@ -13,7 +13,6 @@ from ..syntax.diagnostics import Diagnostic, Severity
 from ..syntax.holes import FoundShapes
 from ..syntax.scan import Scan
 from ..syntax.source import Source
-from ..syntax.written_shapes import Written
 from .call_shapes import (
     LITERAL,
     CallShape,
@@ -54,9 +53,6 @@ class Plan:
     reports: list[CallReport] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
-    # With ``keep_written``: each call's replacement as written (``Written``), by where its
-    # edit starts: a validation of the rewrite shapes the lines of one form once.
-    written: dict[int, Written] | None = None
 
 
 # ``Edit(start, end, text)`` without the named tuple's ``__new__`` in Python (an edit a call).
@@ -74,7 +70,6 @@ def plan_rewrite(
     abi: Abi = C_ABI,
     *,
     reuse_shapes: bool = True,
-    keep_written: bool = False,
     found: FoundShapes | None = None,
     words: OptionWords = API_WORDS,
 ) -> Plan:
@@ -86,11 +81,10 @@ def plan_rewrite(
     how externs are named, ordered and declared. Statements of one shape are parsed once,
     and what each part of a judgement reads is remembered by all it reads (``call_shapes``);
     ``reuse_shapes=False`` parses and judges every statement on its own.
-    ``keep_written`` keeps what each call's replacement was written from (``Plan.written``);
     ``found`` holds the statements' shapes a validation of the same text found; ``words``
     spell ``targets`` and ``skip`` in the reasons of the calls they leave alone.
     """
-    plan = Plan(written={} if keep_written else None)
+    plan = Plan()
     shapes = _call_shapes(source, scan, targets, skip, abi, reuse_shapes, found, words)
     newline = _newline_of(source.text)
     selected = _place_calls(plan, shapes, scan)
@@ -169,12 +163,11 @@ def _name_callees(
     # target is warned about once (platforms.py). A call whose key is decided has its
     # target asked already (the key holds it).
     asked: set[str] = set()
-    edits, written = plan.edits.append, plan.written
+    edits = plan.edits.append
     for index, placed in enumerate(selected):
         assert placed is not None
         selected[index] = None
         report = placed.report
-        shape = placed.shape
         named = placed.named  # None: a call parsed on its own
         known = named.get(placed.module) if named is not None else None
         if known is not None:
@@ -199,10 +192,7 @@ def _name_callees(
         callee = report.wrapper or report.symbol
         assert callee is not None  # named by ``externs.decide``
         fields = replacement.fields(placed.holes, values, callee)
-        text = replacement.text(fields)
-        edits(_new_edit(Edit, (placed.start, placed.end, text)))
-        if written is not None and shape is not None:  # a form calls share
-            written[placed.start] = Written(replacement.positional, fields, text)
+        edits(_new_edit(Edit, (placed.start, placed.end, replacement.text(fields))))
 
 
 def _renamed_warning(source: Source, placed: PlacedCall, abi: Abi, why: str) -> Diagnostic:

@@ -44,30 +44,25 @@ class ReplacementForm:
         callee = holes + len(hints)  # its place among a call's field values
         pieces: list[str] = []
         picks: list[int] = []  # the join's items: field values, then the pieces
-        positional: list[str] = []  # the pattern, its callee a positional field
         for literal, name, _, _ in Formatter().parse(pattern):
             if literal:
                 picks.append(callee + 1 + len(pieces))
                 pieces.append(literal)
-                positional.append(escape_format(literal))
             if name is not None:
                 picks.append(callee if name == CALLEE else int(name))
-                positional.append(f"{{{picks[-1]}}}")
         assert len(picks) > 1  # `func.call @`, the callee, ...: itemgetter gives a tuple
         self._pieces = tuple(pieces)
         self._pick = itemgetter(*picks)
-        # ``positional.format(*fields)`` is ``text``: what a validation of it reads
-        self.positional = "".join(positional)
 
     def fields(self, holes: tuple[str, ...], values: ValueNamer, callee: str) -> tuple[str, ...]:
-        """The values of a call's fields, in ``positional``'s order: its holes, its
-        constants' fresh names and its callee (named once every call has been seen); then
-        the pattern's literal pieces, which ``text`` joins them with."""
+        """The values of a call's fields: its holes, its constants' fresh names and its
+        callee (named once every call has been seen); then the pattern's literal pieces,
+        which ``text`` joins them with."""
         return (*holes, *values.fresh_from(self._bases), callee, *self._pieces)
 
     def text(self, fields: tuple[str, ...]) -> str:
         """The replacement of a call with these ``fields``; equal to
-        ``pattern.format(*holes, *fresh, callee=callee)`` and ``positional.format(*fields)``."""
+        ``pattern.format(*holes, *fresh, callee=callee)``."""
         return "".join(self._pick(fields))
 
 

@@ -2,17 +2,15 @@
 takes, and what each is blanked to.
 
 A parse is reused by a text's *shape*: the text with its holes (the parts that differ
-between texts of one parse) blanked. Three users blank with what is defined here:
+between texts of one parse) blanked. Two users blank with what is defined here:
 
 - the rewrite's statement shapes: ``shape_of`` finds a custom call's holes of the kinds
   of ``HOLE_PATTERNS`` by one pattern (``_HOLES``) and blanks each to its ``BLANK``
   (``plan/call_shapes.py`` argues why a shape's parse is each of its statements' parse;
   ``holes.py`` finds a statement's shape again without this scan);
 - ``--validate``'s line shapes: ``blanked_line``, points 3 to 7 below (a custom call's
-  line takes its statement's shape: ``validation.LineShapes``);
-- the shapes of the lines a rewrite wrote (``written_shapes.py``): a field is blanked
-  when it is one of ``LINE_HOLES`` or a constant's value of ``CONSTANT_VALUES``, since
-  ``blanked_line`` blanks it so whatever its value in its class.
+  line takes its statement's shape: ``validation.LineShapes``), for the input and for
+  the lines a rewrite wrote alike.
 
 A parse made once for many statements holds a ``sentinel`` in place of each hole
 (``plan/call_shapes.py``) or size (``dimensions.py``), found again in its model by one
@@ -135,17 +133,9 @@ HOLE_PATTERNS = {
 BLANK = {"name": "_", "alias": "_", "target": "_", "float": "0.0", "int": "0", "bool": "true"}
 # The type after a float hole (or a blanked constant's float): `f32` or `f64`.
 FLOAT_TYPE = r"(?=[ \t]*:[ \t]*f(?:32|64)(?![\w$.]))"
-# The names a line's shape blanks to `_` (point 3), each after its literal context.
-LINE_HOLES = (("%", VALUE_NAME), ("@", SYMBOL_NAME), ("loc(#", ALIAS_NAME))
 # Point 5's integer: INT's unsigned numbers of at most nine digits (the test checks it
 # takes none that INT does not), which every 32- or 64-bit integer type takes.
 NINE_DIGITS = "[0-9]{1,9}"
-# Point 5: the types after which a constant's value is blanked, and the values blanked
-# there (besides `true` and `false`, blanked whatever the type).
-CONSTANT_VALUES = {
-    **{f" : {type_}": FLOAT for type_ in ("f32", "f64")},
-    **{f" : {sign}i{bits}": NINE_DIGITS for sign in ("", "s", "u") for bits in (32, 64)},
-}
 VALUE_NAMES = re.compile(f"%{VALUE_NAME}")  # point 3: every name, blanked to `%_`
 _LOCATION_ALIAS = re.compile(rf"loc\(#{ALIAS_NAME}\)")
 # Point 4's L: an INT- or FLOAT-form number, its sign and its fraction as groups 1 and 2.

@@ -27,14 +27,13 @@ per layer, none of one with a call on every line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic
 from .holes import FoundShapes
 from .source import Source
 from .validation import Remembered, Unexpected, Validation, first_error
-from .written_shapes import Written, WrittenShapes
 
 Span = tuple[int, int, str]  # an edit: the span start:end of the input, and its text
 
@@ -62,35 +61,19 @@ def validated(source: Source) -> Validated | Diagnostic:
 
 
 def first_error_of_rewrite(
-    rewritten: Source,
-    input_: Validated,
-    edits: Sequence[Span],
-    written: Mapping[int, Written] | None = None,
+    rewritten: Source, input_: Validated, edits: Sequence[Span]
 ) -> Diagnostic | None:
     """The first place where ``rewritten``, the validated input's text with ``edits``,
-    leaves the grammar, or None: what ``first_error(rewritten)`` says. ``written``: what
-    some edits' texts were written from, by where the edit starts (``written_shapes``)."""
+    leaves the grammar, or None: what ``first_error(rewritten)`` says."""
     text, original, shapes = rewritten.text, input_.text, input_.shapes
     validation = Validation(text, remembered=input_.remembered.copy())
-    written_shapes = WrittenShapes(validation.line_shapes)
     position = line = 0  # the next line of the input not yet parsed, and its number
     shift = 0  # how far the rewrite's text is ahead of the input's at ``position``
     try:
-        for start, end, rewritten_end, alone in _blocks(original, edits):
+        for start, end, rewritten_end in _blocks(original, edits):
             if start > position:  # the lines no edit touches, [position, start) of the input
                 validation.lines(position + shift, start + shift, shapes, line)
-            # the edited lines, in the rewrite: a written edit's shaped by its pattern
-            edit_shapes = None
-            if alone is not None and written:
-                edit_start, edit_end, edit_text = alone
-                record = written.get(edit_start)
-                if record is not None:
-                    before, after = original[start:edit_start], original[edit_end:end]
-                    edit_shapes = written_shapes.shapes(record, edit_text, before, after)
-            if edit_shapes is None:
-                validation.lines(start + shift, rewritten_end)
-            else:
-                validation.block(start + shift, rewritten_end, edit_shapes)
+            validation.lines(start + shift, rewritten_end)  # the edited lines, in the rewrite
             line += original.count("\n", position, end)  # the untouched lines', the block's
             position, shift = end, rewritten_end - end
         validation.lines(position + shift, len(text), shapes, line)  # after the last edit
@@ -100,34 +83,29 @@ def first_error_of_rewrite(
     return None
 
 
-Block = tuple[int, int, int, "Span | None"]
+Block = tuple[int, int, int]
 
 
 def _blocks(original: str, edits: Sequence[Span]) -> Iterator[Block]:
     """The blocks of lines the edits touch: for each, where its lines start and end in the
     input (a line start, and a line's end after its line break or the end of the text),
-    where they end in the rewrite, and its edit when it has one alone. Edits that share a
-    line are one block."""
+    and where they end in the rewrite. Edits that share a line are one block."""
     shift = 0  # what the edits before the current block added
     block_start = block_end = -1
     added = 0  # what the current block's edits add
-    alone: Span | None = None
-    for edit in sorted(edits, key=lambda edit: (edit[0], edit[1])):
-        start, end, replacement = edit
+    for start, end, replacement in sorted(edits, key=lambda edit: (edit[0], edit[1])):
         if start >= block_end:
             if block_end != -1:
-                yield block_start, block_end, block_end + shift + added, alone
+                yield block_start, block_end, block_end + shift + added
                 shift += added
             block_start = original.rfind("\n", 0, start) + 1
             block_end = _line_end(original, end)
             added = 0
-            alone = edit
         else:
             block_end = max(block_end, _line_end(original, end))
-            alone = None
         added += len(replacement) - (end - start)
     if block_end != -1:
-        yield block_start, block_end, block_end + shift + added, alone
+        yield block_start, block_end, block_end + shift + added
 
 
 def _line_end(text: str, offset: int) -> int:

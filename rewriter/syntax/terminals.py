@@ -1,7 +1,7 @@
 """The grammar's terminals as regex text, for the hand-written patterns that must agree with it.
 
 The scanners and blankers (``compact``, ``scan``, ``blanks``, ``validation``,
-``written_shapes``, ``dimensions``) find strings, numbers and names with Python regexes
+``dimensions``) find strings, numbers and names with Python regexes
 whose soundness arguments say "the grammar's FLOAT", "what VALUE_ID takes", and so on.
 They take that text from here, and this module takes it from the grammar file itself, so
 an edit of a terminal reaches them: no hand-made copy can drift from the grammar.

@@ -353,8 +353,6 @@ class Validation:
         self.line_shapes = LineShapes(found)
         self.trace = trace
         self.distinct: dict[str, str] = {}  # each shape traced, as the one string traced
-        # (stack, shapes of lines) -> the stack after them and its outcomes (``block``)
-        self.blocks: dict[tuple[Stack, tuple[str, ...]], tuple[Stack, _Outcomes]] = {}
 
     def lines(
         self, start: int, end: int, traced: Sequence[str | None] | None = None, first: int = 0
@@ -408,18 +406,6 @@ class Validation:
         assert lowest > 0  # only the end of the input reduces the whole stack
         parses.append((len(stack) - lowest, stack[lowest - 1 :], after[lowest:]))
         return after
-
-    def block(self, start: int, end: int, shapes: tuple[str, ...]) -> None:
-        """``lines(start, end)``, whose lines have ``shapes``, remembered as one: the
-        outcome of lines in turn is fixed by the stack before them and their shapes, as
-        each line's is. Only when no trace is kept (it would miss the block's lines)."""
-        assert self.trace is None
-        key = (self.stack, shapes)
-        after = self.blocks.get(key)
-        if after is None:
-            self.lines(start, end, shapes)
-            after = self.blocks[key] = (self.stack, self.known)
-        self.stack, self.known = after
 
     def finish(self) -> None:
         """Accept the end of the text, and raise for an integer literal out of range."""
