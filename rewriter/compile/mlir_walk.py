@@ -8,7 +8,7 @@ then rewrites them.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, NamedTuple
 
 
 def operations_named(module: Any, *names: str) -> list[Any]:
@@ -205,3 +205,36 @@ def one_op_body(operation: Any, names: Collection[str]) -> str | None:
     if list(body[1].operands) != [body[0].results[0]]:
         return None
     return str(body[0].name)
+
+
+class Window(NamedTuple):
+    """A reduce_window of one operand and one static result: its body's one op, the
+    operand's and the result's types, and its integer attributes by name."""
+
+    body: str
+    given: Any  # ir.RankedTensorType
+    result: Any  # ir.RankedTensorType
+    integers: Callable[[str], list[int]]  # an attribute, or its default: 1 per dimension
+
+
+def window_of(ir: Any, operation: Any, bodies: Collection[str]) -> Window | None:
+    """``operation`` as a ``Window`` when it reduces one operand to one result, both of
+    static shape and the result not empty, with a body of one of ``bodies``
+    (``one_op_body``); else None: the cases the window rewrites leave to IREE."""
+    if len(operation.operands) != 2 or len(operation.results) != 1:
+        return None
+    body = one_op_body(operation, bodies)
+    if body is None:
+        return None
+    given = ir.RankedTensorType(operation.operands[0].type)
+    result = ir.RankedTensorType(operation.results[0].type)
+    if not (given.has_static_shape and result.has_static_shape) or 0 in result.shape:
+        return None
+    attributes, rank = operation.attributes, given.rank
+
+    def integers(name: str) -> list[int]:
+        if name not in attributes:
+            return [1] * rank
+        return list(ir.DenseI64ArrayAttr(attributes[name]))
+
+    return Window(body, given, result, integers)

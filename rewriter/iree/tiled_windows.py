@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compile.mlir_walk import one_op_body, outline_into_functions
+from ..compile.mlir_walk import outline_into_functions, window_of
 
 _PREFIX = "rw_tiled_window_"
 
@@ -32,35 +32,20 @@ def tiled_windows(module: Any) -> int:
     return outline_into_functions(module, "stablehlo.reduce_window", _PREFIX, _function_text)
 
 
-def _ones_or_absent(ir: Any, attributes: Any, name: str, rank: int) -> bool:
-    return name not in attributes or list(ir.DenseI64ArrayAttr(attributes[name])) == [1] * rank
-
-
 def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     """The text of ``func.func private @name`` that computes ``operation`` as the module's
     doc says, or None when it is not such a reduce_window."""
-    if len(operation.operands) != 2 or len(operation.results) != 1:
+    found = window_of(ir, operation, ("stablehlo.add",))
+    if found is None:
         return None
-    if one_op_body(operation, ("stablehlo.add",)) is None:
-        return None
-    given = ir.RankedTensorType(operation.operands[0].type)
-    result = ir.RankedTensorType(operation.results[0].type)
-    if not (given.has_static_shape and result.has_static_shape) or 0 in result.shape:
-        return None
+    given, result, integers = found.given, found.result, found.integers
     rank = given.rank
+    window = integers("window_dimensions")
+    if integers("window_strides") != window or all(w == 1 for w in window):
+        return None
+    if integers("base_dilations") != [1] * rank or integers("window_dilations") != [1] * rank:
+        return None
     attributes = operation.attributes
-    window = list(ir.DenseI64ArrayAttr(attributes["window_dimensions"]))
-    strides = (
-        list(ir.DenseI64ArrayAttr(attributes["window_strides"]))
-        if "window_strides" in attributes
-        else [1] * rank
-    )
-    if strides != window or all(w == 1 for w in window):
-        return None
-    if not all(
-        _ones_or_absent(ir, attributes, n, rank) for n in ("base_dilations", "window_dilations")
-    ):
-        return None
     if "padding" in attributes:
         if any(int(v) for v in ir.DenseIntElementsAttr(attributes["padding"])):
             return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..compile.mlir_walk import one_op_body, outline_into_functions
+from ..compile.mlir_walk import outline_into_functions, window_of
 
 MAX_WINDOW = 16  # window elements, and so slices, from which reduce_window stays IREE's
 _BODIES = {"stablehlo.maximum", "stablehlo.minimum"}
@@ -30,29 +30,18 @@ def window_extrema(module: Any) -> int:
     return outline_into_functions(module, "stablehlo.reduce_window", _PREFIX, _function_text)
 
 
-def _integers(ir: Any, operation: Any, name: str, rank: int, default: int) -> list[int]:
-    if name not in operation.attributes:
-        return [default] * rank
-    return list(ir.DenseI64ArrayAttr(operation.attributes[name]))
-
-
 def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     """The text of ``func.func private @name`` that computes ``operation`` as the module's
     doc says, or None when it is not such a reduce_window."""
-    if len(operation.operands) != 2 or len(operation.results) != 1:
+    found = window_of(ir, operation, _BODIES)
+    if found is None:
         return None
-    extremum = one_op_body(operation, _BODIES)
-    if extremum is None:
-        return None
-    given = ir.RankedTensorType(operation.operands[0].type)
-    result = ir.RankedTensorType(operation.results[0].type)
-    if not (given.has_static_shape and result.has_static_shape) or 0 in result.shape:
-        return None
+    extremum, given, result, integers = found
     rank = given.rank
-    window = _integers(ir, operation, "window_dimensions", rank, 1)
-    strides = _integers(ir, operation, "window_strides", rank, 1)
-    dilations = _integers(ir, operation, "window_dilations", rank, 1)
-    if _integers(ir, operation, "base_dilations", rank, 1) != [1] * rank:
+    window = integers("window_dimensions")
+    strides = integers("window_strides")
+    dilations = integers("window_dilations")
+    if integers("base_dilations") != [1] * rank:
         return None
     count = 1
     for size in window:
