@@ -32,13 +32,14 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ..compile.mlir_walk import one_op_body, outline_into_functions
+from ..compile.mlir_walk import outline_into_functions, window_of
 
 BLOCK = 16
 SMALLEST = 1024  # elements along the axis: below, IREE's scan costs about what the blocks do
 _PREFIX = "rw_blocked_scan_"
 BODIES = {"stablehlo.add": "0.0", "stablehlo.multiply": "1.0"}  # and their identities
 ELEMENTS = ("f32", "f64")
+ONES = ("window_strides", "base_dilations", "window_dilations")  # 1 in every dimension
 
 
 def blocked_scans(module: Any) -> int:
@@ -56,25 +57,22 @@ def _first(operation: Any) -> list[Any]:
 def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     """The text of ``func.func private @name`` that computes ``operation`` as the module's
     doc says, or None when it is not such a reduce_window."""
-    if len(operation.operands) != 2 or len(operation.results) != 1:
+    found = window_of(ir, operation, BODIES)
+    if found is None:
         return None
-    body = one_op_body(operation, BODIES)
-    if body is None:
-        return None
-    given = ir.RankedTensorType(operation.operands[0].type)
+    body, given, _, integers = found
     element = str(given.element_type)
-    if element not in ELEMENTS or not given.has_static_shape or given.rank == 0:
+    if element not in ELEMENTS or given.rank == 0:
         return None
     shape = list(given.shape)
     rank, length = len(shape), shape[-1]
-    if length < SMALLEST or 0 in shape:
+    if length < SMALLEST:
+        return None
+    if integers("window_dimensions") != [1] * (rank - 1) + [length]:
+        return None
+    if any(integers(ones) != [1] * rank for ones in ONES):
         return None
     attributes = operation.attributes
-    if _integers(ir, attributes, "window_dimensions") != [1] * (rank - 1) + [length]:
-        return None
-    for ones in ("window_strides", "base_dilations", "window_dilations"):
-        if ones in attributes and _integers(ir, attributes, ones) != [1] * rank:
-            return None
     if "padding" not in attributes:
         return None
     padding = [int(v) for v in ir.DenseIntElementsAttr(attributes["padding"])]
@@ -158,10 +156,6 @@ def _scan(result: str, source: str, rows: int, length: int, body: str, t: Any) -
         f"  stablehlo.return %c : {t()}",
         f"}}) : ({matrix}, {t()}) -> {matrix}",
     ]
-
-
-def _integers(ir: Any, attributes: Any, name: str) -> list[int]:
-    return list(ir.DenseI64ArrayAttr(attributes[name]))
 
 
 def _constant(ir: Any, value: Any) -> float | None:
