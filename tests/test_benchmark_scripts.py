@@ -95,8 +95,10 @@ def test_shape_sweep_runs_only_the_shapes_asked_for():
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert [row.split(" | ")[0] for row in rows if "| jax |" in row] == ["| attention"]
     summary = done.stdout.split("The worst ratio to jax.jit per path", 1)[1]
-    (line,) = [line for line in summary.splitlines() if line.startswith("| compile |")]
-    assert line.endswith(" of 1 | 0 |"), line  # one case, the attention's
+    lines = [line for line in summary.splitlines() if line.startswith("| compile |")]
+    assert [line.split(" | ")[1] for line in lines] == ["CPU", "wall"]
+    for line in lines:
+        assert line.endswith(" of 1 | 0 |"), line  # one case, the attention's
 
 
 @pytest.mark.toolchain
@@ -113,13 +115,17 @@ def test_shape_sweep_runs_every_path_in_both_float_types():
         for dtype in ("f32", "f64")
         for path in ("jax", "compile", "iree", "iree-sync", "iree-default")
     }
-    for cells in rows:
+    for cells in rows:  # CPU ms, its ratio, wall ms, its ratio, the largest difference
+        assert float(cells[4]) > 0 and float(cells[6]) > 0, cells
+        assert cells[5].endswith("x") and cells[7].endswith("x"), cells
         limit = 1e-4 if cells[1] == "f32" else 1e-12
-        assert float(cells[6].rstrip(" |")) < limit, cells
+        assert float(cells[8].rstrip(" |")) < limit, cells
     summary = done.stdout.split("The worst ratio to jax.jit per path", 1)[1]
     for path in ("compile", "iree", "iree-sync", "iree-default"):  # 2 cases, none failed
-        (line,) = [line for line in summary.splitlines() if line.startswith(f"| {path} |")]
-        assert line.endswith(" of 2 | 0 |"), line
+        lines = [line for line in summary.splitlines() if line.startswith(f"| {path} |")]
+        assert [line.split(" | ")[1] for line in lines] == ["CPU", "wall"]
+        for line in lines:
+            assert line.endswith(" of 2 | 0 |"), line
 
 
 def test_call_dense_times_its_actions_in_turns():
