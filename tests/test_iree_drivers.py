@@ -1,11 +1,13 @@
 """Which driver ``rewriter.iree.load`` picks when it is not told (rewriter/iree/drivers.py):
 ``local-sync`` for a module whose estimated work a call (rewriter/iree/work.py) is under
-``LARGE_WORK``, ``local-task`` from it, for dynamic shapes and for a module of mostly
-element operations that workers share, from ``LARGE_PARALLEL_WORK`` of them; a ``.vmfb``
-by the estimate ``compile_module`` recorded in it."""
+``LARGE_WORK`` (half a thousand million operations), ``local-task`` from it, for dynamic
+shapes and for a module of mostly element operations that workers share, from
+``LARGE_PARALLEL_WORK`` of them; a ``.vmfb`` by the estimate ``compile_module`` recorded in
+it."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -229,6 +231,32 @@ def test_the_driver_by_the_work():
     serial = parallel // (2 * SERIAL_WEIGHT)
     assert driver_for(Work(parallel=parallel, serial=serial)) == "local-task"
     assert driver_for(Work(parallel=parallel, serial=serial + 1)) == "local-sync"
+
+
+def layers(x, *weights):
+    """``benchmarks/blocks.py``'s block: layer norm, GELU and two products a layer."""
+    for w1, w2 in zip(weights[::2], weights[1::2], strict=True):
+        h = (x - x.mean(-1, keepdims=True)) / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5)
+        x = x + jax.nn.gelu(h @ w1) @ w2
+    return x
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    ("batch", "width", "driver"),
+    [(128, 512, "local-task"), (32, 512, "local-sync"), (128, 256, "local-sync")],
+)
+def test_a_block_from_half_a_thousand_million_operations_runs_on_local_task(
+    tmp_path, batch, width, driver
+):
+    """4 layers at batch 128 and width 512 are 537 million operations of products, which
+    finish sooner on ``local-task`` (``shape_sweep.py``: 0.91x jax.jit against 0.94-1.31x
+    on ``local-sync``); a quarter of that stays on ``local-sync``."""
+    x = np.zeros((batch, width), np.float32)
+    weights = [np.zeros((width, width), np.float32)] * 8
+    work = work_parts(rewritten(tmp_path, layers, x, *weights).read_text())
+    assert work is not None and work.products == 4 * 2 * 2 * batch * width * width
+    assert driver_for(work) == driver
 
 
 def test_the_work_a_vmfb_records():

@@ -6,11 +6,17 @@ runs everything on the calling thread. A handover costs 5 to 10 us of the caller
 sharing each dispatch among them take CPU time too, so ``local-task`` takes more CPU time
 than ``local-sync`` on every program of ``benchmarks/shape_sweep.py``: 5 to 30% on the
 largest, 2 to 3 times on the smallest. What it can win is wall time, when a second core is
-free and the dispatches are large enough to split: on a 2-core machine, from about a
-thousand million operations a call (``shape_sweep.py --wall``: the blocks of batch 300 or
-width 768), and not below (the same blocks at batch 128 and width 512, half a thousand
-million, run sooner on ``local-sync``): their time goes to products, which ``local-task``
-gets cut in blocks that pack their operands again (``blas_products.py``).
+free and the dispatches are large enough to split: on a 2-core machine, from about half a
+thousand million operations a call (``shape_sweep.py``'s wall times, two runs: the block of
+batch 128 and width 512, 537 million, took 0.91x ``jax.jit`` on ``local-task`` against
+0.94-1.31x on ``local-sync``, for 1.11-1.22x ``jax.jit``'s CPU time against 0.71-0.88x;
+the attentions of 200 tokens in f32 and of 128 tokens and width 256 in f64, 583 and 671
+million, 0.58-0.85x against 1.00-1.55x; the conv of 48x48 images and 5x5 kernels in f32,
+560 million, 0.55x against 0.93-1.01x). Below that, ``local-sync``'s wall time is mostly
+within 1.1x ``jax.jit``'s and ``local-task`` costs up to 1.3-1.4x its CPU time (the f64
+block of batch 128 and width 256, the attentions of batch 1): their time goes to products,
+which ``local-task`` gets cut in blocks that pack their operands again
+(``blas_products.py``).
 Element operations over large tensors (elementwise ops, gathers, windows) split at no such
 cost: IREE cuts each of their dispatches into many workgroups (``distribution = [4096]`` of
 a vector of floats), which the workers share. ``benchmarks/op_complexity.py``'s ops, one
@@ -69,7 +75,7 @@ from typing import TypeGuard
 
 from .work import Work, work_parts
 
-LARGE_WORK = 1_000_000_000  # operations a call (work.py) from which local-task runs it
+LARGE_WORK = 500_000_000  # operations a call (work.py) from which local-task runs it
 LARGE_PARALLEL_WORK = 1_000_000  # shared element operations from which local-task runs it
 SERIAL_WEIGHT = 10  # what an element of a one-workgroup op weighs against a shared one
 WORK_KEY = "rewriter.work"  # the module attribute of a .vmfb that records the estimate
