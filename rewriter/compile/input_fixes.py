@@ -17,6 +17,7 @@ from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
 from .gather_bounds import clamp_gather_indices
 from .power import POWER, accurate_power
+from .saturating_converts import saturating_converts
 from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
 from .tokens import TOKEN_TYPES, erase_tokens
@@ -26,6 +27,7 @@ from .unsigned_reverse import reverse_signless
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
+    (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)

@@ -58,8 +58,15 @@ class Splats:
 
     def __call__(self, value: float, kind: Any) -> Any:
         """A ``kind`` tensor (``like``'s shape, any float element) of ``value``."""
+        return self._tensor(self.ir.FloatAttr.get(kind.element_type, value), kind)
+
+    def integer(self, value: int, kind: Any) -> Any:
+        """A ``kind`` tensor (``like``'s shape, any integer element) of ``value``, which
+        fits the element's bits (unsigned 64-bit ones as their two's complement)."""
+        return self._tensor(self.ir.IntegerAttr.get(kind.element_type, value), kind)
+
+    def _tensor(self, number: Any, kind: Any) -> Any:
         ir = self.ir
-        number = ir.FloatAttr.get(kind.element_type, value)
         if kind.has_static_shape:
             splat = ir.DenseElementsAttr.get_splat(kind, number)
             return op_result(ir, "stablehlo.constant", kind, value=splat)
