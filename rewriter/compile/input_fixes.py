@@ -22,7 +22,7 @@ from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
 from .tokens import TOKEN_TYPES, erase_tokens
 from .unsigned_reverse import reverse_signless
-from .wide_accumulation import OPS as PRODUCTS
+from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
 
 # (a fix, text whose absence from the module means it has nothing to do)
@@ -30,7 +30,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
-    (wide_accumulation, PRODUCTS),  # f16 and bf16 products summed in f32, as XLA's
+    (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)
