@@ -245,3 +245,20 @@ def window_of(ir: Any, operation: Any, bodies: Collection[str]) -> Window | None
         return list(ir.DenseI64ArrayAttr(attributes[name]))
 
     return Window(body, given, result, integers)
+
+
+def splat_value(ir: Any, value: Any) -> float | None:
+    """The number of a float ``value`` that is a splat constant (through
+    ``broadcast_in_dim``s), or None: a reduce's initial value, say."""
+    while isinstance(value, ir.OpResult):
+        owner = value.owner
+        if owner.name == "stablehlo.broadcast_in_dim":
+            value = owner.operands[0]
+            continue
+        if owner.name != "stablehlo.constant":
+            return None
+        attribute = ir.DenseElementsAttr(owner.attributes["value"])
+        if not attribute.is_splat:
+            return None
+        return float(ir.FloatAttr(attribute.get_splat_value()).value)
+    return None

@@ -32,7 +32,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ..compile.mlir_walk import outline_into_functions, window_of
+from ..compile.mlir_walk import outline_into_functions, splat_value, window_of
 
 BLOCK = 16
 SMALLEST = 1024  # elements along the axis: below, IREE's scan costs about what the blocks do
@@ -78,7 +78,7 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     padding = [int(v) for v in ir.DenseIntElementsAttr(attributes["padding"])]
     if padding != [0, 0] * (rank - 1) + [length - 1, 0]:
         return None
-    if _constant(ir, operation.operands[1]) != float(BODIES[body]):
+    if splat_value(ir, operation.operands[1]) != float(BODIES[body]):
         return None
     return "\n".join(scan_function(name, shape, element, body))
 
@@ -156,20 +156,3 @@ def _scan(result: str, source: str, rows: int, length: int, body: str, t: Any) -
         f"  stablehlo.return %c : {t()}",
         f"}}) : ({matrix}, {t()}) -> {matrix}",
     ]
-
-
-def _constant(ir: Any, value: Any) -> float | None:
-    """The value of a scalar that is a splat constant (through ``broadcast_in_dim``s), or
-    None."""
-    while isinstance(value, ir.OpResult):
-        owner = value.owner
-        if owner.name == "stablehlo.broadcast_in_dim":
-            value = owner.operands[0]
-            continue
-        if owner.name != "stablehlo.constant":
-            return None
-        attribute = ir.DenseElementsAttr(owner.attributes["value"])
-        if not attribute.is_splat:
-            return None
-        return float(ir.FloatAttr(attribute.get_splat_value()).value)
-    return None

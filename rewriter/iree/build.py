@@ -407,6 +407,7 @@ def _write_with_metadata(
     from .index_extrema import index_extrema
     from .sorts import SORT_MODULE, route_sorts_to_imports
     from .tiled_windows import tiled_windows
+    from .two_level_sums import two_level_sums
     from .unrolled_loops import unroll_counted_loops
     from .window_extrema import window_extrema
     from .written_arguments import written_arguments
@@ -441,6 +442,7 @@ def _write_with_metadata(
         unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         index_extrema(module)  # argmax and argmin: two reductions, not one of pairs
         blocked_scans(module)  # cumsum and cumprod: in blocks, not element by element
+        two_level_sums(module)  # a whole tensor's sum: by rows, not in one workgroup
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         tiled_windows(module)  # and so are its windows: sums over tiles a reduce
         window_extrema(module)  # small max and min windows, shifted slices
