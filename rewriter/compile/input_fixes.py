@@ -21,6 +21,7 @@ from .saturating_converts import saturating_converts
 from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
 from .tokens import TOKEN_TYPES, erase_tokens
+from .two_level_sums import across_rows
 from .unsigned_reverse import reverse_signless
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
@@ -31,6 +32,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
+    (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)

@@ -395,6 +395,7 @@ def _write_with_metadata(
     from ..compile.input_fixes import fix_module
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
+    from ..compile.two_level_sums import whole_and_trailing
     from .blas_products import route_products_to_blas
     from .blocked_scans import blocked_scans
     from .chunked_top_k import chunked_top_k
@@ -407,7 +408,6 @@ def _write_with_metadata(
     from .index_extrema import index_extrema
     from .sorts import SORT_MODULE, route_sorts_to_imports
     from .tiled_windows import tiled_windows
-    from .two_level_sums import two_level_sums
     from .unrolled_loops import unroll_counted_loops
     from .window_extrema import window_extrema
     from .written_arguments import written_arguments
@@ -442,7 +442,7 @@ def _write_with_metadata(
         unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         index_extrema(module)  # argmax and argmin: two reductions, not one of pairs
         blocked_scans(module)  # cumsum and cumprod: in blocks, not element by element
-        two_level_sums(module)  # a whole tensor's sum: by rows, not in one workgroup
+        whole_and_trailing(module)  # long sums along rows and whole: in blocks
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         tiled_windows(module)  # and so are its windows: sums over tiles a reduce
         window_extrema(module)  # small max and min windows, shifted slices
