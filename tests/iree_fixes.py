@@ -56,3 +56,18 @@ def run_with_fix(fix: Callable[[Any], int], function, x, path) -> tuple[Any, Any
     got = load(path, imports={}).main(x)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     return got, expected
+
+
+def main_on(path: str, text: str, folder) -> Callable[..., Any]:
+    """The ``main`` of the exported module ``text`` rewritten and built on ``path``
+    ("compile": ``compile_module`` and ``load``; "iree": ``rewriter.iree.load``), in
+    ``folder``: how the tests of the input fixes run a program on both paths."""
+    from rewriter.compile import compile_module, load
+    from rewriter.iree import load as load_iree
+
+    if path == "compile":
+        compile_module(rewriter.rewrite(text).text, folder / "lib.so")
+        return load(folder / "lib.so").main
+    module = folder / "program.iree.mlir"
+    module.write_text(rewriter.rewrite(text, abi="iree").text)
+    return load_iree(module, imports={}).main

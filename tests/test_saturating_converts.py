@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-from iree_fixes import applied
+from iree_fixes import applied, main_on
 
 import rewriter
 from rewriter.compile.saturating_converts import bounds, greatest_integer, saturating_converts
@@ -114,20 +114,11 @@ def test_each_float_to_integer_convert_changes_and_no_other():
 def test_every_conversion_saturates_as_under_jax_jit(path, tmp_path):
     """Every float type to every integer type of 8 to 64 bits, on NaN, infinities, signed
     zeros, values that truncate, and each side of each type's bounds."""
-    from rewriter.compile import compile_module, load
-    from rewriter.iree import load as load_iree
-
     arguments = inputs()
     with jax.enable_x64(True):
         text = rewriter.export(every_conversion, *arguments).text
         expected = jax.jit(every_conversion)(*arguments)
-    if path == "compile":
-        compile_module(rewriter.rewrite(text).text, tmp_path / "lib.so")
-        main = load(tmp_path / "lib.so").main
-    else:
-        module = tmp_path / "converts.iree.mlir"
-        module.write_text(rewriter.rewrite(text, abi="iree").text)
-        main = load_iree(module, imports={}).main
+    main = main_on(path, text, tmp_path)
     copies = [argument.copy() for argument in arguments]
     got = main(*arguments)
     for result, wanted in zip(got, expected, strict=True):

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied
+from iree_fixes import applied, main_on
 from jax import lax
 
 import rewriter
@@ -95,20 +95,11 @@ RUNS = [(name, path) for name, case in CASES.items() for path in case[3]]
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "path"), RUNS)
 def test_a_long_sum_is_within_the_blocked_bound(name, path, tmp_path):
-    from rewriter.compile import compile_module, load
-    from rewriter.iree import load as load_iree
-
     function, x, axis, _ = CASES[name]
     with jax.enable_x64(x.dtype == np.float64):
         text = rewriter.export(function, x).text
         expected = np.asarray(jax.jit(function)(x), np.float64)
-    if path == "compile":
-        compile_module(rewriter.rewrite(text).text, tmp_path / "lib.so")
-        got = load(tmp_path / "lib.so").main(x)
-    else:
-        module = tmp_path / "sums.iree.mlir"
-        module.write_text(rewriter.rewrite(text, abi="iree").text)
-        got = load_iree(module, imports={}).main(x)
+    got = main_on(path, text, tmp_path)(x)
     terms = x * x if function.__name__ == "sum_of_squares" else x
     exact = np.sum(terms.astype(np.float64), axis=axis)
     limit = bound(terms, axis)

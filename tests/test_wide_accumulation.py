@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-from iree_fixes import applied
+from iree_fixes import applied, main_on
 from jax import lax
 
 import rewriter
@@ -121,18 +121,9 @@ def test_xla_is_within_the_bound(name):
 @pytest.mark.parametrize("path", ["compile", "iree"])
 @pytest.mark.parametrize("name", [*CASES, *SUMS])
 def test_narrow_products_and_sums_are_summed_in_f32(name, path, tmp_path):
-    from rewriter.compile import compile_module, load
-    from rewriter.iree import load as load_iree
-
     function, inputs, terms = {**CASES, **SUMS}[name]
     text = rewriter.export(function, *inputs).text
-    if path == "compile":
-        compile_module(rewriter.rewrite(text).text, tmp_path / "lib.so")
-        main = load(tmp_path / "lib.so").main
-    else:
-        module = tmp_path / "products.iree.mlir"
-        module.write_text(rewriter.rewrite(text, abi="iree").text)
-        main = load_iree(module, imports={}).main
+    main = main_on(path, text, tmp_path)
     result = main(*inputs)
     assert result.dtype == inputs[0].dtype
     assert within_bound(result, inputs, function, terms) <= 1
