@@ -60,7 +60,7 @@ of 3.4 to 4.9, the blocks of ``shape_sweep.py`` that run on ``local-task`` (widt
 at batch 300, f64 at batch 128 and 300) take 0.99 to 1.17x ``jax.jit``'s CPU time against
 1.18 to 1.44x pinned (four processes each), since a pinned worker waits for its own core
 while the other is free; at a load of 1.4 to 1.6 both take 0.98 to 1.29x, and the pinned
-workers finish sooner (``--wall``: f32 batch 300 in 5.4 to 6.8 ms against 8.4 to 10.1), as
+workers finish sooner (wall time: f32 batch 300 in 5.4 to 6.8 ms against 8.4 to 10.1), as
 does their handover (``x + 1``: 10.2 to 10.3 us a call against 11 to 21). ``load`` leaves
 the flags as IREE sets them; ``IREE_PY_RUNTIME_FLAGS`` (parsed when ``iree.runtime`` is
 imported) sets them for a process.
