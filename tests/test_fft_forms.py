@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied
+from iree_fixes import applied, main_on
 
 import rewriter
 from rewriter.compile.fft_forms import fft_forms
@@ -135,18 +135,10 @@ def relative_bound(lengths: list[int], u: float) -> float:
 
 def built(name: str, path: str, x: np.ndarray, tmp_path):
     """The program's main on ``path``, exported with x64 on for f64 inputs."""
-    from rewriter.compile import compile_module, load
-    from rewriter.iree import load as load_iree
-
     with jax.enable_x64(np.finfo(x.dtype).bits == 64):
         text = rewriter.export(CASES[name][0], x).text
         expected = np.asarray(jax.jit(CASES[name][0])(x))
-    if path == "compile":
-        compile_module(rewriter.rewrite(text).text, tmp_path / "lib.so")
-        return load(tmp_path / "lib.so").main, expected
-    module = tmp_path / "fft.iree.mlir"
-    module.write_text(rewriter.rewrite(text, abi="iree").text)
-    return load_iree(module, imports={}).main, expected
+    return main_on(path, text, tmp_path), expected
 
 
 PARAMETERS = [(name, False) for name in CASES] + [(name, True) for name in WIDE]

@@ -5,7 +5,7 @@ truncated toward zero, clamped to the integer type's range, and NaN to 0. So und
 ``jax.jit`` ``jnp.array([nan, inf, -inf, 3e9]).astype(jnp.int32)`` is ``[0, 2147483647,
 -2147483648, 2147483647]`` and ``jnp.float32(-2.5).astype(jnp.uint8)`` is 0. IREE 3.13
 lowers the convert to ``arith.fptosi`` (``fptoui``), whose result is poison out of range:
-on x86 the first gave ``-2147483648`` four times and the second 254, on both paths.
+on x86 that lowering gives ``-2147483648`` four times for the first and 254 for the second.
 
 Both paths write each such convert of a float (f16, bf16, f32, f64) to an integer of 8,
 16, 32 or 64 bits (signless and signed ones as signed) as:

@@ -3,11 +3,11 @@
 XLA's CPU backend computes a ``dot_general`` or ``convolution`` whose operands and result
 are f16 or bf16 in f32: the operands widened, the products summed in f32, the result
 rounded once; and a ``reduce`` or ``reduce_window`` of such elements in f32 too. IREE 3.13
-sums in the element type itself, rounding after every addition: a bf16 product of 8x512
-and 512x4 matrices was 0.89 off the exact result on the compiled path (the rounding of a
-partial sum is half a bf16 ulp of the sum, 2^-9 of it) against 0.12 under ``jax.jit``, a
-bf16 convolution over 64 channels 3% of the largest output off on both paths, and a bf16
-sum of 1,024 elements (``lax.reduce``) 3.4 against 0.52.
+sums in the element type itself, rounding after every addition: so summed, a bf16 product
+of 8x512 and 512x4 matrices is 0.89 off the exact result (the rounding of a partial sum is
+half a bf16 ulp of the sum, 2^-9 of it) against 0.12 under ``jax.jit``, a bf16 convolution
+over 64 channels 3% of the largest output off, and a bf16 sum of 1,024 elements
+(``lax.reduce``) 3.4 off against 0.52.
 
 Both paths write each such op as the op on its operands converted to f32, of an f32
 result, converted back: the f32 products and sums of any order, then one rounding, as
