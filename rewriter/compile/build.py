@@ -205,8 +205,7 @@ def compile_module(
 
     # Checked here, not before the cache: what clang says of a triple and a CPU depends on
     # nothing but them and clang, which the key holds.
-    target, triple = targets.resolve_target(clang, target_triple, target_cpu)
-    target_flags = target.clang_flags(triple)
+    resolved_target = targets.resolve_target_later(clang, target_triple, target_cpu)
     _import_iree()
     notes: list[str] = []
     called: set[str] = set()
@@ -275,7 +274,8 @@ def compile_module(
         metadata = work / "metadata.c"
         metadata.write_text(metadata_source(entries), encoding="utf-8")
         inputs: list[Path] = [current, metadata]
-        flags: list[str] = list(target_flags)
+        target, triple = resolved_target()
+        flags: list[str] = target.clang_flags(triple)
         exports: tuple[str, ...] = ()
         libraries = list(link or [])
         arguments: list[str] = []

@@ -6,12 +6,16 @@ libraries); ``--target-cpu`` names a CPU of T's architecture, or ``native`` (the
 compiles: this machine's triple only) or ``generic`` (any CPU of the architecture). Without
 a triple the CPU defaults to ``native``, with one to ``generic``. A CPU clang does not know
 for T is an error at once, naming T's CPUs (clang's ``-mcpu=help``), never after the
-pipeline ran.
+pipeline ran. The default target (no triple, the native CPU) needs only clang's own
+triple, which nothing the user named can make wrong: it is asked while the stages run
+(``resolve_target_later``).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .toolchain import ToolchainError
@@ -69,6 +73,22 @@ def resolve_target(clang: str, triple: str | None, cpu: str | None) -> tuple[Tar
             f"(or generic{', native' if architecture(normalized) == architecture(host) else ''})"
         )
     return Target(triple, chosen), normalized
+
+
+def resolve_target_later(
+    clang: str, triple: str | None, cpu: str | None
+) -> Callable[[], tuple[Target, str]]:
+    """``resolve_target``'s answer, given by the function returned. A triple or CPU the
+    caller named is checked now, so that a wrong one is an error before any stage runs;
+    the default target is asked of clang on a thread of its own (a process: 50 ms of a new
+    compile's second), and the function waits for it."""
+    if triple is not None or cpu not in (None, NATIVE):
+        resolved = resolve_target(clang, triple, cpu)
+        return lambda: resolved
+    asking = ThreadPoolExecutor(max_workers=1)
+    answer = asking.submit(resolve_target, clang, triple, cpu)
+    asking.shutdown(wait=False)
+    return answer.result
 
 
 @functools.cache
