@@ -25,6 +25,7 @@ from .two_level_sums import across_rows
 from .unsigned_reverse import reverse_signless
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
+from .window_scatters import SELECT_AND_SCATTER, window_scatters
 
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
@@ -36,6 +37,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)
+    (window_scatters, (SELECT_AND_SCATTER,)),  # IREE: windows apart only, the last tie
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
     (multiply_by_reciprocals, ("stablehlo.divide",)),  # as XLA: a * (1 / b) for a / b
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
