@@ -17,6 +17,7 @@ from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
 from .gather_bounds import clamp_gather_indices
 from .power import POWER, accurate_power
+from .reversed_slices import REVERSE, slices_of_reverses
 from .saturating_converts import saturating_converts
 from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
@@ -30,6 +31,7 @@ from .window_scatters import SELECT_AND_SCATTER, window_scatters
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
+    (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
