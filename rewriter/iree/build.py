@@ -407,6 +407,7 @@ def _write_with_metadata(
     from .flat_reductions import flatten_reductions
     from .index_extrema import index_extrema
     from .sorts import SORT_MODULE, route_sorts_to_imports
+    from .strided_views import strided_slices_apart
     from .tiled_windows import tiled_windows
     from .unrolled_loops import unroll_counted_loops
     from .window_extrema import window_extrema
@@ -453,6 +454,7 @@ def _write_with_metadata(
             _add_reflection(ir, module.operation, BLAS_PRODUCTS_KEY, chosen)
         split_complex_pads(module)  # nor pad complex elements
         chunked_top_k(module)  # lax.top_k of f32 as compiled code, not an import
+        strided_slices_apart(module)  # IREE cannot gather from a strided view
         sort_imports, sort_dispatches = route_sorts_to_imports(module, native_sorts)
         signatures += sort_imports
         if sort_dispatches:
