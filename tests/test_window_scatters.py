@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from iree_fixes import applied, main_on
-from jax import lax
+from jax import export, lax
 
 import rewriter
 from rewriter.compile.window_scatters import window_scatters
@@ -51,6 +51,27 @@ CASES = {  # name: (function, input)
     "max 4 stride 1, bf16": (MAX_4_STRIDE_1, ties((40,), ml_dtypes.bfloat16, seed=3)),
     "max 2x2 stride 2, windows apart": (MAX_2X2_STRIDE_2, ties((2, 8, 8, 3), np.float32)),
 }
+
+
+def test_a_symbolic_batch_changes_where_windows_are_1_wide_along_it():
+    batch = jax.ShapeDtypeStruct(export.symbolic_shape("b, 9, 9, 3"), np.float32)
+    changed, text = applied(window_scatters, MAX_3X3_STRIDE_2, batch)
+    assert changed == 1 and "stablehlo.real_dynamic_slice" in text
+    pooled_along_the_batch = pool_gradient(lax.max, -jnp.inf, (2, 3, 3, 1), (1, 2, 2, 1), "VALID")
+    assert applied(window_scatters, pooled_along_the_batch, batch)[0] == 0
+
+
+@pytest.mark.toolchain
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["compile", "iree"])
+def test_pool_gradients_of_a_symbolic_batch_are_jax_jits(path, tmp_path):
+    """A 3x3 max pool of stride 2, padded (padded_windows.py), of a symbolic batch size."""
+    batch = jax.ShapeDtypeStruct(export.symbolic_shape("b, 9, 9, 3"), np.float32)
+    text = rewriter.export(MAX_3X3_STRIDE_2, batch).text
+    main = main_on(path, text, tmp_path)
+    for size in (1, 3):
+        x = ties((size, 9, 9, 3), np.float32, seed=size)
+        np.testing.assert_array_equal(main(x), np.asarray(jax.jit(MAX_3X3_STRIDE_2)(x)))
 
 
 def test_each_pool_gradient_changes():

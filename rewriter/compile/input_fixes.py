@@ -16,6 +16,7 @@ from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
 from .gather_bounds import clamp_gather_indices
+from .padded_windows import REDUCE_WINDOW, explicit_window_padding
 from .power import POWER, accurate_power
 from .reversed_slices import REVERSE, slices_of_reverses
 from .saturating_converts import saturating_converts
@@ -34,6 +35,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
+    (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not

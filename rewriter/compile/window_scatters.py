@@ -13,13 +13,15 @@ gets it wrong twice:
   2x2 max pool of ``ones((2, 2))`` is 1 at ``[1, 1]``, where ``jax.jit`` puts it at
   ``[0, 0]``. Equal elements are common where a pool follows a ReLU (its zeros).
 
-Both paths write each such op, of static shapes and a float element, with no padding of
-its own, whose select region is one ``stablehlo.compare`` of its two arguments in order and
-whose scatter region is one ``stablehlo.add``, as ops IREE lowers. With ``k`` the window's
+Both paths write each such op of a float element, with no padding of its own, of static
+shape (or dynamic along dimensions where the window is 1 wide with a stride of 1, as a
+symbolic batch size; the initial value then a constant), whose select region is one
+``stablehlo.compare`` of its two arguments in order and whose scatter region is one
+``stablehlo.add``, as ops IREE lowers. With ``k`` the window's
 offsets in row-major order and ``S`` the source (one element per window):
 
 1. ``slice_k``: the operand's elements at offset ``k`` of every window (a strided slice of
-   the source's shape);
+   the source's shape; a ``real_dynamic_slice`` to a dynamic dimension's size);
 2. the selection, as XLA's evaluator makes it: the kept element starts as ``slice_0``, and
    for each further ``k`` stays when ``compare(kept, slice_k)`` holds, else becomes
    ``slice_k``; ``chosen`` holds the offset of the kept one;
@@ -40,7 +42,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .mlir_walk import Splats, op_result, operations_named
+import numpy as np
+
+from .mlir_walk import Splats, op_result, operations_named, splat_value
 
 SELECT_AND_SCATTER = "stablehlo.select_and_scatter"
 _FLOATS = ("f16", "bf16", "f32", "f64")
@@ -69,12 +73,12 @@ def window_scatters(module: Any) -> int:
 
 
 def _window(ir: Any, operation: Any) -> tuple[list[int], list[int]] | None:
-    """The op's window sizes and strides when it is one the module's doc names (static
-    float shapes, no padding, the source one element per window); else None."""
+    """The op's window sizes and strides when it is one the module's doc names (float
+    elements, no padding, the source one element per window; a dynamic dimension only
+    where the window is 1 wide with a stride of 1, and then a constant initial value);
+    else None."""
     given = ir.RankedTensorType(operation.operands[0].type)
     source = ir.RankedTensorType(operation.operands[1].type)
-    if not (given.has_static_shape and source.has_static_shape):
-        return None
     if str(given.element_type) not in _FLOATS or 0 in source.shape:
         return None
     attributes, rank = operation.attributes, given.rank
@@ -87,9 +91,16 @@ def _window(ir: Any, operation: Any) -> tuple[list[int], list[int]] | None:
     sizes, strides = integers("window_dimensions", 1), integers("window_strides", 1)
     if "padding" in attributes and any(ir.DenseIntElementsAttr(attributes["padding"])):
         return None
-    for size, stride, extent, count in zip(sizes, strides, given.shape, source.shape, strict=True):
+    for d, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
+        if given.is_dynamic_dim(d) or source.is_dynamic_dim(d):
+            if (size, stride) != (1, 1):
+                return None
+            continue
+        extent, count = given.shape[d], source.shape[d]
         if stride < 1 or size > extent or count != (extent - size) // stride + 1:
             return None
+    if not given.has_static_shape and splat_value(ir, operation.operands[2]) is None:
+        return None
     return sizes, strides
 
 
@@ -149,14 +160,7 @@ def _scattered(ir: Any, operation: Any, compare: Any, sizes: list[int], strides:
     offsets = list(itertools.product(*(range(size) for size in sizes)))
     kept = chosen = None
     for number, offset in enumerate(offsets):
-        limits = _ends(offset, windows.shape, strides)
-        part = op_result(
-            ir,
-            "stablehlo.slice",
-            windows,
-            given_value,
-            **arrays(start_indices=list(offset), limit_indices=limits, strides=strides),
-        )
+        part = _slice(ir, given_value, windows, list(offset), strides)
         if kept is None:
             kept, chosen = part, splats.integer(0, offsets_type)
             continue
@@ -164,13 +168,18 @@ def _scattered(ir: Any, operation: Any, compare: Any, sizes: list[int], strides:
         kept = op_result(ir, "stablehlo.select", windows, stays, kept, part)
         here = splats.integer(number, offsets_type)
         chosen = op_result(ir, "stablehlo.select", offsets_type, stays, chosen, here)
-    total = op_result(
-        ir,
-        "stablehlo.broadcast_in_dim",
-        given,
-        initial,
-        broadcast_dimensions=ir.DenseI64ArrayAttr.get([]),
-    )
+    if given.has_static_shape:
+        total = op_result(
+            ir,
+            "stablehlo.broadcast_in_dim",
+            given,
+            initial,
+            broadcast_dimensions=ir.DenseI64ArrayAttr.get([]),
+        )
+    else:  # a dynamic shape: a constant's splat (``_window``)
+        value = splat_value(ir, initial)
+        assert value is not None
+        total = Splats(ir, given_value)(value, given)
     nothing = splats(-0.0, windows)
     for number in reversed(range(len(offsets))):
         offset = offsets[number]
@@ -184,7 +193,10 @@ def _scattered(ir: Any, operation: Any, compare: Any, sizes: list[int], strides:
         )
         gradient = op_result(ir, "stablehlo.select", windows, picked, source, nothing)
         ends = _ends(offset, windows.shape, strides)
-        after = [extent - end for extent, end in zip(given.shape, ends, strict=True)]
+        after = [  # a dynamic dimension: the whole of it, 1 wide, a stride of 1
+            0 if given.is_dynamic_dim(d) else extent - end
+            for d, (extent, end) in enumerate(zip(given.shape, ends, strict=True))
+        ]
         placed = op_result(
             ir,
             "stablehlo.pad",
@@ -205,3 +217,59 @@ def _ends(offset: tuple[int, ...], counts: list[int], strides: list[int]) -> lis
     """One past the last element at ``offset`` of the windows, per dimension: ``counts``
     windows, ``strides`` apart."""
     return [o + (n - 1) * s + 1 for o, n, s in zip(offset, counts, strides, strict=True)]
+
+
+def _slice(ir: Any, given: Any, windows: Any, offset: list[int], strides: list[int]) -> Any:
+    """The elements of ``given`` at ``offset`` of every window (of type ``windows``): a
+    ``stablehlo.slice``, or for a dynamic shape a ``stablehlo.real_dynamic_slice`` whose
+    limit along a dynamic dimension is its size."""
+    kind = ir.RankedTensorType(given.type)
+    ends = _ends(tuple(offset), windows.shape, strides)
+    if kind.has_static_shape:
+        return op_result(
+            ir,
+            "stablehlo.slice",
+            windows,
+            given,
+            start_indices=ir.DenseI64ArrayAttr.get(offset),
+            limit_indices=ir.DenseI64ArrayAttr.get(ends),
+            strides=ir.DenseI64ArrayAttr.get(strides),
+        )
+    i32 = ir.IntegerType.get_signless(32)
+    vector = ir.RankedTensorType.get([kind.rank], i32)
+    one = ir.RankedTensorType.get([1], i32)
+
+    def constant(values: list[int]) -> Any:
+        attribute = ir.DenseElementsAttr.get(np.array(values, np.int32), type=vector)
+        return op_result(ir, "stablehlo.constant", vector, value=attribute)
+
+    limits = []
+    for d, end in enumerate(ends):
+        if kind.is_dynamic_dim(d):
+            size = op_result(
+                ir,
+                "stablehlo.get_dimension_size",
+                ir.RankedTensorType.get([], i32),
+                given,
+                dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d),
+            )
+            limits.append(op_result(ir, "stablehlo.reshape", one, size))
+        else:
+            attribute = ir.DenseElementsAttr.get(np.array([end], np.int32), type=one)
+            limits.append(op_result(ir, "stablehlo.constant", one, value=attribute))
+    limit = op_result(
+        ir,
+        "stablehlo.concatenate",
+        vector,
+        *limits,
+        dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0),
+    )
+    return op_result(
+        ir,
+        "stablehlo.real_dynamic_slice",
+        windows,
+        given,
+        constant(offset),
+        limit,
+        constant(strides),
+    )
