@@ -1,0 +1,240 @@
+"""``stablehlo.dynamic_gather`` along static dimensions, as a gather with batching dimensions.
+
+Exported with a symbolic batch size (``jax.export.symbolic_shape("b, ...")``), jax writes
+every numpy-style index of such an array (``x[:, 3]``, ``x[:, 1:5]``, ``x[:, ::-2]``,
+``x[:, [0, 2]]``) as a ``stablehlo.dynamic_gather``: its slice along the batch takes the
+whole batch, a size only known at run time, so the slice sizes are an operand. IREE 3.13
+lowers no ``dynamic_gather`` ("failed to legalize operation 'stablehlo.dynamic_gather'"),
+on both paths. It lowers a ``stablehlo.gather`` whose dynamic dimensions are batching
+dimensions (``operand_batching_dims``), whose slice sizes are then static.
+
+Both paths write each ``dynamic_gather`` whose start indices are static, whose every
+dynamic operand dimension ``d`` is neither indexed (``start_index_map``) nor collapsed, and
+whose slice sizes are constants along the other dimensions, as:
+
+1. the operand cut to its first ``slice_sizes[d]`` elements along each such ``d``
+   (``stablehlo.real_dynamic_slice``; the whole of it in jax's gathers): a slice along an
+   unindexed dimension starts at 0, as StableHLO clamps the start ``0`` into
+   ``[0, size - slice_size]``;
+2. the start indices clamped into ``[0, size - slice_size]`` along the dimensions they
+   index, as StableHLO defines a gather (``gather_bounds.py`` does it for static ones),
+   then broadcast along a new leading dimension per ``d``, of ``d``'s size;
+3. a ``stablehlo.gather`` with each ``d`` an operand batching dimension paired with its
+   new leading dimension, slices 1 wide along ``d`` and as before elsewhere; its result
+   holds the ``d``s first, then the batch dimensions, then the other offset dimensions;
+4. a transpose to the ``dynamic_gather``'s order of dimensions.
+
+Element ``(.., i_d, ..)`` of the result reads the operand at ``i_d`` along ``d`` in both:
+the slice along ``d`` starts at 0 and batching pairs index ``i_d`` of the operand with
+index ``i_d`` of the result. The other dimensions are gathered as before, from the same
+clamped starts: the elements are the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .gather_bounds import component_constant, dimension_numbers
+from .mlir_walk import op_result, operations_named
+
+DYNAMIC_GATHER = "stablehlo.dynamic_gather"
+
+
+def batched_dynamic_gathers(module: Any) -> int:
+    """Rewrite, in place, every ``dynamic_gather`` of the ``iree.compiler.ir`` ``module``
+    (in its context) that the module's doc names; return how many."""
+    from iree.compiler import ir
+
+    count = 0
+    for gather in operations_named(module, DYNAMIC_GATHER):
+        form = _form(ir, gather)
+        if form is None:
+            continue
+        with ir.InsertionPoint(gather), gather.location:
+            result = _batched(ir, gather, *form)
+        gather.results[0].replace_all_uses_with(result)
+        gather.erase()
+        count += 1
+    return count
+
+
+def _form(ir: Any, gather: Any) -> tuple[dict[str, list[int]], list[int], list[int]] | None:
+    """The gather's dimension numbers, its batched dimensions (the dynamic ones) and its
+    constant slice sizes (0 along the batched ones) when it is one the module's doc names;
+    else None."""
+    operand = ir.RankedTensorType(gather.operands[0].type)
+    indices = ir.RankedTensorType(gather.operands[1].type)
+    if not indices.has_static_shape or not isinstance(indices.element_type, ir.IntegerType):
+        return None
+    numbers = dimension_numbers(str(gather.attributes["dimension_numbers"]))
+    if numbers.get("operand_batching_dims") or numbers.get("start_indices_batching_dims"):
+        return None
+    batched = [d for d in range(operand.rank) if operand.is_dynamic_dim(d)]
+    fixed = set(numbers.get("start_index_map", [])) | set(numbers.get("collapsed_slice_dims", []))
+    if not batched or fixed & set(batched):
+        return None
+    sizes = _constant_sizes(ir, gather.operands[2], operand.rank)
+    if sizes is None or any(sizes[d] is None for d in range(operand.rank) if d not in batched):
+        return None
+    return numbers, batched, [0 if size is None else size for size in sizes]
+
+
+def _constant_sizes(ir: Any, value: Any, rank: int) -> list[int | None] | None:
+    """The elements of the slice sizes ``value`` that are constants (None for the others),
+    read through a ``concatenate`` of constants and other pieces of one element; None when
+    they cannot be read."""
+    if not isinstance(value, ir.OpResult):
+        return None
+    owner = value.owner
+    if owner.name == "stablehlo.constant":
+        return [int(v) for v in ir.DenseIntElementsAttr(owner.attributes["value"])]
+    if owner.name != "stablehlo.concatenate":
+        return None
+    sizes: list[int | None] = []
+    for piece in owner.operands:
+        length = ir.RankedTensorType(piece.type).shape[0]
+        read = _constant_sizes(ir, piece, length)
+        sizes += read if read is not None else [None] * length
+    return sizes if len(sizes) == rank else None
+
+
+def _batched(
+    ir: Any, gather: Any, numbers: dict[str, list[int]], batched: list[int], sizes: list[int]
+) -> Any:
+    """The gather's result, written as the module's doc says at the insertion point."""
+    operand_value, indices_value, sizes_value = gather.operands
+    operand = ir.RankedTensorType(operand_value.type)
+    indices = ir.RankedTensorType(indices_value.type)
+    result = ir.RankedTensorType(gather.results[0].type)
+    i32 = ir.IntegerType.get_signless(32)
+    one = ir.RankedTensorType.get([1], i32)
+    dynamic = ir.ShapedType.get_dynamic_size()
+
+    def piece(value: Any, position: int) -> Any:
+        """Element ``position`` of the 1-D integer tensor ``value``, as a ``tensor<1xi32>``."""
+        kind = ir.RankedTensorType(value.type)
+        cut = op_result(
+            ir,
+            "stablehlo.slice",
+            ir.RankedTensorType.get([1], kind.element_type),
+            value,
+            start_indices=ir.DenseI64ArrayAttr.get([position]),
+            limit_indices=ir.DenseI64ArrayAttr.get([position + 1]),
+            strides=ir.DenseI64ArrayAttr.get([1]),
+        )
+        if kind.element_type == i32:
+            return cut
+        return op_result(ir, "stablehlo.convert", one, cut)
+
+    def constant(values: list[int]) -> Any:
+        kind = ir.RankedTensorType.get([len(values)], i32)
+        attribute = ir.DenseElementsAttr.get(np.array(values, np.int32), type=kind)
+        return op_result(ir, "stablehlo.constant", kind, value=attribute)
+
+    def joined(pieces: list[Any]) -> Any:
+        kind = ir.RankedTensorType.get([len(pieces)], i32)
+        return op_result(
+            ir,
+            "stablehlo.concatenate",
+            kind,
+            *pieces,
+            dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0),
+        )
+
+    def size_of(value: Any, dimension: int) -> Any:
+        size = op_result(
+            ir,
+            "stablehlo.get_dimension_size",
+            ir.RankedTensorType.get([], i32),
+            value,
+            dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dimension),
+        )
+        return op_result(ir, "stablehlo.reshape", one, size)
+
+    # 1. the operand cut to the slice sizes along the batched dimensions
+    limits = [
+        piece(sizes_value, d) if d in batched else constant([operand.shape[d]])
+        for d in range(operand.rank)
+    ]
+    cut_type = ir.RankedTensorType.get(operand.shape, operand.element_type)
+    cut = op_result(
+        ir,
+        "stablehlo.real_dynamic_slice",
+        cut_type,
+        operand_value,
+        constant([0] * operand.rank),
+        joined(limits),
+        constant([1] * operand.rank),
+    )
+    # 2. the start indices clamped, and broadcast along a leading dimension per batched one
+    start_map = numbers.get("start_index_map", [])
+    vector_dim = numbers.get("index_vector_dim", [0])[0]
+    high = [operand.shape[d] - sizes[d] for d in start_map]
+    clamped = op_result(
+        ir,
+        "stablehlo.clamp",
+        indices,
+        component_constant(ir, [0] * len(high), indices, vector_dim),
+        indices_value,
+        component_constant(ir, high, indices, vector_dim),
+    )
+    lead = len(batched)
+    spread_shape = [dynamic] * lead + list(indices.shape)
+    spread = op_result(
+        ir,
+        "stablehlo.dynamic_broadcast_in_dim",
+        ir.RankedTensorType.get(spread_shape, indices.element_type),
+        clamped,
+        joined([size_of(cut, d) for d in batched] + [constant([size]) for size in indices.shape]),
+        broadcast_dimensions=ir.DenseI64ArrayAttr.get([lead + d for d in range(indices.rank)]),
+    )
+    # 3. the gather: batched dimensions first, then the batch, then the offsets
+    collapsed = numbers.get("collapsed_slice_dims", [])
+    offsets = [d for d in range(operand.rank) if d not in collapsed and d not in batched]
+    batch_rank = indices.rank - (1 if vector_dim < indices.rank else 0)
+    offset_positions = [lead + batch_rank + k for k in range(len(offsets))]
+    attribute = ir.Attribute.parse(
+        "#stablehlo.gather<"
+        f"offset_dims = {offset_positions}, collapsed_slice_dims = {collapsed}, "
+        f"operand_batching_dims = {batched}, "
+        f"start_indices_batching_dims = {list(range(lead))}, "
+        f"start_index_map = {start_map}, index_vector_dim = {vector_dim + lead}>"
+    )
+    slice_sizes = [1 if d in batched else sizes[d] for d in range(operand.rank)]
+    batch_sizes = [s for k, s in enumerate(indices.shape) if k != vector_dim]
+    gathered_shape = [dynamic] * lead + batch_sizes + [slice_sizes[d] for d in offsets]
+    gathered = op_result(
+        ir,
+        "stablehlo.gather",
+        ir.RankedTensorType.get(gathered_shape, operand.element_type),
+        cut,
+        spread,
+        dimension_numbers=attribute,
+        slice_sizes=ir.DenseI64ArrayAttr.get(slice_sizes),
+        indices_are_sorted=ir.BoolAttr.get(False),
+    )
+    # 4. back to the dynamic_gather's order: its offset dims hold the operand's
+    # uncollapsed dimensions in order, its other dims the batch in order
+    old_offsets = numbers.get("offset_dims", [])
+    uncollapsed = [d for d in range(operand.rank) if d not in collapsed]
+    permutation: list[int] = []
+    batch_seen = 0
+    for position in range(result.rank):
+        if position in old_offsets:
+            d = uncollapsed[old_offsets.index(position)]
+            if d in batched:
+                permutation.append(batched.index(d))
+            else:
+                permutation.append(lead + batch_rank + offsets.index(d))
+        else:
+            permutation.append(lead + batch_seen)
+            batch_seen += 1
+    return op_result(
+        ir,
+        "stablehlo.transpose",
+        result,
+        gathered,
+        permutation=ir.DenseI64ArrayAttr.get(permutation),
+    )

@@ -1,0 +1,90 @@
+"""Indexing an array of a symbolic batch size along its other dimensions runs on both paths
+and gives ``jax.jit``'s elements (rewriter/compile/dynamic_gathers.py): jax writes each such
+index as a ``stablehlo.dynamic_gather``, which IREE does not lower."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from iree_fixes import applied, main_on
+from jax import export
+
+import rewriter
+from rewriter.compile.dynamic_gathers import batched_dynamic_gathers
+
+ROWS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 10"), np.float32)
+CUBES = jax.ShapeDtypeStruct(export.symbolic_shape("b, 4, 6"), np.float32)
+COLUMN = jax.ShapeDtypeStruct((), np.int32)
+
+
+def one_column(x):
+    return x[:, 3]
+
+
+def a_range(x):
+    return x[:, 1:5]
+
+
+def a_negative_step(x):
+    return x[:, ::-2]
+
+
+def chosen_columns(x):
+    return x[:, jnp.array([0, 2, 7])]
+
+
+def a_column_given(x, column):
+    """An index the caller gives: out of range it is clamped, as jax's gather clamps."""
+    return x[:, column]
+
+
+def of_a_cube(x):
+    return x[:, 1, ::2] * x[:, 2:, 5].sum(1)[0] - x[:, 3, 1:4]
+
+
+CASES = {  # name: (program, what it is exported at, its inputs at batch size b)
+    "one_column": (one_column, [ROWS], lambda b: [rows(b)]),
+    "a_range": (a_range, [ROWS], lambda b: [rows(b)]),
+    "a_negative_step": (a_negative_step, [ROWS], lambda b: [rows(b)]),
+    "chosen_columns": (chosen_columns, [ROWS], lambda b: [rows(b)]),
+    "a_column_in_range": (a_column_given, [ROWS, COLUMN], lambda b: [rows(b), np.int32(4)]),
+    "a_column_past_the_end": (
+        a_column_given,
+        [ROWS, COLUMN],
+        lambda b: [rows(b), np.int32(12)],
+    ),
+    "of_a_cube": (
+        of_a_cube,
+        [CUBES],
+        lambda b: [np.arange(b * 24, dtype=np.float32).reshape(b, 4, 6)],
+    ),
+}
+
+
+def rows(batch: int) -> np.ndarray:
+    return np.random.default_rng(batch).normal(size=(batch, 10)).astype(np.float32)
+
+
+def test_dynamic_gathers_along_static_dimensions_change_and_no_others():
+    changed, text = applied(batched_dynamic_gathers, one_column, ROWS)
+    assert changed == 1 and "dynamic_gather" not in text and "operand_batching_dims" in text
+    assert applied(batched_dynamic_gathers, of_a_cube, CUBES)[0] == 3  # three indexes
+    assert applied(batched_dynamic_gathers, one_column, np.zeros((3, 10), np.float32))[0] == 0
+
+
+@pytest.mark.toolchain
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["compile", "iree"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_indexing_a_symbolic_batch_gives_jax_jits_elements(name, path, tmp_path):
+    program, specs, inputs = CASES[name]
+    main = main_on(path, rewriter.export(program, *specs).text, tmp_path)
+    for batch in (1, 3):
+        arguments = inputs(batch)
+        expected = np.asarray(jax.jit(program)(*arguments))
+        copies = [np.copy(argument) for argument in arguments]
+        np.testing.assert_array_equal(main(*arguments), expected)
+        for argument, copy in zip(arguments, copies, strict=True):
+            np.testing.assert_array_equal(argument, copy)
