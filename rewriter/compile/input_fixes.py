@@ -12,6 +12,7 @@ from typing import Any
 from . import contexts
 from .broadcast_divisors import multiply_by_reciprocals
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
+from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
@@ -40,6 +41,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
+    (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)
