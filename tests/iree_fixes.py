@@ -6,7 +6,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 import rewriter
+
+
+def on_both_paths(test: Callable[..., Any]) -> Callable[..., Any]:
+    """A test of a program built with the native tools (the slow tier), run once per path:
+    its ``path`` argument is "compile", then "iree" (``main_on``)."""
+    for mark in (
+        pytest.mark.parametrize("path", ["compile", "iree"]),
+        pytest.mark.slow,
+        pytest.mark.toolchain,
+    ):
+        test = mark(test)
+    return test
 
 
 def applied(fix: Callable[[Any], int], function, *inputs) -> tuple[int, str]:

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on
+from iree_fixes import applied, main_on, on_both_paths
 from jax import export
 
 import rewriter
@@ -62,9 +62,7 @@ def test_broadcasts_of_a_shape_polymorphic_export_change_and_no_others():
         assert jax_dynamic_broadcasts(ir.Module.parse(other)) == 0
 
 
-@pytest.mark.toolchain
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["compile", "iree"])
+@on_both_paths
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_broadcasts_of_a_symbolic_batch_give_jax_jits_numbers(name, path, tmp_path):
     program, spec = PROGRAMS[name]

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on
+from iree_fixes import applied, main_on, on_both_paths
 from jax import export
 
 import rewriter
@@ -74,9 +74,7 @@ def test_dynamic_gathers_along_static_dimensions_change_and_no_others():
     assert applied(batched_dynamic_gathers, one_column, np.zeros((3, 10), np.float32))[0] == 0
 
 
-@pytest.mark.toolchain
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["compile", "iree"])
+@on_both_paths
 @pytest.mark.parametrize("name", list(CASES))
 def test_indexing_a_symbolic_batch_gives_jax_jits_elements(name, path, tmp_path):
     program, specs, inputs = CASES[name]

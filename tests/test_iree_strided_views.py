@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on
+from iree_fixes import applied, main_on, on_both_paths
 
 import rewriter
 from rewriter.iree.strided_views import strided_slices_apart
@@ -58,9 +58,7 @@ def test_strided_slices_read_by_index_get_a_barrier_and_no_others():
     assert applied(strided_slices_apart, not_by_index, x, ROWS)[0] == 0
 
 
-@pytest.mark.toolchain
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["compile", "iree"])
+@on_both_paths
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda program: program.__name__)
 def test_strided_slices_read_by_index_give_jax_jits_elements(program, path, tmp_path):
     x = np.random.default_rng(0).normal(size=(6, 10)).astype(np.float32)

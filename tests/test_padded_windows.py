@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on
+from iree_fixes import applied, main_on, on_both_paths
 from jax import export, lax
 
 import rewriter
@@ -52,9 +52,7 @@ def test_padded_windows_of_dynamic_shape_change_and_no_others():
     assert applied(explicit_window_padding, unpadded, BATCH)[0] == 0
 
 
-@pytest.mark.toolchain
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["compile", "iree"])
+@on_both_paths
 @pytest.mark.parametrize("pool", [max_pool, sum_pool], ids=lambda f: f.__name__)
 def test_padded_pools_of_a_symbolic_batch_give_jax_jits_numbers(pool, path, tmp_path):
     text = rewriter.export(pool, BATCH).text

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on
+from iree_fixes import applied, main_on, on_both_paths
 from jax import lax
 
 import rewriter
@@ -62,9 +62,7 @@ def test_reverses_of_strided_slices_change_and_no_others():
     assert applied(slices_of_reverses, unit_steps, x)[0] == 0
 
 
-@pytest.mark.toolchain
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["compile", "iree"])
+@on_both_paths
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda program: program.__name__)
 def test_reverses_of_strided_slices_give_jax_jits_elements(program, path, tmp_path):
     x = np.random.default_rng(0).normal(size=(6, 10)).astype(np.float32)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on
+from iree_fixes import applied, main_on, on_both_paths
 from jax import export, lax
 
 import rewriter
@@ -61,9 +61,7 @@ def test_a_symbolic_batch_changes_where_windows_are_1_wide_along_it():
     assert applied(window_scatters, pooled_along_the_batch, batch)[0] == 0
 
 
-@pytest.mark.toolchain
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["compile", "iree"])
+@on_both_paths
 def test_pool_gradients_of_a_symbolic_batch_are_jax_jits(path, tmp_path):
     """A 3x3 max pool of stride 2, padded (padded_windows.py), of a symbolic batch size."""
     batch = jax.ShapeDtypeStruct(export.symbolic_shape("b, 9, 9, 3"), np.float32)
@@ -92,9 +90,7 @@ def test_ones_in_a_window_give_its_gradient_to_the_first():
     np.testing.assert_array_equal(jax.jit(gradient)(np.ones((2, 2), np.float32)), [[2, 0], [0, 0]])
 
 
-@pytest.mark.toolchain
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["compile", "iree"])
+@on_both_paths
 @pytest.mark.parametrize("name", list(CASES))
 def test_pool_gradients_are_jax_jits_bit_for_bit(name, path, tmp_path):
     function, x = CASES[name]

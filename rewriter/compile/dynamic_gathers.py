@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .gather_bounds import component_constant, dimension_numbers
-from .mlir_walk import op_result, operations_named
+from .mlir_walk import dimension_size, op_result, operations_named
 
 DYNAMIC_GATHER = "stablehlo.dynamic_gather"
 
@@ -143,16 +143,6 @@ def _batched(
             dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0),
         )
 
-    def size_of(value: Any, dimension: int) -> Any:
-        size = op_result(
-            ir,
-            "stablehlo.get_dimension_size",
-            ir.RankedTensorType.get([], i32),
-            value,
-            dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dimension),
-        )
-        return op_result(ir, "stablehlo.reshape", one, size)
-
     # 1. the operand cut to the slice sizes along the batched dimensions
     limits = [
         piece(sizes_value, d) if d in batched else constant([operand.shape[d]])
@@ -187,7 +177,10 @@ def _batched(
         "stablehlo.dynamic_broadcast_in_dim",
         ir.RankedTensorType.get(spread_shape, indices.element_type),
         clamped,
-        joined([size_of(cut, d) for d in batched] + [constant([size]) for size in indices.shape]),
+        joined(
+            [dimension_size(ir, cut, d) for d in batched]
+            + [constant([size]) for size in indices.shape]
+        ),
         broadcast_dimensions=ir.DenseI64ArrayAttr.get([lead + d for d in range(indices.rank)]),
     )
     # 3. the gather: batched dimensions first, then the batch, then the offsets

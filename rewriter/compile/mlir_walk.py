@@ -115,6 +115,20 @@ class Splats:
         return self._sizes
 
 
+def dimension_size(ir: Any, value: Any, dimension: int) -> Any:
+    """``value``'s size along ``dimension`` as a ``tensor<1xi32>`` at the insertion point:
+    a piece of a shape operand (``stablehlo.get_dimension_size``, reshaped)."""
+    i32 = ir.IntegerType.get_signless(32)
+    size = op_result(
+        ir,
+        "stablehlo.get_dimension_size",
+        ir.RankedTensorType.get([], i32),
+        value,
+        dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dimension),
+    )
+    return op_result(ir, "stablehlo.reshape", ir.RankedTensorType.get([1], i32), size)
+
+
 def op_result(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any) -> Any:
     """The result of a new op ``name`` of one result of type ``result``, at the current
     insertion point: how the fixes write their ops."""

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .mlir_walk import Splats, op_result, operations_named, splat_value
+from .mlir_walk import Splats, dimension_size, op_result, operations_named, splat_value
 
 SELECT_AND_SCATTER = "stablehlo.select_and_scatter"
 _FLOATS = ("f16", "bf16", "f32", "f64")
@@ -246,14 +246,7 @@ def _slice(ir: Any, given: Any, windows: Any, offset: list[int], strides: list[i
     limits = []
     for d, end in enumerate(ends):
         if kind.is_dynamic_dim(d):
-            size = op_result(
-                ir,
-                "stablehlo.get_dimension_size",
-                ir.RankedTensorType.get([], i32),
-                given,
-                dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d),
-            )
-            limits.append(op_result(ir, "stablehlo.reshape", one, size))
+            limits.append(dimension_size(ir, given, d))
         else:
             attribute = ir.DenseElementsAttr.get(np.array([end], np.int32), type=one)
             limits.append(op_result(ir, "stablehlo.constant", one, value=attribute))
