@@ -390,6 +390,7 @@ def _write_with_metadata(
     from iree.compiler import ir
 
     from ..compile.composites import call_decompositions
+    from ..compile.dynamic_broadcasts import jax_dynamic_broadcasts
     from ..compile.entries import argument_names
     from ..compile.f32_in_f64 import f32_math_in_f64
     from ..compile.input_fixes import fix_module
@@ -436,7 +437,8 @@ def _write_with_metadata(
             signatures = route_ffi_to_dispatches(module, signatures, ffi_dispatch)
         libm_needed = make_math_exact(module, libm_allowed)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
-        fix_module(module, skip=(f32_math_in_f64,))  # input_fixes.py
+        # input_fixes.py; not the broadcasts of a symbolic batch (dynamic_broadcasts.py)
+        fix_module(module, skip=(f32_math_in_f64, jax_dynamic_broadcasts))
         # f64 sin, cos and tan; libm's for dynamic shapes where allowed
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
