@@ -83,9 +83,9 @@ def test_broadcasts_of_a_symbolic_batch_give_jax_jits_numbers(name, tmp_path):
 @pytest.mark.toolchain
 @pytest.mark.slow
 def test_the_iree_path_refuses_them_rather_than_run_them_wrong(tmp_path):
-    """``exp`` before a product with a batch of dynamic size is wrong on IREE from a batch
-    of 2 on; a softmax before one (attention) would be that case, so IREE's build leaves
-    the broadcasts to fail as IREE fails them."""
+    """On IREE the copy before a product with a batch of dynamic size ran wrong from a
+    batch of 2 on (the module's doc), so IREE's build leaves the broadcasts to fail as IREE
+    fails them."""
     from rewriter.compile.load_errors import LoadError
 
     def attention(x):

@@ -12,18 +12,19 @@ jax decides it when it traces: its broadcasting takes a dimension of symbolic si
 a dimension of the same symbolic size, and refuses to trace the program otherwise. So in a
 module jax exported with shape polymorphism (``jax.uses_shape_polymorphism = true``), each
 dynamic dimension of a broadcast's operand is copied, and a static dimension of size 1
-whose result is not 1 expands. Both paths write each such broadcast as a call of a
+whose result is not 1 expands. The compiled path writes each such broadcast as a call of a
 function of its own (which IREE inlines) holding a ``linalg.generic`` that copies element
 ``i`` of the result from the operand at ``i`` along a copied dimension and at 0 along an
 expanding one, into a ``tensor.empty`` of the sizes the broadcast's shape operand gives:
 the broadcast's definition, with the expansion of each dimension known. Modules that jax
 did not export that way are left as they are.
 
-The compiled path only: IREE's build skips this fix. On the IREE path a product with a
-batch dimension of dynamic size whose operand an ``exp`` makes gives wrong numbers from a
-batch of 2 on (``jnp.exp(scores) @ v``: 15.0 off at a batch of 3), and a softmax before
-such a product (attention of a symbolic batch) is that case; without this fix those
-programs fail to compile on IREE instead of running wrong.
+The compiled path only: IREE's build skips this fix. On the IREE path such a copy feeding a
+product with a batch dimension of dynamic size gave wrong numbers from a batch of 2 on:
+``(s - s.max(-1, keepdims=True)) @ v`` of a symbolic batch was 0.79 of the result's
+largest element off at a batch of 3, and a softmax before the product (attention of a
+symbolic batch) 1.1; the copy alone, and the same programs on the compiled path, are right.
+Without this fix those programs fail to compile on IREE instead of running wrong.
 """
 
 from __future__ import annotations
