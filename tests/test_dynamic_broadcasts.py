@@ -16,6 +16,7 @@ import rewriter
 from rewriter.compile.dynamic_broadcasts import jax_dynamic_broadcasts
 
 ROWS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 10"), np.float32)
+TOKENS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 6, 8"), np.float32)
 
 
 def with_row_sums(x):
@@ -37,12 +38,19 @@ def classifier(x):
     return probabilities @ jnp.linspace(0.0, 3.0, 8).reshape(4, 2), probabilities
 
 
+def attention(x):
+    """A softmax over each batch entry's scores, then a product with a batch dimension of
+    the symbolic size (what runs wrong on IREE: the module's doc)."""
+    return jax.nn.softmax(jnp.einsum("btd,bsd->bts", x, x), axis=-1) @ x
+
+
 PROGRAMS = {
     "softmax": (jax.nn.softmax, ROWS),
     "with_row_sums": (with_row_sums, ROWS),
     "layer_norm": (layer_norm, ROWS),
     "row_sums_spread": (row_sums_spread, ROWS),
     "classifier": (classifier, ROWS),
+    "attention": (attention, TOKENS),
 }
 
 
@@ -88,9 +96,5 @@ def test_the_iree_path_refuses_them_rather_than_run_them_wrong(tmp_path):
     fails them."""
     from rewriter.compile.load_errors import LoadError
 
-    def attention(x):
-        return jax.nn.softmax(jnp.einsum("btd,bsd->bts", x, x), axis=-1) @ x
-
-    tokens = jax.ShapeDtypeStruct(export.symbolic_shape("b, 6, 8"), np.float32)
     with pytest.raises(LoadError, match="dynamic_broadcast_in_dim"):
-        main_on("iree", rewriter.export(attention, tokens).text, tmp_path)
+        main_on("iree", rewriter.export(attention, TOKENS).text, tmp_path)
