@@ -4,7 +4,8 @@ With ``--iree-dispatch-creation-data-tiling`` the operands of a product are laid
 tiles by dispatches of their own (``..._encode_...``): the block of ``benchmarks/speed.py``
 took 14.6 ms of CPU without it, 8.0 with it. IREE 3.13 cannot compile a complex product
 that way ("'vector.transfer_read' op requires valid padding vector elemental type"), so a
-module with complex elements goes without (``tests/test_op_coverage.py`` runs one).
+module with complex elements goes without (``tests/test_op_coverage.py`` runs one), and so
+does a module of dynamic shape (``tests/test_dynamic_broadcasts.py``).
 """
 
 from __future__ import annotations

@@ -12,19 +12,16 @@ jax decides it when it traces: its broadcasting takes a dimension of symbolic si
 a dimension of the same symbolic size, and refuses to trace the program otherwise. So in a
 module jax exported with shape polymorphism (``jax.uses_shape_polymorphism = true``), each
 dynamic dimension of a broadcast's operand is copied, and a static dimension of size 1
-whose result is not 1 expands. The compiled path writes each such broadcast as a call of a
+whose result is not 1 expands. Both paths write each such broadcast as a call of a
 function of its own (which IREE inlines) holding a ``linalg.generic`` that copies element
 ``i`` of the result from the operand at ``i`` along a copied dimension and at 0 along an
 expanding one, into a ``tensor.empty`` of the sizes the broadcast's shape operand gives:
 the broadcast's definition, with the expansion of each dimension known. Modules that jax
 did not export that way are left as they are.
 
-The compiled path only: IREE's build skips this fix. On the IREE path such a copy feeding a
-product with a batch dimension of dynamic size gave wrong numbers from a batch of 2 on:
-``(s - s.max(-1, keepdims=True)) @ v`` of a symbolic batch was 0.79 of the result's
-largest element off at a batch of 3, and a softmax before the product (attention of a
-symbolic batch) 1.1; the copy alone, and the same programs on the compiled path, are right.
-Without this fix those programs fail to compile on IREE instead of running wrong.
+On the IREE path an attention of a symbolic batch (this copy before a product with a batch
+dimension of dynamic size) also needs IREE's data tiling off, which ``layout_flags`` turns
+off for every module of dynamic shape (``rewriter/iree/build.py``).
 """
 
 from __future__ import annotations

@@ -107,14 +107,20 @@ COMPILE_FLAGS = (
 # (mmt4d) where they are made: the block of benchmarks/speed.py took 14.6 ms of CPU without
 # it and 8.0 with it (jax.jit 7.5); attention and conv are unchanged. IREE 3.13 cannot
 # compile a complex product with it ("'vector.transfer_read' op requires valid padding
-# vector elemental type"), so a module with complex elements goes without.
+# vector elemental type"), so a module with complex elements goes without. Nor does a
+# module with a tensor of dynamic shape: with it, a product with a batch dimension of
+# dynamic size whose operand a broadcast of a reduction makes ((s - s.max(-1)) @ v, a
+# softmax before a product: attention of a symbolic batch) was 0.79 of its largest element
+# off from a batch of 2 on, in plain iree-compile too; without it, right.
 DATA_TILING = "--iree-dispatch-creation-data-tiling"
+_DYNAMIC_TENSOR = re.compile(r"tensor<[^>]*\?")
 
 
 def layout_flags(text: str) -> tuple[str, ...]:
-    """Data tiling, unless the module has complex elements; bindings 16-byte aligned
-    (ALIGNMENT_FLAG), unless it has a convolution."""
-    tiling = () if "complex<" in text else (DATA_TILING,)
+    """Data tiling, unless the module has complex elements or a tensor of dynamic shape;
+    bindings 16-byte aligned (ALIGNMENT_FLAG), unless it has a convolution."""
+    plain = "complex<" in text or _DYNAMIC_TENSOR.search(text) is not None
+    tiling = () if plain else (DATA_TILING,)
     if "stablehlo.convolution" in text:
         return tiling
     return (*tiling, f"{ALIGNMENT_FLAG}={BINDING_ALIGNMENT}")
@@ -390,7 +396,6 @@ def _write_with_metadata(
     from iree.compiler import ir
 
     from ..compile.composites import call_decompositions
-    from ..compile.dynamic_broadcasts import jax_dynamic_broadcasts
     from ..compile.entries import argument_names
     from ..compile.f32_in_f64 import f32_math_in_f64
     from ..compile.input_fixes import fix_module
@@ -438,7 +443,7 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, libm_allowed)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         # input_fixes.py; not the broadcasts of a symbolic batch (dynamic_broadcasts.py)
-        fix_module(module, skip=(f32_math_in_f64, jax_dynamic_broadcasts))
+        fix_module(module, skip=(f32_math_in_f64,))
         # f64 sin, cos and tan; libm's for dynamic shapes where allowed
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
