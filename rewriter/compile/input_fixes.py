@@ -14,6 +14,7 @@ from .broadcast_divisors import multiply_by_reciprocals
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
+from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
@@ -42,6 +43,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
+    (symbolic_reshapes, (DYNAMIC_RESHAPE, DOT_GENERAL)),  # IREE lowers no dynamic_reshape
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)

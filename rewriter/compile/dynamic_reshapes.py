@@ -1,0 +1,192 @@
+"""Reshapes of a symbolic batch, and products of arrays of rank 3 or more with a matrix, as
+the tensor dialect's collapses and expansions.
+
+Exported with a symbolic batch size, ``x.reshape(-1, 8)`` of a ``(b, 6, 8)`` array is a
+``stablehlo.dynamic_reshape``, and ``x @ w`` a ``stablehlo.dot_general`` that IREE's input
+pipeline turns into one (a product of ``(b * 6, 8)`` by ``(8, 4)``). IREE 3.13 lowers no
+``dynamic_reshape`` ("failed to legalize operation 'stablehlo.dynamic_reshape'"), on both
+paths: a transformer's layers of a symbolic batch did not compile. It lowers
+``tensor.collapse_shape`` and ``tensor.expand_shape`` of dynamic shape, and a product of a
+matrix of dynamic rows.
+
+Both paths write, each in a function of its own that IREE inlines:
+
+- a ``dynamic_reshape`` whose operand and result have one dynamic dimension each, and
+  whose static dimensions before and after them match in groups of equal products
+  (``groups``), as a ``tensor.collapse_shape`` (when the result has fewer dimensions) or a
+  ``tensor.expand_shape`` (more; the new dynamic size read from the reshape's shape
+  operand). Both keep the elements in row-major order, as a reshape does;
+- a ``dot_general`` of a left operand of rank 3 or more, of dynamic shape, contracted
+  along its last dimension only, with a static matrix and no batch dimensions, as the
+  product of the left operand collapsed to a matrix (its leading dimensions together)
+  with the matrix, expanded back. Row ``(i, j)`` of a ``(b, 6, 8)`` left operand is row
+  ``6 i + j`` of the collapsed one: the same dot products.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .gather_bounds import dimension_numbers
+from .mlir_walk import outline_into_functions
+
+DYNAMIC_RESHAPE = "stablehlo.dynamic_reshape"
+DOT_GENERAL = "stablehlo.dot_general"
+
+
+def symbolic_reshapes(module: Any) -> int:
+    """Rewrite, in place, the ``dynamic_reshape``s and ``dot_general``s of the
+    ``iree.compiler.ir`` ``module`` (in its context) that the module's doc names; return
+    how many."""
+    reshapes = outline_into_functions(
+        module, DYNAMIC_RESHAPE, "rw_dynamic_reshape_", _reshape_function
+    )
+    products = outline_into_functions(
+        module, DOT_GENERAL, "rw_collapsed_product_", _product_function
+    )
+    return reshapes + products
+
+
+def groups(given: list[int | None], wanted: list[int | None]) -> list[list[int]] | None:
+    """The reassociation of a collapse from ``given`` sizes to ``wanted`` ones (None: the
+    one dynamic size of each): for each wanted dimension, the given ones it takes. The
+    static wanted dimensions before the dynamic one take given ones from the left, those
+    after it from the right, each as many as multiply to its size; the dynamic one takes
+    what is left, the dynamic given one among them. None when that fails."""
+    if given.count(None) != 1 or wanted.count(None) != 1:
+        return None
+    dynamic = wanted.index(None)
+    before: list[list[int]] = []
+    start = 0
+    for size in wanted[:dynamic]:
+        group, start = _take(given, size, start, 1)
+        if group is None:
+            return None
+        before.append(group)
+    after: list[list[int]] = []
+    end = len(given) - 1
+    for size in reversed(wanted[dynamic + 1 :]):
+        group, end = _take(given, size, end, -1)
+        if group is None:
+            return None
+        after.insert(0, sorted(group))
+    middle = list(range(start, end + 1))
+    if given.index(None) not in middle:
+        return None
+    return [*before, middle, *after]
+
+
+def _take(
+    given: list[int | None], size: int | None, position: int, step: int
+) -> tuple[list[int] | None, int]:
+    """The static given dimensions from ``position`` on, in the direction ``step``, whose
+    sizes multiply to ``size``, and the position after them; None when they do not."""
+    group: list[int] = []
+    product = 1
+    while 0 <= position < len(given) and (not group or product < (size or 0)):
+        current = given[position]
+        if current is None:
+            return None, position
+        product *= current
+        group.append(position)
+        position += step
+    return (group if group and product == size else None), position
+
+
+def _type(ir: Any, value: Any) -> Any:
+    kind = value.type
+    return ir.RankedTensorType(kind) if isinstance(kind, ir.RankedTensorType) else None
+
+
+def _sizes(kind: Any) -> list[int | None]:
+    return [None if kind.is_dynamic_dim(d) else kind.shape[d] for d in range(kind.rank)]
+
+
+def _text_of(reassociation: list[list[int]]) -> str:
+    return "[" + ", ".join("[" + ", ".join(map(str, group)) + "]" for group in reassociation) + "]"
+
+
+def _reshape_function(ir: Any, operation: Any, symbol: str) -> str | None:
+    """``func.func private @symbol`` computing the ``dynamic_reshape`` ``operation`` by a
+    collapse or an expansion; None for a form the module's doc does not name."""
+    given, shape = _type(ir, operation.operands[0]), _type(ir, operation.operands[1])
+    result = _type(ir, operation.results[0])
+    if given is None or shape is None or result is None or given.rank == result.rank:
+        return None
+    header = f"func.func private @{symbol}(%given: {given}, %shape: {shape}) -> {result} {{"
+    if result.rank < given.rank:
+        collapse = groups(_sizes(given), _sizes(result))
+        if collapse is None:
+            return None
+        body = [
+            f"  %reshaped = tensor.collapse_shape %given {_text_of(collapse)} "
+            f": {given} into {result}"
+        ]
+        return "\n".join([header, *body, f"  return %reshaped : {result}", "}"])
+    expand = groups(_sizes(result), _sizes(given))
+    if expand is None:
+        return None
+    dynamic = next(d for d in range(result.rank) if result.is_dynamic_dim(d))
+    element = str(shape.element_type)
+    body = [
+        f"  %at = arith.constant {dynamic} : index",
+        f"  %read = tensor.extract %shape[%at] : {shape}",
+    ]
+    size = "%read"
+    if element != "index":
+        body.append(f"  %size = arith.index_cast %read : {element} to index")
+        size = "%size"
+    sizes = ", ".join(
+        size if result.is_dynamic_dim(d) else str(result.shape[d]) for d in range(result.rank)
+    )
+    body.append(
+        f"  %reshaped = tensor.expand_shape %given {_text_of(expand)} output_shape [{sizes}] "
+        f": {given} into {result}"
+    )
+    return "\n".join([header, *body, f"  return %reshaped : {result}", "}"])
+
+
+def _product_function(ir: Any, operation: Any, symbol: str) -> str | None:
+    """``func.func private @symbol`` computing the ``dot_general`` ``operation`` on the
+    collapsed left operand; None for a form the module's doc does not name."""
+    left, right = _type(ir, operation.operands[0]), _type(ir, operation.operands[1])
+    result = _type(ir, operation.results[0])
+    if left is None or right is None or result is None:
+        return None
+    if left.rank < 3 or left.has_static_shape or not right.has_static_shape or right.rank != 2:
+        return None
+    numbers = dimension_numbers(str(operation.attributes["dot_dimension_numbers"]))
+    if numbers.get("lhs_batching_dimensions") or numbers.get("rhs_batching_dimensions"):
+        return None
+    if numbers.get("lhs_contracting_dimensions") != [left.rank - 1]:
+        return None
+    contracted = numbers.get("rhs_contracting_dimensions", [])
+    attributes = operation.attributes
+    names = {attributes[index].name for index in range(len(attributes))}
+    if len(contracted) != 1 or not names <= {"dot_dimension_numbers", "precision_config"}:
+        return None  # an algorithm or another attribute the product would lose
+    rows = f"tensor<?x{left.shape[-1]}x{left.element_type}>"
+    product = f"tensor<?x{result.shape[-1]}x{result.element_type}>"
+    leading = list(range(left.rank - 1))
+    reassociation = _text_of([leading, [left.rank - 1]])
+    lines = [f"func.func private @{symbol}(%left: {left}, %right: {right}) -> {result} {{"]
+    lines.append(f"  %rows = tensor.collapse_shape %left {reassociation} : {left} into {rows}")
+    lines.append(
+        f"  %product = stablehlo.dot_general %rows, %right, contracting_dims = [1] x "
+        f"[{contracted[0]}] : ({rows}, {right}) -> {product}"
+    )
+    sizes = []
+    for d in leading:
+        if left.is_dynamic_dim(d):
+            lines.append(f"  %at{d} = arith.constant {d} : index")
+            lines.append(f"  %size{d} = tensor.dim %left, %at{d} : {left}")
+            sizes.append(f"%size{d}")
+        else:
+            sizes.append(str(left.shape[d]))
+    sizes.append(str(result.shape[-1]))
+    lines.append(
+        f"  %expanded = tensor.expand_shape %product {reassociation} output_shape "
+        f"[{', '.join(sizes)}] : {product} into {result}"
+    )
+    lines += [f"  return %expanded : {result}", "}"]
+    return "\n".join(lines)

@@ -1,0 +1,86 @@
+"""Reshapes of a symbolic batch and products of ``(b, tokens, width)`` arrays with a matrix
+run on both paths and give ``jax.jit``'s numbers (rewriter/compile/dynamic_reshapes.py):
+IREE lowers no ``stablehlo.dynamic_reshape``, which jax writes for the first and IREE's
+pipeline makes of the second."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from iree_fixes import applied, main_on, on_both_paths
+from jax import export
+
+import rewriter
+from rewriter.compile.dynamic_reshapes import groups, symbolic_reshapes
+
+TOKENS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 6, 8"), np.float32)
+WEIGHTS = jnp.linspace(-1.0, 1.0, 32).reshape(8, 4)
+
+
+@pytest.mark.parametrize(
+    ("given", "wanted", "expected"),
+    [
+        ([None, 6, 8], [None, 8], [[0, 1], [2]]),  # x.reshape(-1, 8)
+        ([None, 6, 8], [None, 48], [[0], [1, 2]]),  # x.reshape(b, 48)
+        ([None, 6, 2, 4], [None, 6, 8], [[0], [1], [2, 3]]),
+        ([2, None, 3], [None, 3], [[0, 1], [2]]),
+        ([None, 6, 8], [None, 16, 3], None),  # 8 is not 3, nor 6 x 8 a multiple of 16 x 3
+        ([None, 8], [None, 6, 8], None),  # an expansion: groups of the other way round
+        ([4, None], [2, None], None),  # 2 takes no whole static dimension
+    ],
+)
+def test_the_groups_of_a_collapse(given, wanted, expected):
+    assert groups(given, wanted) == expected
+
+
+def rows_of_width(x):
+    return x.reshape(-1, 8).sum(1)
+
+
+def one_row_each(x):
+    return x.reshape(x.shape[0], 48) * 2
+
+
+def split_width(x):
+    return x.reshape(x.shape[0], 6, 2, 4).sum(2)
+
+
+def times_weights(x):
+    return x @ WEIGHTS
+
+
+def a_layer(x):
+    """A layer norm, a projection, attention over the tokens and one more projection."""
+    normed = (x - x.mean(-1, keepdims=True)) / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    keys = normed @ jnp.linspace(-0.5, 0.5, 64).reshape(8, 8)
+    scores = jnp.einsum("btd,bsd->bts", keys, normed) / jnp.sqrt(8.0)
+    return (jax.nn.softmax(scores, axis=-1) @ normed) @ WEIGHTS
+
+
+PROGRAMS = [rows_of_width, one_row_each, split_width, times_weights, a_layer]
+
+
+def test_reshapes_and_products_of_a_symbolic_batch_change_and_no_others():
+    changed, text = applied(symbolic_reshapes, rows_of_width, TOKENS)
+    assert changed == 1 and "stablehlo.dynamic_reshape" not in text
+    assert "tensor.collapse_shape" in text
+    assert applied(symbolic_reshapes, split_width, TOKENS)[0] == 1  # an expansion
+    changed, text = applied(symbolic_reshapes, times_weights, TOKENS)
+    assert changed == 1 and "tensor.expand_shape" in text
+    assert applied(symbolic_reshapes, times_weights, np.zeros((2, 6, 8), np.float32))[0] == 0
+    rows = jax.ShapeDtypeStruct(export.symbolic_shape("b, 8"), np.float32)
+    assert applied(symbolic_reshapes, times_weights, rows)[0] == 0  # a matrix already
+
+
+@on_both_paths
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda program: program.__name__)
+def test_reshapes_and_products_of_a_symbolic_batch_give_jax_jits_numbers(program, path, tmp_path):
+    main = main_on(path, rewriter.export(program, TOKENS).text, tmp_path)
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).normal(size=(batch, 6, 8)).astype(np.float32)
+        copy = x.copy()
+        # sums of at most 8 terms of size about 1, in another order: a few f32 ulps
+        np.testing.assert_allclose(main(x), jax.jit(program)(x), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(x, copy)
