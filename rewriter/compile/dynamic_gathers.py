@@ -34,10 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .gather_bounds import component_constant, dimension_numbers
-from .mlir_walk import dimension_size, op_result, operations_named
+from .mlir_walk import dimension_size, i32_vector, joined_vector, op_result, operations_named
 
 DYNAMIC_GATHER = "stablehlo.dynamic_gather"
 
@@ -128,24 +126,9 @@ def _batched(
             return cut
         return op_result(ir, "stablehlo.convert", one, cut)
 
-    def constant(values: list[int]) -> Any:
-        kind = ir.RankedTensorType.get([len(values)], i32)
-        attribute = ir.DenseElementsAttr.get(np.array(values, np.int32), type=kind)
-        return op_result(ir, "stablehlo.constant", kind, value=attribute)
-
-    def joined(pieces: list[Any]) -> Any:
-        kind = ir.RankedTensorType.get([len(pieces)], i32)
-        return op_result(
-            ir,
-            "stablehlo.concatenate",
-            kind,
-            *pieces,
-            dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0),
-        )
-
     # 1. the operand cut to the slice sizes along the batched dimensions
     limits = [
-        piece(sizes_value, d) if d in batched else constant([operand.shape[d]])
+        piece(sizes_value, d) if d in batched else i32_vector(ir, [operand.shape[d]])
         for d in range(operand.rank)
     ]
     cut_type = ir.RankedTensorType.get(operand.shape, operand.element_type)
@@ -154,9 +137,9 @@ def _batched(
         "stablehlo.real_dynamic_slice",
         cut_type,
         operand_value,
-        constant([0] * operand.rank),
-        joined(limits),
-        constant([1] * operand.rank),
+        i32_vector(ir, [0] * operand.rank),
+        joined_vector(ir, limits),
+        i32_vector(ir, [1] * operand.rank),
     )
     # 2. the start indices clamped, and broadcast along a leading dimension per batched one
     start_map = numbers.get("start_index_map", [])
@@ -177,9 +160,10 @@ def _batched(
         "stablehlo.dynamic_broadcast_in_dim",
         ir.RankedTensorType.get(spread_shape, indices.element_type),
         clamped,
-        joined(
+        joined_vector(
+            ir,
             [dimension_size(ir, cut, d) for d in batched]
-            + [constant([size]) for size in indices.shape]
+            + [i32_vector(ir, [size]) for size in indices.shape],
         ),
         broadcast_dimensions=ir.DenseI64ArrayAttr.get([lead + d for d in range(indices.rank)]),
     )

@@ -129,6 +129,29 @@ def dimension_size(ir: Any, value: Any, dimension: int) -> Any:
     return op_result(ir, "stablehlo.reshape", ir.RankedTensorType.get([1], i32), size)
 
 
+def i32_vector(ir: Any, values: list[int]) -> Any:
+    """A constant ``tensor<N x i32>`` of ``values`` at the insertion point: a shape
+    operand's static part."""
+    import numpy as np
+
+    kind = ir.RankedTensorType.get([len(values)], ir.IntegerType.get_signless(32))
+    attribute = ir.DenseElementsAttr.get(np.array(values, np.int32), type=kind)
+    return op_result(ir, "stablehlo.constant", kind, value=attribute)
+
+
+def joined_vector(ir: Any, pieces: list[Any]) -> Any:
+    """The 1-D ``i32`` tensors ``pieces`` (each ``tensor<1xi32>`` here) concatenated at the
+    insertion point: a shape operand made of static and dynamic sizes."""
+    kind = ir.RankedTensorType.get([len(pieces)], ir.IntegerType.get_signless(32))
+    return op_result(
+        ir,
+        "stablehlo.concatenate",
+        kind,
+        *pieces,
+        dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0),
+    )
+
+
 def op_result(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any) -> Any:
     """The result of a new op ``name`` of one result of type ``result``, at the current
     insertion point: how the fixes write their ops."""

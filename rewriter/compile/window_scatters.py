@@ -42,9 +42,15 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import numpy as np
-
-from .mlir_walk import Splats, dimension_size, op_result, operations_named, splat_value
+from .mlir_walk import (
+    Splats,
+    dimension_size,
+    i32_vector,
+    joined_vector,
+    op_result,
+    operations_named,
+    splat_value,
+)
 
 SELECT_AND_SCATTER = "stablehlo.select_and_scatter"
 _FLOATS = ("f16", "bf16", "f32", "f64")
@@ -235,34 +241,19 @@ def _slice(ir: Any, given: Any, windows: Any, offset: list[int], strides: list[i
             limit_indices=ir.DenseI64ArrayAttr.get(ends),
             strides=ir.DenseI64ArrayAttr.get(strides),
         )
-    i32 = ir.IntegerType.get_signless(32)
-    vector = ir.RankedTensorType.get([kind.rank], i32)
-    one = ir.RankedTensorType.get([1], i32)
-
-    def constant(values: list[int]) -> Any:
-        attribute = ir.DenseElementsAttr.get(np.array(values, np.int32), type=vector)
-        return op_result(ir, "stablehlo.constant", vector, value=attribute)
-
-    limits = []
-    for d, end in enumerate(ends):
-        if kind.is_dynamic_dim(d):
-            limits.append(dimension_size(ir, given, d))
-        else:
-            attribute = ir.DenseElementsAttr.get(np.array([end], np.int32), type=one)
-            limits.append(op_result(ir, "stablehlo.constant", one, value=attribute))
-    limit = op_result(
+    limit = joined_vector(
         ir,
-        "stablehlo.concatenate",
-        vector,
-        *limits,
-        dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0),
+        [
+            dimension_size(ir, given, d) if kind.is_dynamic_dim(d) else i32_vector(ir, [end])
+            for d, end in enumerate(ends)
+        ],
     )
     return op_result(
         ir,
         "stablehlo.real_dynamic_slice",
         windows,
         given,
-        constant(offset),
+        i32_vector(ir, offset),
         limit,
-        constant(strides),
+        i32_vector(ir, strides),
     )
