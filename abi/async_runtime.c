@@ -27,7 +27,11 @@
  *   - a token or value set to the error state makes the groups it joins report an error
  *     (mlirAsyncRuntimeIsGroupError); the compiled code then stops the process with a
  *     message, as MLIR's own runtime does;  a failed allocation here does the same;
- *   - unloading the module (dlclose) or ending the process stops and joins the workers.
+ *   - unloading the module (dlclose) or ending the process stops and joins the workers;
+ *   - the workers run with denormals flushed to zero, as XLA:CPU's threads do: the pool
+ *     starts inside an entry of the module, which runs in that mode (rewriter_float_mode.h),
+ *     and a new thread starts in the floating-point environment of the one that makes it
+ *     (POSIX pthread_create).
  *
  * The module's C helpers use the same pool: rw_parallel_for runs a body for each index of a
  * range on the calling thread and the workers (blas_calls.c's large products).

@@ -131,7 +131,6 @@ def test_blas_symbols_stay_local(tmp_path: Path):
     ).stdout
     assert {line.split()[-1] for line in listing.splitlines()} == {
         "_mlir_ciface_rw_entry_main",
-        "rw_entry_main",
         "rw_model_metadata",
     }
 

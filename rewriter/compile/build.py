@@ -17,7 +17,7 @@ from . import blas as blas_libraries
 from . import cache as compile_cache
 from . import contexts, targets
 from .blas import blas_calls_source, resolve_blas, sort_calls_source
-from .entries import Entry, entries_from_json, entries_json, metadata_source, prepare
+from .entries import Entry, entries_from_json, entries_json, entry_source, prepare
 from .extras import MissingDependency, needs
 from .link_items import library_file, link_problem
 from .parallel_loops import async_runtime_source, calls_runtime, default_threads
@@ -271,11 +271,12 @@ def compile_module(
                 kept = f"\n(its input is kept in {current})" if keep_temps else ""
                 raise ToolchainError(f"{error}{kept}") from None
             current = following
-        metadata = work / "metadata.c"
-        metadata.write_text(metadata_source(entries), encoding="utf-8")
-        inputs: list[Path] = [current, metadata]
+        entry_file = work / "entries.c"
+        entry_file.write_text(entry_source(entries), encoding="utf-8")
+        inputs: list[Path] = [current, entry_file]
         target, triple = resolved_target()
-        flags: list[str] = target.clang_flags(triple)
+        # abi/: rewriter_float_mode.h (entries.c), rewriter_c_api_support.h (the C API)
+        flags: list[str] = [*target.clang_flags(triple), f"-I{bridge_dir()}"]
         exports: tuple[str, ...] = ()
         libraries = list(link or [])
         arguments: list[str] = []
@@ -329,7 +330,6 @@ def compile_module(
             relocatable_object(module_inputs, module_object, "-O3", flags)
             use_workspace_allocators(module_object)
             inputs = [module_object, api_source, workspace_source(), *runtime]
-            flags.append(f"-I{bridge_dir()}")  # rewriter_c_api_support.h
         folder = work / ("api-objects" if api is not None else "objects")
         inputs = compile_objects(inputs, folder, "-O3", flags, reuse, shared)
         built = work / ("library.a" if static else "library.so")

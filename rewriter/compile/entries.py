@@ -2,13 +2,14 @@
 
 Every public function ``@F`` with a body becomes the C entry ``_mlir_ciface_rw_entry_F``
 (MLIR's C interface): renamed so that JAX's ``@main`` cannot collide with C's ``main`` or
-with a kernel, and marked ``llvm.emit_c_interface``. ``F`` is made a C identifier (other
-characters become ``_``), and where the name is taken by a symbol of the module (an extern
-named ``rw_entry_main``) or by another entry, it gets a suffix (``rw_entry_main_1``). Its
-arguments, the caller's arrays, are marked read-only for bufferization. The signatures
-travel with the shared object as JSON in the symbol ``rw_model_metadata``, so ``load``
-needs nothing else. A library with the C API exports these names under its prefix
-(``under_prefix``).
+with a kernel. The function itself becomes ``@rw_body_F``, marked ``llvm.emit_c_interface``,
+and the entry, a C function (``entry_source``), calls it in XLA:CPU's floating-point mode.
+``F`` is made a C identifier (other characters become ``_``), and where the name is taken
+by a symbol of the module (an extern named ``rw_entry_main``) or by another entry, it gets
+a suffix (``rw_entry_main_1``). Its arguments, the caller's arrays, are marked read-only
+for bufferization. The signatures travel with the shared object as JSON in the symbol
+``rw_model_metadata``, so ``load`` needs nothing else. A library with the C API exports
+these names under its prefix (``under_prefix``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from . import contexts
 from .tokens import drop_entry_tokens, is_token
 
 ENTRY_PREFIX = "rw_entry_"
+BODY_PREFIX = "rw_body_"  # the module's function behind an entry (``entry_source``)
 METADATA_SYMBOL = "rw_model_metadata"
 
 
@@ -41,6 +43,9 @@ class TensorSpec:
 class Entry:
     name: str  # the function's name in the module, e.g. "main"
     c_symbol: str  # e.g. "_mlir_ciface_rw_entry_main"
+    # MLIR's C interface of the function behind it, "_mlir_ciface_rw_body_main": the entry
+    # calls it in XLA:CPU's floating-point mode (``entry_source``).
+    body_symbol: str
     inputs: tuple[TensorSpec, ...]
     results: tuple[TensorSpec, ...]
     # JAX's name of each input (``%arg0: tensor<...> loc("x")``), None where it has none.
@@ -71,8 +76,9 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
             if _takes_tokens(ir, op):  # the caller has none to pass (tokens.py)
                 drop_entry_tokens(op)
             symbol = pool.claim(ENTRY_PREFIX + c_identifier(name))
-            ir.SymbolTable.replace_all_symbol_uses(name, symbol, module.operation)
-            ir.SymbolTable.set_symbol_name(op, symbol)
+            body = pool.claim(BODY_PREFIX + c_identifier(name))
+            ir.SymbolTable.replace_all_symbol_uses(name, body, module.operation)
+            ir.SymbolTable.set_symbol_name(op, body)
             op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
             _read_only_arguments(ir, op)
             function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
@@ -80,6 +86,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
                 Entry(
                     name,
                     f"_mlir_ciface_{symbol}",
+                    f"_mlir_ciface_{body}",
                     tuple(_spec(ir, t) for t in function_type.inputs),
                     tuple(_spec(ir, t) for t in function_type.results),
                     argument_names(ir, op),
@@ -160,13 +167,37 @@ def _spec(ir, type_) -> TensorSpec:
     return TensorSpec(str(tensor.element_type), shape)
 
 
-def metadata_source(entries: list[Entry]) -> str:
-    """C source defining the JSON description of ``entries`` as ``rw_model_metadata``."""
+def entry_source(entries: list[Entry]) -> str:
+    """C source of the entries: each ``c_symbol`` calls the module's function behind it
+    (``body_symbol``) with denormals flushed to zero, XLA:CPU's mode, and gives the caller
+    back its own mode (``abi/rewriter_float_mode.h``); and the JSON description of
+    ``entries`` as ``rw_model_metadata``.
+
+    In a file of its own, so that no computation of the module can be moved across the
+    change of mode. Every parameter of MLIR's C interface of an entry is a pointer (to the
+    results, then to each argument's descriptor), so the entry passes them on as
+    ``void *``."""
+    lines = ['#include "rewriter_float_mode.h"', ""]
+    for entry in entries:
+        count = (1 if entry.results else 0) + len(entry.inputs)
+        parameters = ", ".join(f"void *p{i}" for i in range(count)) or "void"
+        arguments = ", ".join(f"p{i}" for i in range(count))
+        lines += [
+            f"void {entry.body_symbol}({parameters});",
+            f"void {entry.c_symbol}({parameters})",
+            "{",
+            "    rw_float_mode caller = rw_flush_denormals();",
+            f"    {entry.body_symbol}({arguments});",
+            "    rw_restore_float_mode(caller);",
+            "}",
+            "",
+        ]
     data = entries_json(entries)
     escaped = "".join(
         char if char.isalnum() or char in " :,[]{}_-<>." else f"\\{ord(char):03o}" for char in data
     )
-    return f'const char {METADATA_SYMBOL}[] = "{escaped}";\n'
+    lines.append(f'const char {METADATA_SYMBOL}[] = "{escaped}";')
+    return "\n".join(lines) + "\n"
 
 
 def entries_json(entries: list[Entry]) -> str:
@@ -179,6 +210,7 @@ def entries_from_json(data: str) -> list[Entry]:
         Entry(
             item["name"],
             item["c_symbol"],
+            item.get("body_symbol", ""),  # none in a library of an earlier version
             tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["inputs"]),
             tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["results"]),
             tuple(item.get("input_names", ())),
