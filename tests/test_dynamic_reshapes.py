@@ -1,7 +1,8 @@
-"""Reshapes of a symbolic batch and products of ``(b, tokens, width)`` arrays with a matrix
-run on both paths and give ``jax.jit``'s numbers (rewriter/compile/dynamic_reshapes.py):
-IREE lowers no ``stablehlo.dynamic_reshape``, which jax writes for the first and IREE's
-pipeline makes of the second."""
+"""Reshapes of a symbolic batch, products of ``(b, tokens, width)`` arrays with a matrix and
+products of arrays of a symbolic batch with a vector run on both paths and give
+``jax.jit``'s numbers (rewriter/compile/dynamic_reshapes.py): IREE lowers no
+``stablehlo.dynamic_reshape``, which jax writes for the first and IREE's pipeline makes of
+the second, and makes invalid ``stablehlo.reshape``s of the third."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import rewriter
 from rewriter.compile.dynamic_reshapes import groups, symbolic_reshapes
 
 TOKENS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 6, 8"), np.float32)
+ROWS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 8"), np.float32)
 WEIGHTS = jnp.linspace(-1.0, 1.0, 32).reshape(8, 4)
+VECTOR = np.linspace(-1.0, 1.0, 8, dtype=np.float32)
 
 
 @pytest.mark.parametrize(
@@ -84,3 +87,62 @@ def test_reshapes_and_products_of_a_symbolic_batch_give_jax_jits_numbers(program
         # sums of at most 8 terms of size about 1, in another order: a few f32 ulps
         np.testing.assert_allclose(main(x), jax.jit(program)(x), rtol=1e-6, atol=1e-6)
         np.testing.assert_array_equal(x, copy)
+
+
+def rows_times_vector(x):
+    return x @ VECTOR
+
+
+def logistic_regression(x):
+    return jax.nn.sigmoid(x @ VECTOR + 0.5)
+
+
+def vector_times_rows(x):
+    """``VECTOR @ x.T``: the vector on the left, the rows' width contracted."""
+    return VECTOR @ x.T
+
+
+def rows_weighted_by_their_sums(x):
+    """``x.T @ y`` of a vector ``y`` of the batch's length: the symbolic size contracted."""
+    return x.T @ x.sum(1)
+
+
+def integer_rows_times_vector(x):
+    return (x * 10).astype(jnp.int32) @ jnp.arange(-4, 4, dtype=jnp.int32)
+
+
+def tokens_times_vector(x):
+    return x @ VECTOR
+
+
+VECTOR_PROGRAMS = [
+    (rows_times_vector, ROWS),
+    (logistic_regression, ROWS),
+    (vector_times_rows, ROWS),
+    (rows_weighted_by_their_sums, ROWS),
+    (integer_rows_times_vector, ROWS),
+    (tokens_times_vector, TOKENS),
+]
+
+
+def test_products_of_a_symbolic_batch_with_a_vector_change_and_no_others():
+    for program, shape in VECTOR_PROGRAMS:
+        changed, text = applied(symbolic_reshapes, program, shape)
+        assert changed == 1 and ("linalg.matvec" in text or "linalg.vecmat" in text), program
+    static = np.zeros((3, 8), np.float32)
+    assert applied(symbolic_reshapes, rows_times_vector, static)[0] == 0
+
+
+@on_both_paths
+@pytest.mark.parametrize(
+    ("program", "shape"), VECTOR_PROGRAMS, ids=[p.__name__ for p, _ in VECTOR_PROGRAMS]
+)
+def test_products_of_a_symbolic_batch_with_a_vector_give_jax_jits_numbers(
+    program, shape, path, tmp_path
+):
+    main = main_on(path, rewriter.export(program, shape).text, tmp_path)
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).normal(size=(batch, *shape.shape[1:]))
+        x = x.astype(np.float32)
+        # sums of at most 8 terms of size about 1, in another order: a few f32 ulps
+        np.testing.assert_allclose(main(x), jax.jit(program)(x), rtol=1e-6, atol=1e-6)

@@ -1,5 +1,5 @@
-"""Reshapes of a symbolic batch, and products of arrays of rank 3 or more with a matrix, as
-the tensor dialect's collapses and expansions.
+"""Reshapes of a symbolic batch, and its products with a matrix or a vector, as the tensor
+dialect's collapses and expansions and linalg's products of a matrix and a vector.
 
 Exported with a symbolic batch size, ``x.reshape(-1, 8)`` of a ``(b, 6, 8)`` array is a
 ``stablehlo.dynamic_reshape``, and ``x @ w`` a ``stablehlo.dot_general`` that IREE's input
@@ -20,7 +20,17 @@ Both paths write, each in a function of its own that IREE inlines:
   along its last dimension only, with a static matrix and no batch dimensions, as the
   product of the left operand collapsed to a matrix (its leading dimensions together)
   with the matrix, expanded back. Row ``(i, j)`` of a ``(b, 6, 8)`` left operand is row
-  ``6 i + j`` of the collapsed one: the same dot products.
+  ``6 i + j`` of the collapsed one: the same dot products;
+- a ``dot_general`` of an operand of dynamic shape with a vector (``x @ v``, ``v @ x.T``,
+  ``x.T @ y`` of a ``(b,)`` vector ``y``), which IREE's input pipeline makes a product of
+  matrices between two ``stablehlo.reshape``s of dynamic shape, invalid ones ("'stablehlo
+  .reshape' op result #0 must be statically shaped", on both paths), as a
+  ``linalg.matvec`` (the other operand contracted along its last dimension) or a
+  ``linalg.vecmat`` (along its first) on a zero-filled result; an operand of rank 3 or
+  more is collapsed to that matrix first and the result expanded back. Both ops are the
+  product's sums of products; only the order of the additions may differ from XLA's, as
+  in any product. Products that convert their elements (``wide_accumulation``'s) are left
+  alone.
 """
 
 from __future__ import annotations
@@ -41,10 +51,13 @@ def symbolic_reshapes(module: Any) -> int:
     reshapes = outline_into_functions(
         module, DYNAMIC_RESHAPE, "rw_dynamic_reshape_", _reshape_function
     )
+    vectors = outline_into_functions(
+        module, DOT_GENERAL, "rw_vector_product_", _vector_product_function
+    )
     products = outline_into_functions(
         module, DOT_GENERAL, "rw_collapsed_product_", _product_function
     )
-    return reshapes + products
+    return reshapes + vectors + products
 
 
 def groups(given: list[int | None], wanted: list[int | None]) -> list[list[int]] | None:
@@ -146,6 +159,103 @@ def _reshape_function(ir: Any, operation: Any, symbol: str) -> str | None:
     return "\n".join([header, *body, f"  return %reshaped : {result}", "}"])
 
 
+def _plain_product(operation: Any) -> tuple[list[int], list[int]] | None:
+    """The contracting dimensions (left, right) of the ``dot_general`` ``operation``, one
+    each; None when it has batch dimensions or an attribute a rewritten product would lose
+    (an algorithm)."""
+    numbers = dimension_numbers(str(operation.attributes["dot_dimension_numbers"]))
+    if numbers.get("lhs_batching_dimensions") or numbers.get("rhs_batching_dimensions"):
+        return None
+    left = numbers.get("lhs_contracting_dimensions", [])
+    right = numbers.get("rhs_contracting_dimensions", [])
+    attributes = operation.attributes
+    names = {attributes[index].name for index in range(len(attributes))}
+    if len(left) != 1 or len(right) != 1:
+        return None
+    return (left, right) if names <= {"dot_dimension_numbers", "precision_config"} else None
+
+
+def _vector_product_function(ir: Any, operation: Any, symbol: str) -> str | None:
+    """``func.func private @symbol`` computing the ``dot_general`` ``operation`` of an
+    operand of dynamic shape and a vector as ``linalg.matvec`` or ``linalg.vecmat``; None
+    for a form the module's doc does not name."""
+    left, right = _type(ir, operation.operands[0]), _type(ir, operation.operands[1])
+    result = _type(ir, operation.results[0])
+    contracting = _plain_product(operation)
+    if left is None or right is None or result is None or contracting is None:
+        return None
+    if (left.rank == 1) == (right.rank == 1) or left.has_static_shape and right.has_static_shape:
+        return None
+    element = result.element_type
+    if left.element_type != element or right.element_type != element:
+        return None  # a product that converts: wide_accumulation's, or none to rewrite
+    if not isinstance(element, (ir.FloatType, ir.IntegerType)):
+        return None
+    vector_on_right = right.rank == 1
+    other, name = (left, "%left") if vector_on_right else (right, "%right")
+    contracted = contracting[0 if vector_on_right else 1][0]
+    if contracted not in (0, other.rank - 1):
+        return None
+    lines = [f"func.func private @{symbol}(%left: {left}, %right: {right}) -> {result} {{"]
+    # The other operand as a matrix whose columns (matvec) or rows (vecmat) are contracted.
+    kept = [d for d in range(other.rank) if d != contracted]
+    sizes = _sizes(other)
+    free = None if any(sizes[d] is None for d in kept) else _product([sizes[d] for d in kept])
+    matrix_sizes = [free, sizes[contracted]] if contracted else [sizes[0], free]
+    matrix = _tensor(matrix_sizes, element)
+    if other.rank == 2:
+        lines.append(f"  %matrix = tensor.cast {name} : {other} to {matrix}")
+    else:
+        groups = [kept, [contracted]] if contracted else [[0], kept]
+        lines.append(
+            f"  %matrix = tensor.collapse_shape {name} {_text_of(groups)} : {other} into {matrix}"
+        )
+    vector = "%right" if vector_on_right else "%left"
+    vector_type = right if vector_on_right else left
+    flat = _tensor([free], element)
+    lines.append("  %free_at = arith.constant " + ("0" if contracted else "1") + " : index")
+    lines.append(f"  %free = tensor.dim %matrix, %free_at : {matrix}")
+    lines.append(f"  %empty = tensor.empty({'%free' if free is None else ''}) : {flat}")
+    zero = "0.0" if isinstance(element, ir.FloatType) else "0"
+    lines.append(f"  %zero = arith.constant {zero} : {element}")
+    lines.append(f"  %init = linalg.fill ins(%zero : {element}) outs(%empty : {flat}) -> {flat}")
+    if contracted:  # matrix x vector
+        inputs = f"ins(%matrix, {vector} : {matrix}, {vector_type})"
+        named = "linalg.matvec"
+    else:  # vector x matrix
+        inputs = f"ins({vector}, %matrix : {vector_type}, {matrix})"
+        named = "linalg.vecmat"
+    lines.append(f"  %product = {named} {inputs} outs(%init : {flat}) -> {flat}")
+    if result.rank == 1:
+        lines.append(f"  %shaped = tensor.cast %product : {flat} to {result}")
+    else:
+        output = []
+        for d in kept:
+            if sizes[d] is None:
+                lines.append(f"  %at{d} = arith.constant {d} : index")
+                lines.append(f"  %size{d} = tensor.dim {name}, %at{d} : {other}")
+                output.append(f"%size{d}")
+            else:
+                output.append(str(sizes[d]))
+        lines.append(
+            f"  %shaped = tensor.expand_shape %product [{list(range(result.rank))}] "
+            f"output_shape [{', '.join(output)}] : {flat} into {result}"
+        )
+    lines += [f"  return %shaped : {result}", "}"]
+    return "\n".join(lines)
+
+
+def _product(sizes: list[int | None]) -> int:
+    total = 1
+    for size in sizes:
+        total *= size or 0
+    return total
+
+
+def _tensor(sizes: list[int | None], element: Any) -> str:
+    return f"tensor<{'x'.join('?' if s is None else str(s) for s in sizes)}x{element}>"
+
+
 def _product_function(ir: Any, operation: Any, symbol: str) -> str | None:
     """``func.func private @symbol`` computing the ``dot_general`` ``operation`` on the
     collapsed left operand; None for a form the module's doc does not name."""
@@ -155,16 +265,10 @@ def _product_function(ir: Any, operation: Any, symbol: str) -> str | None:
         return None
     if left.rank < 3 or left.has_static_shape or not right.has_static_shape or right.rank != 2:
         return None
-    numbers = dimension_numbers(str(operation.attributes["dot_dimension_numbers"]))
-    if numbers.get("lhs_batching_dimensions") or numbers.get("rhs_batching_dimensions"):
+    contracting = _plain_product(operation)
+    if contracting is None or contracting[0] != [left.rank - 1]:
         return None
-    if numbers.get("lhs_contracting_dimensions") != [left.rank - 1]:
-        return None
-    contracted = numbers.get("rhs_contracting_dimensions", [])
-    attributes = operation.attributes
-    names = {attributes[index].name for index in range(len(attributes))}
-    if len(contracted) != 1 or not names <= {"dot_dimension_numbers", "precision_config"}:
-        return None  # an algorithm or another attribute the product would lose
+    contracted = contracting[1]
     rows = f"tensor<?x{left.shape[-1]}x{left.element_type}>"
     product = f"tensor<?x{result.shape[-1]}x{result.element_type}>"
     leading = list(range(left.rank - 1))
