@@ -15,6 +15,7 @@ from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
+from .dynamic_scans import dynamic_scans
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
@@ -38,6 +39,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
+    (dynamic_scans, (REDUCE_WINDOW,)),  # IREE: no cumsum of dynamic shape (before the next)
     (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)

@@ -1,0 +1,178 @@
+"""Cumulative sums, products, maxima and minima along a static axis of an array of dynamic
+shape (``jnp.cumsum(x, axis=1)`` of a symbolic batch) as ``iree_linalg_ext.scan``.
+
+jax writes a cumulative op along an axis of length n as a ``stablehlo.reduce_window``
+whose window is n along that axis and 1 along the others, padded before the axis by n - 1
+with the op's identity, which is also its initial value. IREE 3.13 makes a scan of such a
+window when its shape is static. Of dynamic shape it fails on both paths: "'tensor.empty'
+op incorrect number of dynamic sizes" on the IREE path, and, once ``padded_windows`` has
+made the padding a pad, "failed to legalize operation 'stablehlo.reduce_window'" on the
+compile path.
+
+Both paths write such a window, in a function of its own, as the scan IREE makes of a
+static one: an inclusive ``iree_linalg_ext.scan`` along the axis whose accumulator starts
+at the identity. Output i along the axis is then the identity combined with elements 0 to
+i, one after another: the window's own elements (its padding is identities), combined in
+another order than XLA's, which cuts windows into a tree; a sum or product is within the
+bound ``tests/test_op_coverage.py`` derives for any order, a maximum or minimum exact.
+Taken: a body of one ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two
+arguments with the identity as initial value (0, 1, the least or greatest value of the
+type), f32, f64 or signless integer elements (16-bit floats for maxima and minima only:
+their sums and products are ``wide_accumulation``'s), no strides or dilations.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .mlir_walk import one_op_body, outline_into_functions
+
+REDUCE_WINDOW = "stablehlo.reduce_window"
+_PREFIX = "rw_dynamic_scan_"
+# The body's op: its arith op on floats and on integers.
+_ARITH = {
+    "stablehlo.add": ("arith.addf", "arith.addi"),
+    "stablehlo.multiply": ("arith.mulf", "arith.muli"),
+    "stablehlo.maximum": ("arith.maximumf", "arith.maxsi"),
+    "stablehlo.minimum": ("arith.minimumf", "arith.minsi"),
+}
+_WIDE_FLOATS = ("f32", "f64")
+_WIDENED = ("stablehlo.add", "stablehlo.multiply")  # of 16-bit floats: wide_accumulation's
+_ONES = ("window_strides", "base_dilations", "window_dilations")
+
+
+def dynamic_scans(module: Any) -> int:
+    """Rewrite, in place, the cumulative windows of dynamic shape of the ``iree.compiler.ir``
+    ``module`` (in its context) that the module's doc names; return how many."""
+    return outline_into_functions(module, REDUCE_WINDOW, _PREFIX, _scan_function)
+
+
+def _scan_function(ir: Any, operation: Any, symbol: str) -> str | None:
+    """``func.func private @symbol(%given, %initial)`` computing the cumulative window
+    ``operation`` as a scan; None for any other window."""
+    if len(operation.operands) != 2 or len(operation.results) != 1:
+        return None
+    body = one_op_body(operation, _ARITH)
+    given = ir.RankedTensorType(operation.operands[0].type)
+    if body is None or given.has_static_shape or operation.results[0].type != given:
+        return None
+    element = given.element_type
+    if isinstance(element, ir.FloatType):
+        if str(element) not in _WIDE_FLOATS and body in _WIDENED:
+            return None
+        combine = _ARITH[body][0]
+    elif isinstance(element, ir.IntegerType) and element.is_signless and element.width > 1:
+        combine = _ARITH[body][1]
+    else:
+        return None
+    axis = _cumulative_axis(ir, operation, given)
+    if axis is None or not _is_identity(ir, operation.operands[1], body):
+        return None
+    return _scan_text(symbol, given, axis, combine)
+
+
+def _cumulative_axis(ir: Any, operation: Any, given: Any) -> int | None:
+    """The axis along which ``operation``'s window is cumulative (as long as the axis,
+    padded before by its length less one, 1 and unpadded along the others), or None."""
+    attributes, rank = operation.attributes, given.rank
+    for name in _ONES:
+        if name in attributes and set(ir.DenseI64ArrayAttr(attributes[name])) != {1}:
+            return None
+    window = list(ir.DenseI64ArrayAttr(attributes["window_dimensions"]))
+    padding = [0] * (2 * rank)
+    if "padding" in attributes:
+        padding = [int(v) for v in ir.DenseIntElementsAttr(attributes["padding"])]
+    long = [d for d in range(rank) if window[d] != 1]
+    if len(long) != 1 or given.is_dynamic_dim(long[0]):
+        return None
+    axis = long[0]
+    expected = [0] * (2 * rank)
+    expected[2 * axis] = given.shape[axis] - 1
+    return axis if window[axis] == given.shape[axis] and padding == expected else None
+
+
+def _is_identity(ir: Any, value: Any, body: str) -> bool:
+    """Whether ``value`` is a constant (through ``broadcast_in_dim``s, as jax writes a
+    window's initial value) that is the identity of ``body``'s op."""
+    while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.broadcast_in_dim":
+        value = value.owner.operands[0]
+    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
+        return False
+    attribute = ir.DenseElementsAttr(value.owner.attributes["value"])
+    if not attribute.is_splat:
+        return False
+    splat = attribute.get_splat_value()
+    if isinstance(splat, ir.FloatAttr):
+        identities = {
+            "stablehlo.add": 0.0,
+            "stablehlo.multiply": 1.0,
+            "stablehlo.maximum": -math.inf,
+            "stablehlo.minimum": math.inf,
+        }
+        return bool(splat.value == identities[body])
+    width = ir.IntegerType(splat.type).width
+    least, greatest = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    identities = {
+        "stablehlo.add": 0,
+        "stablehlo.multiply": 1,
+        "stablehlo.maximum": least,
+        "stablehlo.minimum": greatest,
+    }
+    return ir.IntegerAttr(splat).value == identities[body]
+
+
+def _scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
+    """The scan's function: the accumulator of ``given``'s shape without ``axis`` filled
+    with the initial value, an inclusive scan along ``axis`` combining with ``combine``."""
+    element = given.element_type
+    sizes = [None if given.is_dynamic_dim(d) else given.shape[d] for d in range(given.rank)]
+    kept = [d for d in range(given.rank) if d != axis]
+    initial = f"tensor<{element}>"
+    lines = [f"func.func private @{symbol}(%given: {given}, %initial: {initial}) -> {given} {{"]
+    dynamic = []
+    for d in range(given.rank):
+        if sizes[d] is None:
+            lines.append(f"  %at{d} = arith.constant {d} : index")
+            lines.append(f"  %size{d} = tensor.dim %given, %at{d} : {given}")
+            dynamic.append(d)
+    accumulator = _tensor([sizes[d] for d in kept], element)
+    lines += [
+        f"  %empty = tensor.empty({', '.join(f'%size{d}' for d in dynamic)}) : {given}",
+        f"  %empty_accumulator = tensor.empty({', '.join(f'%size{d}' for d in dynamic)})"
+        f" : {accumulator}",
+        f"  %value = tensor.extract %initial[] : {initial}",
+        f"  %accumulator = linalg.fill ins(%value : {element}) "
+        f"outs(%empty_accumulator : {accumulator}) -> {accumulator}",
+        f"  %scanned:2 = iree_linalg_ext.scan dimension({axis}) inclusive(true) "
+        f"ins(%given : {given}) outs(%empty, %accumulator : {given}, {accumulator}) {{",
+        f"  ^bb0(%element: {element}, %carried: {element}):",
+        f"    %combined = {combine} %element, %carried : {element}",
+        f"    iree_linalg_ext.yield %combined : {element}",
+        f"  }} -> {given}, {accumulator}",
+    ]
+    if combine != "arith.addf":
+        return "\n".join([*lines, f"  return %scanned#0 : {given}", "}"])
+    # The scan's first output is the first element alone: -0.0 where XLA's window gives
+    # 0.0 + -0.0 = 0.0. Adding the initial value to every output gives XLA's zeros and
+    # changes nothing else.
+    loops = ", ".join(f"d{d}" for d in range(given.rank))
+    maps = f"affine_map<({loops}) -> ({loops})>"
+    parallel = ", ".join(['"parallel"'] * given.rank)
+    lines += [
+        f"  %added = linalg.generic {{indexing_maps = [{maps}, {maps}], "
+        f"iterator_types = [{parallel}]}} "
+        f"ins(%scanned#0 : {given}) outs(%empty : {given}) {{",
+        f"  ^bb0(%sum: {element}, %unused: {element}):",
+        f"    %plus_initial = arith.addf %sum, %value : {element}",
+        f"    linalg.yield %plus_initial : {element}",
+        f"  }} -> {given}",
+        f"  return %added : {given}",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def _tensor(sizes: list[int | None], element: Any) -> str:
+    shape = "".join(("?" if size is None else str(size)) + "x" for size in sizes)
+    return f"tensor<{shape}{element}>"
