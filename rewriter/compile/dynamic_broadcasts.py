@@ -16,8 +16,9 @@ whose result is not 1 expands. Both paths write each such broadcast as a call of
 function of its own (which IREE inlines) holding a ``linalg.generic`` that copies element
 ``i`` of the result from the operand at ``i`` along a copied dimension and at 0 along an
 expanding one, into a ``tensor.empty`` of the sizes the broadcast's shape operand gives:
-the broadcast's definition, with the expansion of each dimension known. Modules that jax
-did not export that way are left as they are.
+the broadcast's definition, with the expansion of each dimension known. Unsigned elements
+(``jnp.searchsorted``'s indices) are copied as the signless integers of their bits, which
+linalg takes. Modules that jax did not export that way are left as they are.
 
 On the IREE path an attention of a symbolic batch (this copy before a product with a batch
 dimension of dynamic size) also needs IREE's data tiling off, which ``layout_flags`` turns
@@ -72,6 +73,14 @@ def _function_text(ir: Any, operation: Any, symbol: str) -> str | None:
     element = str(result.element_type)
     index_type = str(ir.RankedTensorType(shape).element_type)
     lines = [f"func.func private @{symbol}(%given: {given}, %shape: {shape}) -> {result} {{"]
+    copied, read, written = result, "%given", "%copied"
+    kind = result.element_type
+    if isinstance(kind, ir.IntegerType) and kind.is_unsigned:
+        # linalg takes signless integers only: the copy moves the bits, as i<width>
+        element = f"i{kind.width}"
+        signless = _retyped(given, element)
+        copied, read, written = _retyped(result, element), "%signless", "%copied_back"
+        lines.append(f"  %signless = stablehlo.bitcast_convert %given : ({given}) -> {signless}")
     sizes = []
     for k in range(result.rank):
         if not result.is_dynamic_dim(k):
@@ -83,17 +92,25 @@ def _function_text(ir: Any, operation: Any, symbol: str) -> str | None:
         else:
             lines.append(f"  %size{k} = arith.index_cast %read{k} : {index_type} to index")
             sizes.append(f"%size{k}")
+    source = given if read == "%given" else _retyped(given, element)
     lines += [
-        f"  %empty = tensor.empty({', '.join(sizes)}) : {result}",
+        f"  %empty = tensor.empty({', '.join(sizes)}) : {copied}",
         "  %copied = linalg.generic {indexing_maps = ["
         f"affine_map<({loops}) -> ({', '.join(reads)})>, "
         f"affine_map<({loops}) -> ({loops})>], "
         f"iterator_types = [{parallel}]}}",
-        f"      ins(%given : {given}) outs(%empty : {result}) {{",
+        f"      ins({read} : {source}) outs(%empty : {copied}) {{",
         f"  ^bb0(%in: {element}, %out: {element}):",
         f"    linalg.yield %in : {element}",
-        f"  }} -> {result}",
-        f"  return %copied : {result}",
-        "}",
+        f"  }} -> {copied}",
     ]
+    if written != "%copied":
+        lines.append(f"  %copied_back = stablehlo.bitcast_convert %copied : ({copied}) -> {result}")
+    lines += [f"  return {written} : {result}", "}"]
     return "\n".join(lines)
+
+
+def _retyped(shaped: Any, element: str) -> str:
+    """The text of ``shaped``'s tensor type with ``element`` elements."""
+    sizes = ["?" if shaped.is_dynamic_dim(d) else str(shaped.shape[d]) for d in range(shaped.rank)]
+    return f"tensor<{''.join(size + 'x' for size in sizes)}{element}>"

@@ -14,6 +14,7 @@ from .broadcast_divisors import multiply_by_reciprocals
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
+from .dynamic_index_gathers import GATHER, dynamic_index_gathers
 from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
 from .dynamic_scans import dynamic_scans
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
@@ -44,6 +45,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
+    (dynamic_index_gathers, (GATHER,)),  # IREE: no gather at indices of dynamic shape
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
     (symbolic_reshapes, (DYNAMIC_RESHAPE, DOT_GENERAL)),  # IREE lowers no dynamic_reshape
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
