@@ -62,7 +62,13 @@ def a_layer(x):
     return (jax.nn.softmax(scores, axis=-1) @ normed) @ WEIGHTS
 
 
-PROGRAMS = [rows_of_width, one_row_each, split_width, times_weights, a_layer]
+def weight_gradient(x):
+    """The gradient of ``sum((x @ w) ** 2)`` by ``w``: a product contracting the batch and
+    the tokens, ``einsum("btd,bte->de")``."""
+    return jax.grad(lambda w: jnp.sum((x @ w) ** 2))(WEIGHTS)
+
+
+PROGRAMS = [rows_of_width, one_row_each, split_width, times_weights, a_layer, weight_gradient]
 
 
 def test_reshapes_and_products_of_a_symbolic_batch_change_and_no_others():
@@ -75,6 +81,8 @@ def test_reshapes_and_products_of_a_symbolic_batch_change_and_no_others():
     assert applied(symbolic_reshapes, times_weights, np.zeros((2, 6, 8), np.float32))[0] == 0
     rows = jax.ShapeDtypeStruct(export.symbolic_shape("b, 8"), np.float32)
     assert applied(symbolic_reshapes, times_weights, rows)[0] == 0  # a matrix already
+    changed, text = applied(symbolic_reshapes, weight_gradient, TOKENS)
+    assert changed == 2 and text.count("tensor.collapse_shape") == 3  # and x @ w's
 
 
 @on_both_paths

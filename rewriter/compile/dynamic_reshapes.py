@@ -30,7 +30,12 @@ Both paths write, each in a function of its own that IREE inlines:
   more is collapsed to that matrix first and the result expanded back. Both ops are the
   product's sums of products; only the order of the additions may differ from XLA's, as
   in any product. Products that convert their elements (``wide_accumulation``'s) are left
-  alone.
+  alone;
+- a ``dot_general`` of operands of dynamic shape contracting several adjacent dimensions
+  of each, in the same order (a weight's gradient, ``einsum("btd,bte->de")``, which IREE
+  makes a ``dynamic_reshape``), as the product of the operands with those dimensions
+  collapsed into one: row-major order keeps the pairs of contracted elements together, so
+  the sum is over the same products.
 """
 
 from __future__ import annotations
@@ -51,13 +56,16 @@ def symbolic_reshapes(module: Any) -> int:
     reshapes = outline_into_functions(
         module, DYNAMIC_RESHAPE, "rw_dynamic_reshape_", _reshape_function
     )
+    contractions = outline_into_functions(
+        module, DOT_GENERAL, "rw_merged_contraction_", _contraction_function
+    )
     vectors = outline_into_functions(
         module, DOT_GENERAL, "rw_vector_product_", _vector_product_function
     )
     products = outline_into_functions(
         module, DOT_GENERAL, "rw_collapsed_product_", _product_function
     )
-    return reshapes + vectors + products
+    return reshapes + contractions + vectors + products
 
 
 def groups(given: list[int | None], wanted: list[int | None]) -> list[list[int]] | None:
@@ -173,6 +181,55 @@ def _plain_product(operation: Any) -> tuple[list[int], list[int]] | None:
     if len(left) != 1 or len(right) != 1:
         return None
     return (left, right) if names <= {"dot_dimension_numbers", "precision_config"} else None
+
+
+def _contraction_function(ir: Any, operation: Any, symbol: str) -> str | None:
+    """``func.func private @symbol`` computing the ``dot_general`` ``operation``, which
+    contracts several adjacent dimensions of operands of dynamic shape, with each
+    operand's contracted dimensions collapsed into one; None for another product."""
+    left, right = _type(ir, operation.operands[0]), _type(ir, operation.operands[1])
+    result = _type(ir, operation.results[0])
+    if left is None or right is None or result is None:
+        return None
+    if left.has_static_shape and right.has_static_shape:
+        return None
+    numbers = dimension_numbers(str(operation.attributes["dot_dimension_numbers"]))
+    if numbers.get("lhs_batching_dimensions") or numbers.get("rhs_batching_dimensions"):
+        return None
+    attributes = operation.attributes
+    names = {attributes[index].name for index in range(len(attributes))}
+    if not names <= {"dot_dimension_numbers", "precision_config"}:
+        return None
+    contracted = (
+        numbers.get("lhs_contracting_dimensions", []),
+        numbers.get("rhs_contracting_dimensions", []),
+    )
+    if len(contracted[0]) < 2 or len(contracted[1]) != len(contracted[0]):
+        return None
+    lines = [f"func.func private @{symbol}(%left: {left}, %right: {right}) -> {result} {{"]
+    merged = []
+    for name, kind, dims in (("left", left, contracted[0]), ("right", right, contracted[1])):
+        if dims != list(range(dims[0], dims[0] + len(dims))):
+            return None  # not adjacent and in order: a transpose first, left to IREE
+        sizes = _sizes(kind)
+        inside = [sizes[d] for d in dims]
+        size = None if None in inside else _product(inside)
+        kept = sizes[: dims[0]] + [size] + sizes[dims[-1] + 1 :]
+        grouping = [[d] for d in range(dims[0])] + [dims]
+        grouping += [[d] for d in range(dims[-1] + 1, kind.rank)]
+        collapsed = _tensor(kept, kind.element_type)
+        lines.append(
+            f"  %{name}_merged = tensor.collapse_shape %{name} {_text_of(grouping)} "
+            f": {kind} into {collapsed}"
+        )
+        merged.append((dims[0], collapsed))
+    (left_at, left_type), (right_at, right_type) = merged
+    lines.append(
+        f"  %product = stablehlo.dot_general %left_merged, %right_merged, contracting_dims = "
+        f"[{left_at}] x [{right_at}] : ({left_type}, {right_type}) -> {result}"
+    )
+    lines += [f"  return %product : {result}", "}"]
+    return "\n".join(lines)
 
 
 def _vector_product_function(ir: Any, operation: Any, symbol: str) -> str | None:
