@@ -55,8 +55,9 @@ def computed(request, tmp_path_factory):
 @pytest.mark.parametrize("name", BOUNDS)
 def test_within_bound_of_the_exact_value_with_numpy_s_special_values(computed, name):
     """Against long double cbrt and f64 erf (scipy's, within a few f64 ulp: 2^-27 of an
-    f32 ulp), numpy's results where not finite; subnormal results as numpy's, which IREE
-    flushes to zero of their sign (and it reads subnormal inputs as zeros)."""
+    f32 ulp), numpy's results where not finite; subnormal results as numpy's flushed to
+    zero of their sign, as both runners flush them in XLA:CPU's mode (which reads subnormal
+    inputs as zeros too)."""
     runner, inputs, results = computed
     x, got = as_read_by(runner, inputs[name]), results[name]
     with np.errstate(all="ignore"):
