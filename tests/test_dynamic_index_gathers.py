@@ -78,3 +78,26 @@ def test_gathers_at_a_symbolic_batch_of_indices_give_jax_jits_numbers(
         assert got.dtype == expected.dtype and got.shape == expected.shape
         # the same elements, and interp's few f32 operations on them in the same order
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=0)
+
+
+VECTOR_FIRST = """
+module @vector_first {
+  func.func public @main(%indices: tensor<1x?xi32>) -> tensor<?xf32> {
+    %table = stablehlo.constant dense<[10.0, 11.0, 12.0, 13.0, 14.0]> : tensor<5xf32>
+    %taken = "stablehlo.gather"(%table, %indices) <{dimension_numbers =
+      #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0]>,
+      slice_sizes = array<i64: 1>}> : (tensor<5xf32>, tensor<1x?xi32>) -> tensor<?xf32>
+    return %taken : tensor<?xf32>
+  }
+}
+"""
+
+
+@on_both_paths
+def test_an_index_vector_dimension_not_printed_is_the_first(path, tmp_path):
+    """StableHLO prints no ``index_vector_dim`` of 0: the indices ``(1, n)`` are n start
+    indices of one component each, clamped into the table (numpy's ``clip``, by hand)."""
+    main = main_on(path, VECTOR_FIRST, tmp_path)
+    indices = np.array([[3, -2, 0, 9, 4, 1]], np.int32)
+    expected = np.array([13.0, 10.0, 10.0, 14.0, 14.0, 11.0], np.float32)
+    np.testing.assert_array_equal(main(indices), expected)

@@ -13,8 +13,8 @@ result that computes each element's operand position as StableHLO defines a gath
 reads it (``tensor.extract``):
 
 - the result's dimensions not in ``offset_dims`` are the batch dimensions: with the index
-  vector dimension put back (``index_vector_dim``, none when it is the indices' rank),
-  they select the start index vector;
+  vector dimension put back (``index_vector_dim``, 0 when not printed; none when it is
+  the indices' rank), they select the start index vector;
 - start index ``k`` goes to operand dimension ``start_index_map[k]``, clamped into
   ``[0, size - slice_size]`` of that dimension (the others start at 0);
 - the offset dimensions, in order, go to the operand dimensions not collapsed, in order;
@@ -66,7 +66,7 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
     offsets = numbers.get("offset_dims", [])
     collapsed = numbers.get("collapsed_slice_dims", [])
     starts = numbers.get("start_index_map", [])
-    vector_dim = numbers.get("index_vector_dim", [indices.rank])[0]
+    vector_dim = numbers.get("index_vector_dim", [0])[0]
     slices = list(ir.DenseI64ArrayAttr(operation.attributes["slice_sizes"]))
     kept = [d for d in range(operand.rank) if d not in collapsed]
     if len(kept) != len(offsets) or any(slices[d] != 1 for d in collapsed):

@@ -17,6 +17,7 @@ from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .dynamic_index_gathers import GATHER, dynamic_index_gathers
 from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
 from .dynamic_scans import dynamic_scans
+from .dynamic_scatters import SCATTER, dynamic_scatters
 from .dynamic_update_slices import DYNAMIC_UPDATE_SLICE, dynamic_update_slices
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
@@ -51,6 +52,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (symbolic_reshapes, (DYNAMIC_RESHAPE, DOT_GENERAL)),  # IREE lowers no dynamic_reshape
     (dynamic_update_slices, (DYNAMIC_UPDATE_SLICE,)),  # IREE: static shapes only
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
+    (dynamic_scatters, (SCATTER,)),  # IREE: no scatter of dynamic shape with batching dims
     (drop_out_of_range_updates, ("stablehlo.scatter",)),  # XLA drops them, IREE writes them
     (canonical_scatters, ("stablehlo.scatter",)),  # the one form IREE lowers (after the above)
     (window_scatters, (SELECT_AND_SCATTER,)),  # IREE: windows apart only, the last tie
