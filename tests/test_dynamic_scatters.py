@@ -99,3 +99,41 @@ def test_scatters_of_a_symbolic_batch_give_jax_jits_numbers(program, shapes, pat
             # the scatters add in XLA's order; the training step's products and sums of
             # 20 terms in another: a few f32 ulps
             np.testing.assert_allclose(one, reference, rtol=1e-6, atol=1e-7)
+
+
+FAR_OUT_OF_RANGE = """
+import sys
+sys.path[:0] = sys.argv[2:]
+from pathlib import Path
+import jax, numpy as np
+import rewriter
+from iree_fixes import main_on
+import test_dynamic_scatters as t
+main = main_on(sys.argv[1], rewriter.export(t.embedding_gradient, t.TOKENS).text, Path("."))
+tokens = np.array([[3, 1_000_000, -1_000_000, 49, 50, 2**31 - 1, -2**31]] * 3, np.int32)
+for _ in range(20):
+    got = main(tokens)
+np.testing.assert_array_equal(got, jax.jit(t.embedding_gradient)(tokens))
+"""
+
+
+@on_both_paths
+def test_updates_far_out_of_range_are_dropped_not_written(path, tmp_path):
+    """The embedding's gradient at tokens a million rows past the table (and before it):
+    the scatter's indices of a symbolic batch are redirected into the padding
+    (rewriter/compile/scatter_bounds.py), not written past the table's buffer, which
+    crashed the process. In a process of its own, so that a crash is a failure here."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    script = tmp_path / "far.py"
+    script.write_text(FAR_OUT_OF_RANGE)
+    run = subprocess.run(
+        [sys.executable, str(script), path, str(tests), str(tests.parent)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import one_op_body, outline_into_functions
+from .mlir_walk import elementwise_lines, one_op_body, outline_into_functions
 
 REDUCE_WINDOW = "stablehlo.reduce_window"
 _PREFIX = "rw_dynamic_scan_"
@@ -156,21 +156,9 @@ def _scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
     # The scan's first output is the first element alone: -0.0 where XLA's window gives
     # 0.0 + -0.0 = 0.0. Adding the initial value to every output gives XLA's zeros and
     # changes nothing else.
-    loops = ", ".join(f"d{d}" for d in range(given.rank))
-    maps = f"affine_map<({loops}) -> ({loops})>"
-    parallel = ", ".join(['"parallel"'] * given.rank)
-    lines += [
-        f"  %added = linalg.generic {{indexing_maps = [{maps}, {maps}], "
-        f"iterator_types = [{parallel}]}} "
-        f"ins(%scanned#0 : {given}) outs(%empty : {given}) {{",
-        f"  ^bb0(%sum: {element}, %unused: {element}):",
-        f"    %plus_initial = arith.addf %sum, %value : {element}",
-        f"    linalg.yield %plus_initial : {element}",
-        f"  }} -> {given}",
-        f"  return %added : {given}",
-        "}",
-    ]
-    return "\n".join(lines)
+    adding = [f"%yielded = arith.addf %in0, %value : {element}"]
+    lines += elementwise_lines("%added", ["%scanned#0"], "%empty", given, adding)
+    return "\n".join([*lines, f"  return %added : {given}", "}"])
 
 
 def _tensor(sizes: list[int | None], element: Any) -> str:

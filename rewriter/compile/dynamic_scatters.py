@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from .gather_bounds import dimension_numbers
-from .mlir_walk import one_op_body, outline_into_functions
+from .mlir_walk import elementwise_lines, one_op_body, outline_into_functions, size_value
 
 SCATTER = "stablehlo.scatter"
 _PREFIX = "rw_dynamic_scatter_"
@@ -61,21 +61,11 @@ def _window_function(ir: Any, operation: Any, symbol: str) -> str | None:
     slice, ``x[:, :-1]``, of a symbolic batch), of dynamic shape: the window combined
     with the operand's elements under it, when the whole window lies in the operand (XLA
     drops it otherwise); None for another scatter."""
-    if len(operation.operands) != 3 or len(operation.results) != 1:
+    parts = _parts(ir, operation)
+    if parts is None:
         return None
-    operand, indices, updates = (ir.RankedTensorType(v.type) for v in operation.operands)
-    if operand.has_static_shape and updates.has_static_shape:
-        return None
-    element = operand.element_type
-    is_float = isinstance(element, ir.FloatType)
-    if not is_float and not (isinstance(element, ir.IntegerType) and element.is_signless):
-        return None
-    index_element = indices.element_type
-    if not (isinstance(index_element, ir.IntegerType) and index_element.is_signless):
-        return None
-    combine = _combiner(ir, operation, is_float)
-    numbers = dimension_numbers(str(operation.attributes["scatter_dimension_numbers"]))
-    if combine is None or any(numbers.get(n) for n in _BATCHING):
+    operand, indices, updates, combine, numbers = parts
+    if any(numbers.get(n) for n in _BATCHING):
         return None
     if numbers.get("inserted_window_dims") or indices.rank != 1:
         return None
@@ -93,8 +83,9 @@ def _window_function(ir: Any, operation: Any, symbol: str) -> str | None:
     ]
     offsets, sizes, fits = [], [], []
     for d in range(operand.rank):
-        lines += _dimension_sizes(operand, updates, d)
-        sizes.append(f"%window{d}" if updates.is_dynamic_dim(d) else str(updates.shape[d]))
+        size_value(lines, f"size{d}", "operand", operand, d)
+        window = size_value(lines, f"window{d}", "updates", updates, d)
+        sizes.append(window if updates.is_dynamic_dim(d) else str(updates.shape[d]))
         if d not in to_operand:
             offsets.append("0")
             continue
@@ -102,7 +93,7 @@ def _window_function(ir: Any, operation: Any, symbol: str) -> str | None:
         lines += [
             f"  %k{k} = arith.constant {k} : index",
             f"  %raw{k} = tensor.extract %indices[%k{k}] : {indices}",
-            f"  %start{d} = arith.index_cast %raw{k} : {index_element} to index",
+            f"  %start{d} = arith.index_cast %raw{k} : {indices.element_type} to index",
             f"  %room{d} = arith.subi %size{d}, %window{d} : index",
             f"  %low{d} = arith.cmpi sge, %start{d}, %zero : index",
             f"  %high{d} = arith.cmpi sle, %start{d}, %room{d} : index",
@@ -121,18 +112,10 @@ def _window_function(ir: Any, operation: Any, symbol: str) -> str | None:
     lines.append(f"  %under = tensor.extract_slice %operand{place} : {operand} to {updates}")
     combined = "%updates"
     if combine != "replace":
-        loops = ", ".join(f"d{d}" for d in range(operand.rank))
-        same = f"affine_map<({loops}) -> ({loops})>"
-        parallel = ", ".join(['"parallel"'] * operand.rank)
-        lines += [
-            f"  %combined = linalg.generic {{indexing_maps = [{same}, {same}, {same}], "
-            f"iterator_types = [{parallel}]}} ins(%under, %updates : {updates}, {updates}) "
-            f"outs(%under : {updates}) {{",
-            f"  ^bb0(%old: {element}, %new: {element}, %unused: {element}):",
-            f"    %both = {combine} %old, %new : {element}",
-            f"    linalg.yield %both : {element}",
-            f"  }} -> {updates}",
-        ]
+        combining = [f"%yielded = {combine} %in0, %in1 : {updates.element_type}"]
+        lines += elementwise_lines(
+            "%combined", ["%under", "%updates"], "%under", updates, combining
+        )
         combined = "%combined"
     lines += [
         f"  %written = tensor.insert_slice {combined} into %operand{place} "
@@ -144,38 +127,14 @@ def _window_function(ir: Any, operation: Any, symbol: str) -> str | None:
     return "\n".join(lines)
 
 
-def _dimension_sizes(operand: Any, updates: Any, d: int) -> list[str]:
-    """``%size<d>`` and ``%window<d>``: the operand's and the update's size along ``d``."""
-    lines = []
-    for name, shaped, value in (("operand", operand, "size"), ("updates", updates, "window")):
-        if shaped.is_dynamic_dim(d):
-            lines.append(f"  %{value}_at{d} = arith.constant {d} : index")
-            lines.append(f"  %{value}{d} = tensor.dim %{name}, %{value}_at{d} : {shaped}")
-        else:
-            lines.append(f"  %{value}{d} = arith.constant {shaped.shape[d]} : index")
-    return lines
-
-
 def _scatter_function(ir: Any, operation: Any, symbol: str) -> str | None:
     """``func.func private @symbol(%operand, %indices, %updates)`` computing the scatter
     ``operation`` element by element; None for a scatter the module's doc does not name."""
-    if len(operation.operands) != 3 or len(operation.results) != 1:
+    parts = _parts(ir, operation)
+    if parts is None:
         return None
-    operand, indices, updates = (ir.RankedTensorType(v.type) for v in operation.operands)
-    if operand.has_static_shape and indices.has_static_shape and updates.has_static_shape:
-        return None
-    element = operand.element_type
-    if isinstance(element, ir.FloatType):
-        is_float = True
-    elif isinstance(element, ir.IntegerType) and element.is_signless:
-        is_float = False
-    else:
-        return None
-    index_element = indices.element_type
-    if not (isinstance(index_element, ir.IntegerType) and index_element.is_signless):
-        return None
-    combine = _combiner(ir, operation, is_float)
-    numbers = dimension_numbers(str(operation.attributes["scatter_dimension_numbers"]))
+    operand, indices, updates, combine, numbers = parts
+    element, index_element = operand.element_type, indices.element_type
     if numbers.get("update_window_dims"):
         return None
     inserted = numbers.get("inserted_window_dims", [])
@@ -183,7 +142,7 @@ def _scatter_function(ir: Any, operation: Any, symbol: str) -> str | None:
     indices_batching = numbers.get("scatter_indices_batching_dims", [])
     to_operand = numbers.get("scatter_dims_to_operand_dims", [])
     vector_dim = numbers.get("index_vector_dim", [0])[0]
-    if combine is None or not to_operand or sorted(inserted) != sorted(to_operand):
+    if not to_operand or sorted(inserted) != sorted(to_operand):
         return None
     if sorted(inserted + batching) != list(range(operand.rank)):
         return None
@@ -243,6 +202,30 @@ def _scatter_function(ir: Any, operation: Any, symbol: str) -> str | None:
         "}",
     ]
     return "\n".join(lines)
+
+
+def _parts(ir: Any, operation: Any) -> tuple[Any, Any, Any, str, dict[str, list[int]]] | None:
+    """The operand, indices and updates types, the arith op that combines (``_combiner``)
+    and the dimension numbers of ``operation``, a scatter of dynamic shape of one operand of
+    float or signless integer elements at signless integer indices, with a combiner the
+    module's doc names; None for any other."""
+    if len(operation.operands) != 3 or len(operation.results) != 1:
+        return None
+    operand, indices, updates = (ir.RankedTensorType(v.type) for v in operation.operands)
+    if operand.has_static_shape and indices.has_static_shape and updates.has_static_shape:
+        return None
+    element = operand.element_type
+    is_float = isinstance(element, ir.FloatType)
+    if not is_float and not (isinstance(element, ir.IntegerType) and element.is_signless):
+        return None
+    index_element = indices.element_type
+    if not (isinstance(index_element, ir.IntegerType) and index_element.is_signless):
+        return None
+    combine = _combiner(ir, operation, is_float)
+    if combine is None:
+        return None
+    numbers = dimension_numbers(str(operation.attributes["scatter_dimension_numbers"]))
+    return operand, indices, updates, combine, numbers
 
 
 def _combiner(ir: Any, operation: Any, is_float: bool) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import outline_into_functions
+from .mlir_walk import outline_into_functions, size_value
 
 DYNAMIC_UPDATE_SLICE = "stablehlo.dynamic_update_slice"
 _PREFIX = "rw_dynamic_update_slice_"
@@ -53,8 +53,8 @@ def _update_function(ir: Any, operation: Any, symbol: str) -> str | None:
     lines.append("  %zero = arith.constant 0 : index")
     offsets, sizes = [], []
     for d, start in enumerate(starts):
-        operand_size = _size(lines, "operand", operand, d)
-        update_size = _size(lines, "update", update, d)
+        operand_size = size_value(lines, f"operand_size{d}", "operand", operand, d)
+        update_size = size_value(lines, f"update_size{d}", "update", update, d)
         lines += [
             f"  %raw{d} = tensor.extract %start{d}[] : {start}",
             f"  %wide{d} = arith.index_cast %raw{d} : {start.element_type} to index",
@@ -71,15 +71,3 @@ def _update_function(ir: Any, operation: Any, symbol: str) -> str | None:
         "}",
     ]
     return "\n".join(lines)
-
-
-def _size(lines: list[str], name: str, shaped: Any, dimension: int) -> str:
-    """The size of ``dimension`` of the argument ``%name`` as an index value, its
-    ``tensor.dim`` appended to ``lines`` when it is dynamic."""
-    value = f"%{name}_size{dimension}"
-    if shaped.is_dynamic_dim(dimension):
-        lines.append(f"  %{name}_at{dimension} = arith.constant {dimension} : index")
-        lines.append(f"  {value} = tensor.dim %{name}, %{name}_at{dimension} : {shaped}")
-    else:
-        lines.append(f"  {value} = arith.constant {shaped.shape[dimension]} : index")
-    return value

@@ -234,6 +234,40 @@ def outline_into_functions(
     return len(found)
 
 
+def size_value(lines: list[str], value: str, argument: str, shaped: Any, dimension: int) -> str:
+    """``%value``, the size of ``dimension`` of the argument ``%argument`` (of the tensor
+    type ``shaped``) as an index: a ``tensor.dim`` when it is dynamic, a constant when not,
+    appended to ``lines`` (the body of a function ``outline_into_functions`` adds)."""
+    if shaped.is_dynamic_dim(dimension):
+        lines.append(f"  %{value}_at = arith.constant {dimension} : index")
+        lines.append(f"  %{value} = tensor.dim %{argument}, %{value}_at : {shaped}")
+    else:
+        lines.append(f"  %{value} = arith.constant {shaped.shape[dimension]} : index")
+    return f"%{value}"
+
+
+def elementwise_lines(
+    result: str, inputs: list[str], output: str, shaped: Any, body: list[str]
+) -> list[str]:
+    """The lines of ``%result = linalg.generic`` over the elements of ``inputs`` and
+    ``output`` (values of the tensor type ``shaped``), whose block arguments are ``%in0``,
+    ``%in1``, ... and ``%out`` and whose ``body`` ends by defining ``%yielded``."""
+    element, rank = shaped.element_type, shaped.rank
+    loops = ", ".join(f"d{d}" for d in range(rank))
+    same = f"affine_map<({loops}) -> ({loops})>"
+    parallel = ", ".join(['"parallel"'] * rank)
+    arguments = [f"%in{n}: {element}" for n in range(len(inputs))] + [f"%out: {element}"]
+    return [
+        f"  {result} = linalg.generic {{indexing_maps = [{', '.join([same] * (len(inputs) + 1))}],"
+        f" iterator_types = [{parallel}]}} ins({', '.join(inputs)} : "
+        f"{', '.join([str(shaped)] * len(inputs))}) outs({output} : {shaped}) {{",
+        f"  ^bb0({', '.join(arguments)}):",
+        *(f"    {line}" for line in body),
+        f"    linalg.yield %yielded : {element}",
+        f"  }} -> {shaped}",
+    ]
+
+
 def one_op_body(operation: Any, names: Collection[str]) -> str | None:
     """The name of the one op of ``operation``'s body (a reduce's or a window's region)
     when it is one of ``names`` applied to the block's two arguments, each once, and its

@@ -18,8 +18,11 @@ Soundness: a window is dropped exactly when some component is out of range, and 
 component's window lies in the padding, so the window meets no element of the slice kept;
 a window whose components are all in range is where it was, and the padding at the high
 end moves no element of the operand. Any combiner (set, add, max, several operands) stays as
-it is. Scatters of dynamic shapes, and those whose dimension sizes the index type cannot
-hold, are left as they are.
+it is. Indices and updates of dynamic shape (a symbolic batch's) are redirected the same
+way, by a ``linalg.generic`` in a function of its own, since no constant of their shape
+can be written. Scatters into an operand of dynamic shape, and those whose dimension sizes
+the index type cannot hold, are left as they are (``dynamic_scatters.py`` takes some of
+the former, and drops what is out of range itself).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .gather_bounds import component_constant, dimension_numbers
-from .mlir_walk import operations_named
+from .mlir_walk import elementwise_lines, operations_named
 from .scatter_masks import mask_in_place, outside_range
 
 
@@ -38,24 +41,92 @@ def drop_out_of_range_updates(module: Any) -> int:
     from iree.compiler import ir
 
     rewritten = 0
+    redirections: list[str] = []
     for scatter in operations_named(module, "stablehlo.scatter"):
         plan = _plan(ir, scatter)
         if plan is None:
             continue
         rewritten += 1
-        if mask_in_place(ir, scatter, plan.addressed, plan.limits, plan.window, plan.vector_dim):
+        count = len(scatter.results)
+        indices = scatter.operands[count]
+        static = ir.RankedTensorType(indices.type).has_static_shape
+        if static and mask_in_place(
+            ir, scatter, plan.addressed, plan.limits, plan.window, plan.vector_dim
+        ):
             continue
         with ir.InsertionPoint(scatter), scatter.location:
-            count = len(scatter.results)
-            indices = scatter.operands[count]
-            scatter.operands[count] = _redirected(
-                ir, indices, plan.limits, plan.sizes, plan.vector_dim
-            )
+            if static:
+                redirected = _redirected(ir, indices, plan.limits, plan.sizes, plan.vector_dim)
+            else:
+                redirected = _redirected_by_call(ir, indices, plan, redirections)
+            scatter.operands[count] = redirected
             for position in range(count):
                 scatter.operands[position] = _padded(ir, scatter.operands[position], plan.padding)
         for result in scatter.results:
             _slice_back(ir, scatter, result, plan.padding)
+    if redirections:
+        with module.context, ir.Location.unknown():
+            parsed = ir.Module.parse("\n".join(redirections))
+            first = module.body.operations[0]
+            for function in list(parsed.body.operations):
+                function.operation.move_before(first)
     return rewritten
+
+
+def _redirected_by_call(ir, indices, plan: _Plan, functions: list[str]) -> Any:
+    """``_redirected`` for ``indices`` of dynamic shape, whose constants of their shape
+    cannot be written: a call of a function (its text appended to ``functions``) holding
+    a ``linalg.generic`` that gives each component out of ``[0, limit]`` the size of its
+    dimension, the component read from the element's position along ``vector_dim``."""
+    indices_type = ir.RankedTensorType(indices.type)
+    symbol = f"rw_redirected_indices_{len(functions)}"
+    element, rank = indices_type.element_type, indices_type.rank
+    lines = [f"func.func private @{symbol}(%indices: {indices_type}) -> {indices_type} {{"]
+    sizes = []
+    for d in range(rank):
+        if indices_type.is_dynamic_dim(d):
+            lines.append(f"  %at{d} = arith.constant {d} : index")
+            lines.append(f"  %size{d} = tensor.dim %indices, %at{d} : {indices_type}")
+            sizes.append(f"%size{d}")
+    body = ["%zero = arith.constant 0 : " + str(element)]
+    if plan.vector_dim < rank:
+        body.append(f"%component = linalg.index {plan.vector_dim} : index")
+    limit, size = "", ""
+    for k, (last, past) in enumerate(zip(plan.limits, plan.sizes, strict=True)):
+        body += [
+            f"%limit{k} = arith.constant {last} : {element}",
+            f"%past{k} = arith.constant {past} : {element}",
+        ]
+        if k == 0:
+            limit, size = "%limit0", "%past0"
+            continue
+        body += [
+            f"%k{k} = arith.constant {k} : index",
+            f"%is{k} = arith.cmpi eq, %component, %k{k} : index",
+            f"%limit_upto{k} = arith.select %is{k}, %limit{k}, {limit} : {element}",
+            f"%past_upto{k} = arith.select %is{k}, %past{k}, {size} : {element}",
+        ]
+        limit, size = f"%limit_upto{k}", f"%past_upto{k}"
+    unsigned = ir.IntegerType(element).is_unsigned
+    below = "arith.cmpi ult" if unsigned else "arith.cmpi slt"
+    above = "arith.cmpi ugt" if unsigned else "arith.cmpi sgt"
+    body += [
+        f"%below = {below}, %in0, %zero : {element}",
+        f"%above = {above}, %in0, {limit} : {element}",
+        "%outside = arith.ori %below, %above : i1",
+        f"%yielded = arith.select %outside, {size}, %in0 : {element}",
+    ]
+    lines.append(f"  %empty = tensor.empty({', '.join(sizes)}) : {indices_type}")
+    lines += elementwise_lines("%redirected", ["%indices"], "%empty", indices_type, body)
+    lines += [f"  return %redirected : {indices_type}", "}"]
+    functions.append("\n".join(lines))
+    call = ir.Operation.create(
+        "func.call",
+        results=[indices_type],
+        operands=[indices],
+        attributes={"callee": ir.FlatSymbolRefAttr.get(symbol)},
+    )
+    return call.result
 
 
 @dataclass(frozen=True)
@@ -74,7 +145,7 @@ def _plan(ir, scatter) -> _Plan | None:
     operand = ir.RankedTensorType(scatter.operands[0].type)
     indices = ir.RankedTensorType(scatter.operands[count].type)
     updates = ir.RankedTensorType(scatter.operands[count + 1].type)
-    if not all(t.has_static_shape for t in (operand, indices, updates)):
+    if not operand.has_static_shape:
         return None
     if not isinstance(indices.element_type, ir.IntegerType) or 0 in operand.shape:
         return None
@@ -83,6 +154,8 @@ def _plan(ir, scatter) -> _Plan | None:
     windowed = [d for d in range(operand.rank) if d not in whole]
     window = [1] * operand.rank
     for d, update_dim in zip(windowed, numbers.get("update_window_dims", []), strict=True):
+        if updates.is_dynamic_dim(update_dim):
+            return None
         window[d] = updates.shape[update_dim]
     addressed = numbers.get("scatter_dims_to_operand_dims", [])
     element = ir.IntegerType(indices.element_type)
