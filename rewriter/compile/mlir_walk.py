@@ -225,13 +225,22 @@ def outline_into_functions(
             )
         operation.results[result].replace_all_uses_with(call.results[0])
         operation.erase()
-    if found:
-        with module.context, ir.Location.unknown():
-            parsed = ir.Module.parse("\n".join(text for _, text in found))
-            first = module.body.operations[0]
-            for new in list(parsed.body.operations):
-                new.operation.move_before(first)
+    add_functions(module, [text for _, text in found])
     return len(found)
+
+
+def add_functions(module: Any, texts: list[str]) -> None:
+    """Parse the functions ``texts`` (each a ``func.func``) in ``module``'s context and
+    put them at the module's start."""
+    if not texts:
+        return
+    from iree.compiler import ir
+
+    with module.context, ir.Location.unknown():
+        parsed = ir.Module.parse("\n".join(texts))
+        first = module.body.operations[0]
+        for new in list(parsed.body.operations):
+            new.operation.move_before(first)
 
 
 def size_value(lines: list[str], value: str, argument: str, shaped: Any, dimension: int) -> str:

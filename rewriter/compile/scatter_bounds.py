@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .gather_bounds import component_constant, dimension_numbers
-from .mlir_walk import elementwise_lines, operations_named
+from .mlir_walk import add_functions, elementwise_lines, operations_named
 from .scatter_masks import mask_in_place, outside_range
 
 
@@ -64,12 +64,7 @@ def drop_out_of_range_updates(module: Any) -> int:
                 scatter.operands[position] = _padded(ir, scatter.operands[position], plan.padding)
         for result in scatter.results:
             _slice_back(ir, scatter, result, plan.padding)
-    if redirections:
-        with module.context, ir.Location.unknown():
-            parsed = ir.Module.parse("\n".join(redirections))
-            first = module.body.operations[0]
-            for function in list(parsed.body.operations):
-                function.operation.move_before(first)
+    add_functions(module, redirections)
     return rewritten
 
 

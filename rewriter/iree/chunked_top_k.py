@@ -34,6 +34,7 @@ from __future__ import annotations
 from math import isqrt, prod
 from typing import Any
 
+from ..compile.mlir_walk import add_functions
 from ..compile.sorts import DESCENDING, F32, SortKey, first_read, sort_keys
 
 TOTAL_ORDER_DESCENDING = SortKey(0, F32 | DESCENDING)  # lax.top_k's comparator
@@ -81,12 +82,7 @@ def chunked_top_k(module: Any) -> int:
             for use in list(old.uses):  # slices within the first `wanted`
                 use.owner.operands[use.operand_number] = new
         operation.erase()
-    if definitions:
-        with module.context, ir.Location.unknown():
-            parsed = ir.Module.parse("\n".join(definitions))
-            first = module.body.operations[0]
-            for new in list(parsed.body.operations):
-                new.operation.move_before(first)
+    add_functions(module, definitions)
     return len(found)
 
 
