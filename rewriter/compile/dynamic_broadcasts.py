@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import outline_into_functions
+from .mlir_walk import dimension_sizes, outline_into_functions, tensor_text
 
 DYNAMIC_BROADCAST = "stablehlo.dynamic_broadcast_in_dim"
 _PREFIX = "rw_dynamic_broadcast_"
@@ -78,8 +78,12 @@ def _function_text(ir: Any, operation: Any, symbol: str) -> str | None:
     if isinstance(kind, ir.IntegerType) and kind.is_unsigned:
         # linalg takes signless integers only: the copy moves the bits, as i<width>
         element = f"i{kind.width}"
-        signless = _retyped(given, element)
-        copied, read, written = _retyped(result, element), "%signless", "%copied_back"
+        signless = tensor_text(dimension_sizes(given), element)
+        copied, read, written = (
+            tensor_text(dimension_sizes(result), element),
+            "%signless",
+            "%copied_back",
+        )
         lines.append(f"  %signless = stablehlo.bitcast_convert %given : ({given}) -> {signless}")
     sizes = []
     for k in range(result.rank):
@@ -92,7 +96,7 @@ def _function_text(ir: Any, operation: Any, symbol: str) -> str | None:
         else:
             lines.append(f"  %size{k} = arith.index_cast %read{k} : {index_type} to index")
             sizes.append(f"%size{k}")
-    source = given if read == "%given" else _retyped(given, element)
+    source = given if read == "%given" else tensor_text(dimension_sizes(given), element)
     lines += [
         f"  %empty = tensor.empty({', '.join(sizes)}) : {copied}",
         "  %copied = linalg.generic {indexing_maps = ["
@@ -108,9 +112,3 @@ def _function_text(ir: Any, operation: Any, symbol: str) -> str | None:
         lines.append(f"  %copied_back = stablehlo.bitcast_convert %copied : ({copied}) -> {result}")
     lines += [f"  return {written} : {result}", "}"]
     return "\n".join(lines)
-
-
-def _retyped(shaped: Any, element: str) -> str:
-    """The text of ``shaped``'s tensor type with ``element`` elements."""
-    sizes = ["?" if shaped.is_dynamic_dim(d) else str(shaped.shape[d]) for d in range(shaped.rank)]
-    return f"tensor<{''.join(size + 'x' for size in sizes)}{element}>"

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from .gather_bounds import dimension_numbers
-from .mlir_walk import outline_into_functions
+from .mlir_walk import dimension_sizes, outline_into_functions, tensor_text
 
 GATHER = "stablehlo.gather"
 _PREFIX = "rw_dynamic_index_gather_"
@@ -77,7 +77,7 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
     ]
     read = "%indices"
     if unsigned:
-        signless = _tensor(indices, "i64")
+        signless = tensor_text(dimension_sizes(indices), "i64")
         lines.append(f"  %signless = stablehlo.convert %indices : ({indices}) -> {signless}")
         read, index_type, cast = "%signless", signless, "i64"
     else:
@@ -141,8 +141,3 @@ def _plain(ir: Any, element: Any) -> bool:
     if isinstance(element, ir.FloatType):
         return True
     return isinstance(element, ir.IntegerType) and element.is_signless
-
-
-def _tensor(shaped: Any, element: str) -> str:
-    sizes = ["?" if shaped.is_dynamic_dim(d) else str(shaped.shape[d]) for d in range(shaped.rank)]
-    return f"tensor<{''.join(size + 'x' for size in sizes)}{element}>"

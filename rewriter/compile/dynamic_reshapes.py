@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 from .gather_bounds import dimension_numbers
-from .mlir_walk import outline_into_functions
+from .mlir_walk import dimension_sizes, outline_into_functions, tensor_text
 
 DYNAMIC_RESHAPE = "stablehlo.dynamic_reshape"
 DOT_GENERAL = "stablehlo.dot_general"
@@ -119,10 +119,6 @@ def _type(ir: Any, value: Any) -> Any:
     return ir.RankedTensorType(kind) if isinstance(kind, ir.RankedTensorType) else None
 
 
-def _sizes(kind: Any) -> list[int | None]:
-    return [None if kind.is_dynamic_dim(d) else kind.shape[d] for d in range(kind.rank)]
-
-
 def _text_of(reassociation: list[list[int]]) -> str:
     return "[" + ", ".join("[" + ", ".join(map(str, group)) + "]" for group in reassociation) + "]"
 
@@ -136,7 +132,7 @@ def _reshape_function(ir: Any, operation: Any, symbol: str) -> str | None:
         return None
     header = f"func.func private @{symbol}(%given: {given}, %shape: {shape}) -> {result} {{"
     if result.rank < given.rank:
-        collapse = groups(_sizes(given), _sizes(result))
+        collapse = groups(dimension_sizes(given), dimension_sizes(result))
         if collapse is None:
             return None
         body = [
@@ -144,7 +140,7 @@ def _reshape_function(ir: Any, operation: Any, symbol: str) -> str | None:
             f": {given} into {result}"
         ]
         return "\n".join([header, *body, f"  return %reshaped : {result}", "}"])
-    expand = groups(_sizes(result), _sizes(given))
+    expand = groups(dimension_sizes(result), dimension_sizes(given))
     if expand is None:
         return None
     dynamic = next(d for d in range(result.rank) if result.is_dynamic_dim(d))
@@ -211,13 +207,13 @@ def _contraction_function(ir: Any, operation: Any, symbol: str) -> str | None:
     for name, kind, dims in (("left", left, contracted[0]), ("right", right, contracted[1])):
         if dims != list(range(dims[0], dims[0] + len(dims))):
             return None  # not adjacent and in order: a transpose first, left to IREE
-        sizes = _sizes(kind)
+        sizes = dimension_sizes(kind)
         inside = [sizes[d] for d in dims]
         size = None if None in inside else _product(inside)
         kept = sizes[: dims[0]] + [size] + sizes[dims[-1] + 1 :]
         grouping = [[d] for d in range(dims[0])] + [dims]
         grouping += [[d] for d in range(dims[-1] + 1, kind.rank)]
-        collapsed = _tensor(kept, kind.element_type)
+        collapsed = tensor_text(kept, kind.element_type)
         lines.append(
             f"  %{name}_merged = tensor.collapse_shape %{name} {_text_of(grouping)} "
             f": {kind} into {collapsed}"
@@ -256,10 +252,10 @@ def _vector_product_function(ir: Any, operation: Any, symbol: str) -> str | None
     lines = [f"func.func private @{symbol}(%left: {left}, %right: {right}) -> {result} {{"]
     # The other operand as a matrix whose columns (matvec) or rows (vecmat) are contracted.
     kept = [d for d in range(other.rank) if d != contracted]
-    sizes = _sizes(other)
+    sizes = dimension_sizes(other)
     free = None if any(sizes[d] is None for d in kept) else _product([sizes[d] for d in kept])
     matrix_sizes = [free, sizes[contracted]] if contracted else [sizes[0], free]
-    matrix = _tensor(matrix_sizes, element)
+    matrix = tensor_text(matrix_sizes, element)
     if other.rank == 2:
         lines.append(f"  %matrix = tensor.cast {name} : {other} to {matrix}")
     else:
@@ -269,7 +265,7 @@ def _vector_product_function(ir: Any, operation: Any, symbol: str) -> str | None
         )
     vector = "%right" if vector_on_right else "%left"
     vector_type = right if vector_on_right else left
-    flat = _tensor([free], element)
+    flat = tensor_text([free], element)
     lines.append("  %free_at = arith.constant " + ("0" if contracted else "1") + " : index")
     lines.append(f"  %free = tensor.dim %matrix, %free_at : {matrix}")
     lines.append(f"  %empty = tensor.empty({'%free' if free is None else ''}) : {flat}")
@@ -307,10 +303,6 @@ def _product(sizes: list[int | None]) -> int:
     for size in sizes:
         total *= size or 0
     return total
-
-
-def _tensor(sizes: list[int | None], element: Any) -> str:
-    return f"tensor<{'x'.join('?' if s is None else str(s) for s in sizes)}x{element}>"
 
 
 def _product_function(ir: Any, operation: Any, symbol: str) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import elementwise_lines, one_op_body, outline_into_functions
+from .mlir_walk import elementwise_lines, one_op_body, outline_into_functions, tensor_text
 
 REDUCE_WINDOW = "stablehlo.reduce_window"
 _PREFIX = "rw_dynamic_scan_"
@@ -136,7 +136,7 @@ def _scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
             lines.append(f"  %at{d} = arith.constant {d} : index")
             lines.append(f"  %size{d} = tensor.dim %given, %at{d} : {given}")
             dynamic.append(d)
-    accumulator = _tensor([sizes[d] for d in kept], element)
+    accumulator = tensor_text([sizes[d] for d in kept], element)
     lines += [
         f"  %empty = tensor.empty({', '.join(f'%size{d}' for d in dynamic)}) : {given}",
         f"  %empty_accumulator = tensor.empty({', '.join(f'%size{d}' for d in dynamic)})"
@@ -159,8 +159,3 @@ def _scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
     adding = [f"%yielded = arith.addf %in0, %value : {element}"]
     lines += elementwise_lines("%added", ["%scanned#0"], "%empty", given, adding)
     return "\n".join([*lines, f"  return %added : {given}", "}"])
-
-
-def _tensor(sizes: list[int | None], element: Any) -> str:
-    shape = "".join(("?" if size is None else str(size)) + "x" for size in sizes)
-    return f"tensor<{shape}{element}>"

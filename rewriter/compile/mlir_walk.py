@@ -243,6 +243,19 @@ def add_functions(module: Any, texts: list[str]) -> None:
             new.operation.move_before(first)
 
 
+def dimension_sizes(shaped: Any) -> list[int | None]:
+    """The sizes of the tensor type ``shaped``, None for a dynamic one."""
+    return [None if shaped.is_dynamic_dim(d) else shaped.shape[d] for d in range(shaped.rank)]
+
+
+def tensor_text(sizes: list[int | None], element: Any) -> str:
+    """The text of the tensor type of ``sizes`` (None: dynamic) and ``element``: what the
+    functions ``outline_into_functions`` adds are written with."""
+    return (
+        f"tensor<{''.join(('?' if size is None else str(size)) + 'x' for size in sizes)}{element}>"
+    )
+
+
 def size_value(lines: list[str], value: str, argument: str, shaped: Any, dimension: int) -> str:
     """``%value``, the size of ``dimension`` of the argument ``%argument`` (of the tensor
     type ``shaped``) as an index: a ``tensor.dim`` when it is dynamic, a constant when not,
