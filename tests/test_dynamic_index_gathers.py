@@ -1,5 +1,6 @@
 """Gathers from a static array at indices of a symbolic batch (embedding lookups,
-``jnp.take``, ``jnp.interp``, ``jnp.digitize``) run on both paths and give ``jax.jit``'s
+``jnp.take``, ``jnp.interp``, ``jnp.digitize``), and from an array of a symbolic size
+(``x[::-1]``, ``x[::2]``, rows at given indices), run on both paths and give ``jax.jit``'s
 numbers (rewriter/compile/dynamic_index_gathers.py): IREE makes invalid reshapes of their
 indices. ``digitize``'s unsigned indices also pass through a broadcast of a symbolic batch
 (rewriter/compile/dynamic_broadcasts.py copies them as signless integers)."""
@@ -43,12 +44,29 @@ def digitize(x):
     return jnp.digitize(x, jnp.linspace(-2.0, 2.0, 5))
 
 
+def reversed_rows(x):
+    return x[::-1] * 2.0
+
+
+def every_second_row(x):
+    return x[::2]
+
+
+def first_and_last_rows(x):
+    """Indices given as constants, one from the end: a gather from the dynamic ``x`` at
+    static indices."""
+    return jnp.take(x, jnp.array([0, -1]), axis=0)
+
+
 PROGRAMS = [
     (embedding_lookup, TOKENS),
     (take_with_fill, TOKENS),
     (take_clipped_from_integers, TOKENS),
     (interpolate, ROWS),
     (digitize, ROWS),
+    (reversed_rows, ROWS),
+    (every_second_row, ROWS),
+    (first_and_last_rows, ROWS),
 ]
 
 
@@ -72,7 +90,7 @@ def test_gathers_at_a_symbolic_batch_of_indices_give_jax_jits_numbers(
     program, shape, path, tmp_path
 ):
     main = main_on(path, rewriter.export(program, shape).text, tmp_path)
-    for batch in (1, 3):
+    for batch in (1, 3, 6):
         x = inputs(shape, batch)
         got, expected = np.asarray(main(x)), np.asarray(jax.jit(program)(x))
         assert got.dtype == expected.dtype and got.shape == expected.shape

@@ -35,7 +35,14 @@ from __future__ import annotations
 from typing import Any
 
 from .gather_bounds import component_constant, dimension_numbers
-from .mlir_walk import dimension_size, i32_vector, joined_vector, op_result, operations_named
+from .mlir_walk import (
+    dimension_size,
+    i32_vector,
+    joined_vector,
+    op_result,
+    operations_named,
+    vector_element,
+)
 
 DYNAMIC_GATHER = "stablehlo.dynamic_gather"
 
@@ -106,29 +113,11 @@ def _batched(
     operand = ir.RankedTensorType(operand_value.type)
     indices = ir.RankedTensorType(indices_value.type)
     result = ir.RankedTensorType(gather.results[0].type)
-    i32 = ir.IntegerType.get_signless(32)
-    one = ir.RankedTensorType.get([1], i32)
     dynamic = ir.ShapedType.get_dynamic_size()
-
-    def piece(value: Any, position: int) -> Any:
-        """Element ``position`` of the 1-D integer tensor ``value``, as a ``tensor<1xi32>``."""
-        kind = ir.RankedTensorType(value.type)
-        cut = op_result(
-            ir,
-            "stablehlo.slice",
-            ir.RankedTensorType.get([1], kind.element_type),
-            value,
-            start_indices=ir.DenseI64ArrayAttr.get([position]),
-            limit_indices=ir.DenseI64ArrayAttr.get([position + 1]),
-            strides=ir.DenseI64ArrayAttr.get([1]),
-        )
-        if kind.element_type == i32:
-            return cut
-        return op_result(ir, "stablehlo.convert", one, cut)
 
     # 1. the operand cut to the slice sizes along the batched dimensions
     limits = [
-        piece(sizes_value, d) if d in batched else i32_vector(ir, [operand.shape[d]])
+        vector_element(ir, sizes_value, d) if d in batched else i32_vector(ir, [operand.shape[d]])
         for d in range(operand.rank)
     ]
     cut_type = ir.RankedTensorType.get(operand.shape, operand.element_type)

@@ -1,12 +1,13 @@
-"""Gathers from a static array at indices of dynamic shape (an embedding lookup
-``table[tokens]``, ``jnp.take``, ``jnp.interp`` of a symbolic batch) as a loop that reads
-each element.
+"""Gathers at indices of dynamic shape or from an array of dynamic shape (an embedding
+lookup ``table[tokens]``, ``jnp.take``, ``jnp.interp`` of a symbolic batch; ``x[::-1]``,
+``x[::2]`` along a symbolic dimension) as a loop that reads each element.
 
 Exported with a symbolic batch size, ``table[tokens]`` of ``(b, 7)`` tokens is a
-``stablehlo.gather`` from the static table at start indices of dynamic shape. IREE 3.13's
-input pipeline flattens those indices with a ``stablehlo.reshape`` of dynamic shape,
-an invalid one ("'stablehlo.reshape' op result #0 must be statically shaped"), on both
-paths, and does so for a gather at indices collapsed beforehand as well.
+``stablehlo.gather`` from the static table at start indices of dynamic shape, and
+``x[::-1]`` of a ``(b, 4)`` array a gather from ``x`` at the ``b`` indices ``b - 1`` down
+to 0. IREE 3.13's input pipeline flattens those indices with a ``stablehlo.reshape`` of
+dynamic shape, an invalid one ("'stablehlo.reshape' op result #0 must be statically
+shaped"), on both paths, and does so for a gather at indices collapsed beforehand as well.
 
 Both paths write such a gather, in a function of its own, as a ``linalg.generic`` over the
 result that computes each element's operand position as StableHLO defines a gather and
@@ -16,11 +17,12 @@ reads it (``tensor.extract``):
   vector dimension put back (``index_vector_dim``, 0 when not printed; none when it is
   the indices' rank), they select the start index vector;
 - start index ``k`` goes to operand dimension ``start_index_map[k]``, clamped into
-  ``[0, size - slice_size]`` of that dimension (the others start at 0);
+  ``[0, size - slice_size]`` of that dimension (the others start at 0), the size read
+  with ``tensor.dim`` when it is dynamic;
 - the offset dimensions, in order, go to the operand dimensions not collapsed, in order;
 - the operand position is the start plus the offset.
 
-Taken: no batching dimensions, a static operand of float or signless integer elements,
+Taken: no batching dimensions, an operand of float or signless integer elements,
 signed or unsigned indices of at most 32 bits or signless 64-bit ones (read as signed, as
 they compare with sizes below 2^63), and a result of the operand's element type.
 """
@@ -30,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from .gather_bounds import dimension_numbers
-from .mlir_walk import dimension_sizes, outline_into_functions, tensor_text
+from .mlir_walk import dimension_sizes, outline_into_functions, size_value, tensor_text
 
 GATHER = "stablehlo.gather"
 _PREFIX = "rw_dynamic_index_gather_"
@@ -49,7 +51,7 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
     operand = ir.RankedTensorType(operation.operands[0].type)
     indices = ir.RankedTensorType(operation.operands[1].type)
     result = ir.RankedTensorType(operation.results[0].type)
-    if not operand.has_static_shape or indices.has_static_shape:
+    if operand.has_static_shape and indices.has_static_shape:
         return None
     element = operand.element_type
     if result.element_type != element or not _plain(ir, element):
@@ -92,6 +94,13 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
             lines.append(f"  %dimension{d} = arith.constant {source} : index")
             lines.append(f"  %size{d} = tensor.dim {read}, %dimension{d} : {index_type}")
             sizes.append(f"%size{d}")
+    last_of = {}
+    for k, d in enumerate(starts):
+        if operand.is_dynamic_dim(d):
+            size = size_value(lines, f"operand_size{d}", "operand", operand, d)
+            lines.append(f"  %slice_size{d} = arith.constant {slices[d]} : index")
+            lines.append(f"  %last{k} = arith.subi {size}, %slice_size{d} : index")
+            last_of[k] = f"%last{k}"
     loops = ", ".join(f"d{d}" for d in range(result.rank))
     parallel = ", ".join(['"parallel"'] * result.rank)
     lines += [
@@ -112,10 +121,12 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
         lines += [
             f"    %raw{k} = tensor.extract {read}[{', '.join(at)}] : {index_type}",
             f"    %wide{k} = arith.index_cast %raw{k} : {cast} to index",
-            f"    %last{k} = arith.constant {operand.shape[d] - slices[d]} : index",
             f"    %above{k} = arith.maxsi %wide{k}, %zero : index",
-            f"    %start{k} = arith.minsi %above{k}, %last{k} : index",
         ]
+        if k not in last_of:
+            last_of[k] = f"%last{k}"
+            lines.append(f"    %last{k} = arith.constant {operand.shape[d] - slices[d]} : index")
+        lines.append(f"    %start{k} = arith.minsi %above{k}, {last_of[k]} : index")
         start_of[d] = f"%start{k}"
     offset_of = {d: f"%i{offsets[n]}" for n, d in enumerate(kept)}
     position = []

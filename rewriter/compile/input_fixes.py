@@ -18,6 +18,7 @@ from .dynamic_index_gathers import GATHER, dynamic_index_gathers
 from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
 from .dynamic_scans import dynamic_scans
 from .dynamic_scatters import SCATTER, dynamic_scatters
+from .dynamic_slices import one_slice_dynamic_gathers
 from .dynamic_update_slices import DYNAMIC_UPDATE_SLICE, dynamic_update_slices
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
@@ -47,6 +48,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
+    (one_slice_dynamic_gathers, (DYNAMIC_GATHER,)),  # x[1:] along a symbolic dimension
     (dynamic_index_gathers, (GATHER,)),  # IREE: no gather at indices of dynamic shape
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
     (symbolic_reshapes, (DYNAMIC_RESHAPE, DOT_GENERAL)),  # IREE lowers no dynamic_reshape

@@ -152,6 +152,25 @@ def joined_vector(ir: Any, pieces: list[Any]) -> Any:
     )
 
 
+def vector_element(ir: Any, value: Any, position: int) -> Any:
+    """Element ``position`` of the 1-D integer tensor ``value`` as a ``tensor<1xi32>`` at the
+    insertion point: a start index or slice size read out of a gather's vector operand."""
+    kind = ir.RankedTensorType(value.type)
+    cut = op_result(
+        ir,
+        "stablehlo.slice",
+        ir.RankedTensorType.get([1], kind.element_type),
+        value,
+        start_indices=ir.DenseI64ArrayAttr.get([position]),
+        limit_indices=ir.DenseI64ArrayAttr.get([position + 1]),
+        strides=ir.DenseI64ArrayAttr.get([1]),
+    )
+    i32 = ir.IntegerType.get_signless(32)
+    if kind.element_type == i32:
+        return cut
+    return op_result(ir, "stablehlo.convert", ir.RankedTensorType.get([1], i32), cut)
+
+
 def op_result(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any) -> Any:
     """The result of a new op ``name`` of one result of type ``result``, at the current
     insertion point: how the fixes write their ops."""
