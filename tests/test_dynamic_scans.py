@@ -1,6 +1,8 @@
-"""Cumulative sums, products, maxima and minima along a static axis of a symbolic batch run
-on both paths and give ``jax.jit``'s bits (rewriter/compile/dynamic_scans.py): IREE
-compiles none of the windows jax writes for them when their shape is dynamic."""
+"""Cumulative sums, products, maxima and minima along a static axis of a symbolic batch
+(rewriter/compile/dynamic_scans.py), and along the symbolic axis itself, forward and
+reversed (rewriter/compile/dynamic_window_scans.py), run on both paths and give
+``jax.jit``'s bits: IREE compiles none of the windows jax writes for them when their shape
+is dynamic. A window of a length only known at run time runs as StableHLO defines it."""
 
 from __future__ import annotations
 
@@ -13,9 +15,13 @@ from jax import export, lax
 
 import rewriter
 from rewriter.compile.dynamic_scans import dynamic_scans
+from rewriter.compile.dynamic_window_scans import dynamic_window_scans
 
 ROWS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 10"), np.float32)
 TOKENS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 6, 8"), np.float32)
+SERIES = jax.ShapeDtypeStruct(export.symbolic_shape("b"), np.float32)
+ONE_COLUMN = jax.ShapeDtypeStruct(export.symbolic_shape("b, 1"), np.float32)
+BATCH = jax.ShapeDtypeStruct(export.symbolic_shape("b, 4"), np.float32)
 
 
 def cumsum_along_rows(x):
@@ -38,8 +44,31 @@ def cumsum_along_tokens_and_width(x):
     return jnp.cumsum(x, axis=1), jnp.cumsum(x, axis=2)
 
 
+def cumsum_of_a_series(x):
+    return jnp.cumsum(x)
+
+
+def cumulative_ops_along_the_batch(x):
+    return jnp.cumsum(x, 0), jnp.cumprod(x, 0), lax.cummax(x, 0), lax.cummin(x, 0)
+
+
+def reversed_cumulative_ops_along_the_batch(x):
+    return lax.cumsum(x, 0, reverse=True), lax.cummax(x, 0, reverse=True)
+
+
+def integer_cumsum_of_a_series(x):
+    return jnp.cumsum(x.astype(jnp.int32))
+
+
+ALONG_THE_SYMBOLIC_AXIS = [
+    (cumsum_of_a_series, SERIES),
+    (cumulative_ops_along_the_batch, BATCH),
+    (reversed_cumulative_ops_along_the_batch, BATCH),
+    (integer_cumsum_of_a_series, SERIES),
+]
 PROGRAMS = [
     (cumsum_along_rows, ROWS),
+    (cumsum_along_rows, ONE_COLUMN),  # XLA drops a window of one element: -0.0 stays
     (cumprod_along_rows, ROWS),
     (running_maximum_and_minimum, ROWS),
     (integer_cumsum, ROWS),
@@ -71,13 +100,26 @@ def test_only_cumulative_windows_of_dynamic_shape_change():
     assert applied(dynamic_scans, pool, images)[0] == 0
 
 
+def test_only_windows_along_a_symbolic_axis_change():
+    for program, shape in ALONG_THE_SYMBOLIC_AXIS:
+        changed, text = applied(dynamic_window_scans, program, shape)
+        assert changed >= 1 and "dynamic_reduce_window" not in text, program
+    assert applied(dynamic_window_scans, cumsum_along_rows, ROWS)[0] == 0
+
+
 @on_both_paths
-@pytest.mark.parametrize(("program", "shape"), PROGRAMS, ids=[p.__name__ for p, _ in PROGRAMS])
+@pytest.mark.parametrize(
+    ("program", "shape"),
+    PROGRAMS + ALONG_THE_SYMBOLIC_AXIS,
+    ids=[
+        f"{p.__name__}-{'x'.join(map(str, s.shape))}" for p, s in PROGRAMS + ALONG_THE_SYMBOLIC_AXIS
+    ],
+)
 def test_cumulative_ops_of_a_symbolic_batch_give_jax_jits_bits(program, shape, path, tmp_path):
     main = main_on(path, rewriter.export(program, shape).text, tmp_path)
-    for batch in (1, 3):
+    for batch in (1, 3, 6):
         x = small_integers(batch, shape)
-        if program is integer_cumsum:
+        if program in (integer_cumsum, integer_cumsum_of_a_series):
             x = np.nan_to_num(x)
         got, expected = main(x), jax.jit(program)(x)
         for one, reference in zip(jax.tree.leaves(got), jax.tree.leaves(expected), strict=True):
@@ -89,3 +131,50 @@ def test_cumulative_ops_of_a_symbolic_batch_give_jax_jits_bits(program, shape, p
             kept = ~np.isnan(reference)
             width = f"u{one.itemsize}"
             np.testing.assert_array_equal(one[kept].view(width), reference[kept].view(width))
+
+
+WINDOW_GIVEN = """
+module @window_given {
+  func.func private @sum(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+    %s = stablehlo.add %a, %b : tensor<f32>
+    return %s : tensor<f32>
+  }
+  func.func public @main(%x: tensor<?xf32>, %window: tensor<1xi32>, %padding: tensor<1x2xi32>)
+      -> tensor<?xf32> {
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %one = stablehlo.constant dense<1> : tensor<1xi32>
+    %sums = stablehlo.custom_call @stablehlo.dynamic_reduce_window(
+        %x, %zero, %window, %one, %one, %one, %padding) {called_computations = [@sum]}
+      : (tensor<?xf32>, tensor<f32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>,
+         tensor<1xi32>, tensor<1x2xi32>) -> tensor<?xf32>
+    return %sums : tensor<?xf32>
+  }
+}
+"""
+
+
+@on_both_paths
+def test_a_window_given_at_run_time_is_summed_as_defined(path, tmp_path):
+    """Windows of a length and padding the caller gives: cumulative forward and backward
+    (the scans), and moving windows of 1 to 4 elements (the loop). Output ``i`` sums the
+    elements ``i - low`` to ``i - low + width - 1`` that are inside ``x``, and there are
+    ``n + low + high - width + 1`` outputs (summed by hand below)."""
+    main = main_on(path, WINDOW_GIVEN, tmp_path)
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0], np.float32)
+    for width, low, high in [
+        (6, 5, 0),
+        (6, 0, 5),
+        (9, 8, 0),
+        (2, 0, 0),
+        (3, 2, 0),
+        (4, 1, 2),
+        (1, 0, 0),
+    ]:
+        expected = [
+            sum(x[j] for j in range(i - low, i - low + width) if 0 <= j < len(x))
+            for i in range(len(x) + low + high - width + 1)
+        ]
+        got = main(x, np.array([width], np.int32), np.array([[low, high]], np.int32))
+        np.testing.assert_array_equal(
+            got, np.array(expected, np.float32), err_msg=str((width, low, high))
+        )

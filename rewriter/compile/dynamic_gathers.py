@@ -36,6 +36,7 @@ from typing import Any
 
 from .gather_bounds import component_constant, dimension_numbers
 from .mlir_walk import (
+    constant_elements,
     dimension_size,
     i32_vector,
     joined_vector,
@@ -80,29 +81,10 @@ def _form(ir: Any, gather: Any) -> tuple[dict[str, list[int]], list[int], list[i
     fixed = set(numbers.get("start_index_map", [])) | set(numbers.get("collapsed_slice_dims", []))
     if not batched or fixed & set(batched):
         return None
-    sizes = _constant_sizes(ir, gather.operands[2], operand.rank)
+    sizes = constant_elements(ir, gather.operands[2], operand.rank)
     if sizes is None or any(sizes[d] is None for d in range(operand.rank) if d not in batched):
         return None
     return numbers, batched, [0 if size is None else size for size in sizes]
-
-
-def _constant_sizes(ir: Any, value: Any, rank: int) -> list[int | None] | None:
-    """The elements of the slice sizes ``value`` that are constants (None for the others),
-    read through a ``concatenate`` of constants and other pieces of one element; None when
-    they cannot be read."""
-    if not isinstance(value, ir.OpResult):
-        return None
-    owner = value.owner
-    if owner.name == "stablehlo.constant":
-        return [int(v) for v in ir.DenseIntElementsAttr(owner.attributes["value"])]
-    if owner.name != "stablehlo.concatenate":
-        return None
-    sizes: list[int | None] = []
-    for piece in owner.operands:
-        length = ir.RankedTensorType(piece.type).shape[0]
-        read = _constant_sizes(ir, piece, length)
-        sizes += read if read is not None else [None] * length
-    return sizes if len(sizes) == rank else None
 
 
 def _batched(

@@ -15,8 +15,12 @@ at the identity. Output i along the axis is then the identity combined with elem
 i, one after another: the window's own elements (its padding is identities), combined in
 another order than XLA's, which cuts windows into a tree; a sum or product is within the
 bound ``tests/test_op_coverage.py`` derives for any order, a maximum or minimum exact.
-Taken: a body of one ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two
-arguments with the identity as initial value (0, 1, the least or greatest value of the
+A sum adds the identity to every output, as XLA's window does (``0.0 + -0.0`` is 0.0),
+except along an axis of length 1 (static, or at run time), where XLA drops the window and
+gives each element itself (``-0.0``).
+
+Taken: a body of one ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two arguments
+with the identity as initial value (0, 1, the least or greatest value of the
 type), f32, f64 or signless integer elements (16-bit floats for maxima and minima only:
 their sums and products are ``wide_accumulation``'s), no strides or dilations.
 """
@@ -31,7 +35,7 @@ from .mlir_walk import elementwise_lines, one_op_body, outline_into_functions, t
 REDUCE_WINDOW = "stablehlo.reduce_window"
 _PREFIX = "rw_dynamic_scan_"
 # The body's op: its arith op on floats and on integers.
-_ARITH = {
+ARITH = {
     "stablehlo.add": ("arith.addf", "arith.addi"),
     "stablehlo.multiply": ("arith.mulf", "arith.muli"),
     "stablehlo.maximum": ("arith.maximumf", "arith.maxsi"),
@@ -53,28 +57,35 @@ def _scan_function(ir: Any, operation: Any, symbol: str) -> str | None:
     ``operation`` as a scan; None for any other window."""
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
-    body = one_op_body(operation, _ARITH)
+    body = one_op_body(operation, ARITH)
     given = ir.RankedTensorType(operation.operands[0].type)
     if body is None or given.has_static_shape or operation.results[0].type != given:
         return None
-    element = given.element_type
+    combine = combining_op(ir, body, given.element_type)
+    if combine is None:
+        return None
+    axis = _cumulative_axis(ir, operation, given)
+    if axis is None or not is_identity(ir, operation.operands[1], body):
+        return None
+    return scan_text(symbol, given, axis, combine)
+
+
+def combining_op(ir: Any, body: str, element: Any) -> str | None:
+    """The arith op that combines two ``element``s as the window's ``body`` op does, or
+    None for elements the module's doc does not take."""
     if isinstance(element, ir.FloatType):
         if str(element) not in _WIDE_FLOATS and body in _WIDENED:
             return None
-        combine = _ARITH[body][0]
-    elif isinstance(element, ir.IntegerType) and element.is_signless and element.width > 1:
-        combine = _ARITH[body][1]
-    else:
-        return None
-    axis = _cumulative_axis(ir, operation, given)
-    if axis is None or not _is_identity(ir, operation.operands[1], body):
-        return None
-    return _scan_text(symbol, given, axis, combine)
+        return ARITH[body][0]
+    if isinstance(element, ir.IntegerType) and element.is_signless and element.width > 1:
+        return ARITH[body][1]
+    return None
 
 
 def _cumulative_axis(ir: Any, operation: Any, given: Any) -> int | None:
     """The axis along which ``operation``'s window is cumulative (as long as the axis,
-    padded before by its length less one, 1 and unpadded along the others), or None."""
+    padded before by its length less one, 1 and unpadded along the others; a window of
+    one element is cumulative along an axis of length 1), or None."""
     attributes, rank = operation.attributes, given.rank
     for name in _ONES:
         if name in attributes and set(ir.DenseI64ArrayAttr(attributes[name])) != {1}:
@@ -84,6 +95,9 @@ def _cumulative_axis(ir: Any, operation: Any, given: Any) -> int | None:
     if "padding" in attributes:
         padding = [int(v) for v in ir.DenseIntElementsAttr(attributes["padding"])]
     long = [d for d in range(rank) if window[d] != 1]
+    if not long:  # a cumulative op along an axis of length 1: windows of one element
+        long = [d for d in range(rank) if not given.is_dynamic_dim(d) and given.shape[d] == 1]
+        long = long[:1]
     if len(long) != 1 or given.is_dynamic_dim(long[0]):
         return None
     axis = long[0]
@@ -92,7 +106,7 @@ def _cumulative_axis(ir: Any, operation: Any, given: Any) -> int | None:
     return axis if window[axis] == given.shape[axis] and padding == expected else None
 
 
-def _is_identity(ir: Any, value: Any, body: str) -> bool:
+def is_identity(ir: Any, value: Any, body: str) -> bool:
     """Whether ``value`` is a constant (through ``broadcast_in_dim``s, as jax writes a
     window's initial value) that is the identity of ``body``'s op."""
     while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.broadcast_in_dim":
@@ -122,7 +136,7 @@ def _is_identity(ir: Any, value: Any, body: str) -> bool:
     return ir.IntegerAttr(splat).value == identities[body]
 
 
-def _scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
+def scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
     """The scan's function: the accumulator of ``given``'s shape without ``axis`` filled
     with the initial value, an inclusive scan along ``axis`` combining with ``combine``."""
     element = given.element_type
@@ -137,10 +151,10 @@ def _scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
             lines.append(f"  %size{d} = tensor.dim %given, %at{d} : {given}")
             dynamic.append(d)
     accumulator = tensor_text([sizes[d] for d in kept], element)
+    kept_sizes = ", ".join(f"%size{d}" for d in dynamic if d != axis)
     lines += [
         f"  %empty = tensor.empty({', '.join(f'%size{d}' for d in dynamic)}) : {given}",
-        f"  %empty_accumulator = tensor.empty({', '.join(f'%size{d}' for d in dynamic)})"
-        f" : {accumulator}",
+        f"  %empty_accumulator = tensor.empty({kept_sizes}) : {accumulator}",
         f"  %value = tensor.extract %initial[] : {initial}",
         f"  %accumulator = linalg.fill ins(%value : {element}) "
         f"outs(%empty_accumulator : {accumulator}) -> {accumulator}",
@@ -155,7 +169,21 @@ def _scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
         return "\n".join([*lines, f"  return %scanned#0 : {given}", "}"])
     # The scan's first output is the first element alone: -0.0 where XLA's window gives
     # 0.0 + -0.0 = 0.0. Adding the initial value to every output gives XLA's zeros and
-    # changes nothing else.
+    # changes nothing else. Along an axis of length 1, XLA drops the window and gives
+    # the element itself, -0.0 too (``jnp.cumsum`` of ``[-0.0]``).
+    if sizes[axis] == 1:
+        return "\n".join([*lines, f"  return %scanned#0 : {given}", "}"])
     adding = [f"%yielded = arith.addf %in0, %value : {element}"]
     lines += elementwise_lines("%added", ["%scanned#0"], "%empty", given, adding)
-    return "\n".join([*lines, f"  return %added : {given}", "}"])
+    if sizes[axis] is not None:
+        return "\n".join([*lines, f"  return %added : {given}", "}"])
+    return "\n".join(
+        [
+            *lines,
+            "  %one = arith.constant 1 : index",
+            f"  %alone = arith.cmpi eq, %size{axis}, %one : index",
+            f"  %zeros_kept = arith.select %alone, %scanned#0, %added : {given}",
+            f"  return %zeros_kept : {given}",
+            "}",
+        ]
+    )

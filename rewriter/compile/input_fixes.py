@@ -20,6 +20,7 @@ from .dynamic_scans import dynamic_scans
 from .dynamic_scatters import SCATTER, dynamic_scatters
 from .dynamic_slices import one_slice_dynamic_gathers
 from .dynamic_update_slices import DYNAMIC_UPDATE_SLICE, dynamic_update_slices
+from .dynamic_window_scans import DYNAMIC_REDUCE_WINDOW, dynamic_window_scans
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
@@ -44,6 +45,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
     (dynamic_scans, (REDUCE_WINDOW,)),  # IREE: no cumsum of dynamic shape (before the next)
+    (dynamic_window_scans, (DYNAMIC_REDUCE_WINDOW,)),  # cumsum along a symbolic dimension
     (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple
 
+# What ends a reduce's or window's body, and a function a custom call names as its body.
+_RETURNS = ("stablehlo.return", "func.return")
+
 
 def operations_named(module: Any, *names: str) -> list[Any]:
     """Every operation called one of ``names`` in ``module`` (nested ones included), in
@@ -150,6 +153,26 @@ def joined_vector(ir: Any, pieces: list[Any]) -> Any:
         *pieces,
         dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0),
     )
+
+
+def constant_elements(ir: Any, value: Any, rank: int) -> list[int | None] | None:
+    """The elements of the 1-D integer tensor ``value`` of ``rank`` elements (a gather's
+    slice sizes, a window's strides) that are constants (None for the others), read
+    through a ``concatenate`` of constants and other pieces; None when they cannot be
+    read."""
+    if not isinstance(value, ir.OpResult):
+        return None
+    owner = value.owner
+    if owner.name == "stablehlo.constant":
+        return [int(v) for v in ir.DenseIntElementsAttr(owner.attributes["value"])]
+    if owner.name != "stablehlo.concatenate":
+        return None
+    sizes: list[int | None] = []
+    for piece in owner.operands:
+        length = ir.RankedTensorType(piece.type).shape[0]
+        read = constant_elements(ir, piece, length)
+        sizes += read if read is not None else [None] * length
+    return sizes if len(sizes) == rank else None
 
 
 def vector_element(ir: Any, value: Any, position: int) -> Any:
@@ -310,13 +333,14 @@ def elementwise_lines(
 
 
 def one_op_body(operation: Any, names: Collection[str]) -> str | None:
-    """The name of the one op of ``operation``'s body (a reduce's or a window's region)
-    when it is one of ``names`` applied to the block's two arguments, each once, and its
-    result is what the body returns; else None."""
+    """The name of the one op of ``operation``'s body (a reduce's or a window's region, or
+    the function a custom call names as its computation) when it is one of ``names``
+    applied to the block's two arguments, each once, and its result is what the body
+    returns; else None."""
     block = operation.regions[0].blocks[0]
     body = [op.operation for op in block.operations]
     arguments = list(block.arguments)
-    if len(body) != 2 or body[0].name not in names or body[1].name != "stablehlo.return":
+    if len(body) != 2 or body[0].name not in names or body[1].name not in _RETURNS:
         return None
     operands = list(body[0].operands)
     if len(arguments) != 2 or len(operands) != 2 or set(operands) != set(arguments):
