@@ -13,7 +13,10 @@ sort a dispatch can take is the body of that function: a dispatch calling the st
 ``iree-compile`` runs and recorded with the other import signatures. ``rewriter.iree.load``
 serves these imports itself (``sort_server``): each key of each line becomes an unsigned
 code in the key's order, as in ``abi/sort_calls.c``, and numpy's stable argsort
-orders the lines, the last key first. Sorts of dynamic shapes, and other comparators,
+orders the lines, the last key first. A sort of dynamic shape (a symbolic batch) is such
+an import too, whatever ``native`` says: a dispatch binds static shapes only, and IREE's
+bubble sort copies the keys of an argsort onto the stack, which IREE refuses for a dynamic
+size ("'memref.alloca' op expected no unbounded stack allocations"). Other comparators
 stay with IREE's bubble sort (made stable: ``make_sorts_stable``).
 
 A sort whose results are only read in their first K positions (``lax.top_k``: see
@@ -53,8 +56,8 @@ SORT_MODULE = "rw_sort"
 
 
 def route_sorts_to_imports(module: Any, native: bool = False) -> tuple[list[ImportSignature], int]:
-    """Replace, in the ``iree.compiler.ir`` module, every ``stablehlo.sort`` of static
-    shapes whose comparator jax wrote by a call of ``@rw_sort.S``: with ``native``, a
+    """Replace, in the ``iree.compiler.ir`` module, every ``stablehlo.sort`` whose
+    comparator jax wrote by a call of ``@rw_sort.S``: with ``native``, a
     function dispatching the stable sort where a dispatch can take it
     (``sort_dispatches.py``), else an import. Return the imports' signatures (one per
     distinct name and types) and how many functions dispatch."""
@@ -67,8 +70,7 @@ def route_sorts_to_imports(module: Any, native: bool = False) -> tuple[list[Impo
     def visit(operation):
         if operation.name == "stablehlo.sort":
             keys = sort_keys(ir, operation)
-            types = [value.type for value in operation.operands]
-            if keys and all(ir.RankedTensorType(t).has_static_shape for t in types):
+            if keys:
                 found.append((operation, keys))
         return ir.WalkResult.ADVANCE
 
@@ -79,8 +81,9 @@ def route_sorts_to_imports(module: Any, native: bool = False) -> tuple[list[Impo
         dimension = ir.IntegerAttr(operation.attributes["dimension"]).value
         types = tuple(str(value.type) for value in operation.operands)
         wanted = first_read(ir, operation, list(operation.results)) if len(keys) == 1 else None
-        size = ir.RankedTensorType(operation.operands[0].type).shape[dimension]
-        wanted = wanted if wanted and wanted < size else None
+        sorted_type = ir.RankedTensorType(operation.operands[0].type)
+        size = None if sorted_type.is_dynamic_dim(dimension) else sorted_type.shape[dimension]
+        wanted = wanted if wanted and size is not None and wanted < size else None
         result_types = [value.type for value in operation.operands]
         if wanted:  # only the first `wanted` of each line come back: the slices read them
             result_types = [_first_of(ir, t, dimension, wanted) for t in result_types]
