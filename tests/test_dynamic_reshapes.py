@@ -154,3 +154,56 @@ def test_products_of_a_symbolic_batch_with_a_vector_give_jax_jits_numbers(
         x = x.astype(np.float32)
         # sums of at most 8 terms of size about 1, in another order: a few f32 ulps
         np.testing.assert_allclose(main(x), jax.jit(program)(x), rtol=1e-6, atol=1e-6)
+
+
+PLANE = jax.ShapeDtypeStruct(export.symbolic_shape("b, n"), np.float32)
+PAIRS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 2*n"), np.float32)
+CUBE = jax.ShapeDtypeStruct(export.symbolic_shape("b, n, m"), np.float32)
+
+
+def flattened(x):
+    return x.reshape(-1) * 2.0
+
+
+def sums_of_pairs(x):
+    """A split of a dynamic size into two, one of them dynamic: ``(b, 2n)`` to ``(b, n, 2)``."""
+    return x.reshape(x.shape[0], -1, 2).sum(-1)
+
+
+def rows_and_columns_swapped(x):
+    """A reshape (not a transpose) of ``(b, n)`` to ``(n, b)``: the same elements in the same
+    order, rows of another length."""
+    return x.reshape(x.shape[1], x.shape[0]) + 1.0
+
+
+def twice_the_rows(x):
+    """A merge and a split at once: ``(b, 8)`` to ``(2b, 4)``."""
+    return x.reshape(x.shape[0] * 2, 4) + 1.0
+
+
+def rows_of_the_last_width(x):
+    return x.reshape(-1, x.shape[2]) + 1.0
+
+
+# name: (program, its shape, the shape of its input at sizes b and n = b + 1, m = 3)
+SEVERAL_DYNAMIC_SIZES = {
+    "flattened": (flattened, PLANE, lambda b: (b, b + 1)),
+    "sums_of_pairs": (sums_of_pairs, PAIRS, lambda b: (b, 2 * (b + 1))),
+    "rows_and_columns_swapped": (rows_and_columns_swapped, PLANE, lambda b: (b, b + 1)),
+    "twice_the_rows": (twice_the_rows, ROWS, lambda b: (b, 8)),
+    "rows_of_the_last_width": (rows_of_the_last_width, CUBE, lambda b: (b, b + 1, 3)),
+}
+
+
+@on_both_paths
+@pytest.mark.parametrize("name", SEVERAL_DYNAMIC_SIZES)
+def test_reshapes_of_several_dynamic_sizes_give_jax_jits_elements(name, path, tmp_path):
+    """Reshapes that no grouping of one dynamic size explains: a ``tensor.reshape`` to the
+    sizes the program computes (a collapse into one dimension for a 1-D result)."""
+    program, shape, size = SEVERAL_DYNAMIC_SIZES[name]
+    main = main_on(path, rewriter.export(program, shape).text, tmp_path)
+    for b in (1, 2, 5):
+        x = np.random.default_rng(b).normal(size=size(b)).astype(np.float32)
+        got, expected = np.asarray(main(x)), np.asarray(jax.jit(program)(x))
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)  # elements moved, pairs summed alike

@@ -16,6 +16,14 @@ Both paths write, each in a function of its own that IREE inlines:
   (``groups``), as a ``tensor.collapse_shape`` (when the result has fewer dimensions) or a
   ``tensor.expand_shape`` (more; the new dynamic size read from the reshape's shape
   operand). Both keep the elements in row-major order, as a reshape does;
+- any other ``dynamic_reshape`` (several dynamic sizes on either side, ``x.reshape(-1)``
+  of a ``(b, n)`` array, or a merge and a split at once, ``(b, 8)`` to ``(2b, 4)``) as a
+  ``tensor.reshape`` to the sizes of its shape operand, as indices (MLIR 22 lowers a
+  ``memref.reshape`` to sizes of another type to an unrealized cast that LLVM IR cannot
+  hold, and crashes in ``expand-strided-metadata`` on a ``memref.expand_shape`` of two
+  dynamic sizes in one group); one to a single dimension as a collapse of all dimensions,
+  which IREE lowers where it leaves that ``tensor.reshape`` a ``dynamic_reshape``. Row-major
+  order again;
 - a ``dot_general`` of a left operand of rank 3 or more, of dynamic shape, contracted
   along its last dimension only, with a static matrix and no batch dimensions, as the
   product of the left operand collapsed to a matrix (its leading dimensions together)
@@ -128,39 +136,91 @@ def _reshape_function(ir: Any, operation: Any, symbol: str) -> str | None:
     collapse or an expansion; None for a form the module's doc does not name."""
     given, shape = _type(ir, operation.operands[0]), _type(ir, operation.operands[1])
     result = _type(ir, operation.results[0])
-    if given is None or shape is None or result is None or given.rank == result.rank:
+    if given is None or shape is None or result is None or not given.rank or not result.rank:
         return None
     header = f"func.func private @{symbol}(%given: {given}, %shape: {shape}) -> {result} {{"
+    body = _by_groups(given, shape, result)
+    if body is None:
+        body = _through_one_dimension(given, shape, result)
+    return "\n".join([header, *body, f"  return %reshaped : {result}", "}"])
+
+
+def _by_groups(given: Any, shape: Any, result: Any) -> list[str] | None:
+    """The lines of ``%reshaped``, a collapse or an expansion by ``groups``; None when the
+    sizes do not match in groups."""
+    if given.rank == result.rank:
+        return None
     if result.rank < given.rank:
         collapse = groups(dimension_sizes(given), dimension_sizes(result))
         if collapse is None:
             return None
-        body = [
+        return [
             f"  %reshaped = tensor.collapse_shape %given {_text_of(collapse)} "
             f": {given} into {result}"
         ]
-        return "\n".join([header, *body, f"  return %reshaped : {result}", "}"])
     expand = groups(dimension_sizes(result), dimension_sizes(given))
     if expand is None:
         return None
-    dynamic = next(d for d in range(result.rank) if result.is_dynamic_dim(d))
-    element = str(shape.element_type)
-    body = [
-        f"  %at = arith.constant {dynamic} : index",
-        f"  %read = tensor.extract %shape[%at] : {shape}",
-    ]
-    size = "%read"
-    if element != "index":
-        body.append(f"  %size = arith.index_cast %read : {element} to index")
-        size = "%size"
-    sizes = ", ".join(
-        size if result.is_dynamic_dim(d) else str(result.shape[d]) for d in range(result.rank)
-    )
+    body: list[str] = []
+    sizes = ", ".join(_result_sizes(body, shape, result))
     body.append(
         f"  %reshaped = tensor.expand_shape %given {_text_of(expand)} output_shape [{sizes}] "
         f": {given} into {result}"
     )
-    return "\n".join([header, *body, f"  return %reshaped : {result}", "}"])
+    return body
+
+
+def _result_sizes(body: list[str], shape: Any, result: Any) -> list[str]:
+    """The result's sizes: its static ones, and its dynamic ones read from the reshape's
+    shape operand by lines appended to ``body``."""
+    element = str(shape.element_type)
+    sizes = []
+    for d in range(result.rank):
+        if not result.is_dynamic_dim(d):
+            sizes.append(str(result.shape[d]))
+            continue
+        body += [
+            f"  %at{d} = arith.constant {d} : index",
+            f"  %read{d} = tensor.extract %shape[%at{d}] : {shape}",
+        ]
+        if element == "index":
+            sizes.append(f"%read{d}")
+            continue
+        body.append(f"  %size{d} = arith.index_cast %read{d} : {element} to index")
+        sizes.append(f"%size{d}")
+    return sizes
+
+
+def _through_one_dimension(given: Any, shape: Any, result: Any) -> list[str]:
+    """The lines of ``%reshaped``, a ``tensor.reshape`` to the reshape's shape operand, or a
+    collapse of every dimension into one for a 1-D result: any reshape, several dynamic
+    sizes on either side (``x.reshape(-1)`` of a ``(b, n)`` array), or a merge and a
+    split at once."""
+    if result.rank == 1 and given.rank > 1:  # all in one: IREE lowers the collapse
+        every = [list(range(given.rank))]
+        flat = tensor_text([None], given.element_type)
+        return [
+            f"  %flat = tensor.collapse_shape %given {_text_of(every)} : {given} into {flat}",
+            f"  %reshaped = tensor.cast %flat : {flat} to {result}",
+        ]
+    # The sizes as indices: MLIR 22 lowers a reshape to sizes of another type to an
+    # unrealized cast that LLVM IR cannot hold.
+    lines, sizes = [], []
+    for d in range(result.rank):
+        lines += [
+            f"  %at{d} = arith.constant {d} : index",
+            f"  %read{d} = tensor.extract %shape[%at{d}] : {shape}",
+        ]
+        sizes.append(f"%read{d}")
+        if str(shape.element_type) != "index":
+            lines.append(f"  %size{d} = arith.index_cast %read{d} : {shape.element_type} to index")
+            sizes[-1] = f"%size{d}"
+    vector = f"tensor<{result.rank}xindex>"
+    return [
+        *lines,
+        f"  %sizes = tensor.from_elements {', '.join(sizes)} : {vector}",
+        f"  %reshaped = tensor.reshape %given(%sizes) : ({given}, {vector}) -> {result}",
+    ]
 
 
 def _plain_product(operation: Any) -> tuple[list[int], list[int]] | None:
