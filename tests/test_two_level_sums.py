@@ -1,5 +1,6 @@
 """Long float sums in blocks, then the blocks' sums (rewriter/compile/two_level_sums.py):
-down the columns on both paths, along rows and over a whole tensor on the IREE path.
+down the columns on both paths, along rows and over a whole tensor on the IREE path, of
+static shapes and of symbolic sizes (``jax.export.symbolic_shape``).
 
 The bound a result is held to: summing n terms in blocks of b, then the n / b block sums
 (plus the leftover elements, one more term), errs by at most ``gamma_(b + n/b + 1) * S``,
@@ -19,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from iree_fixes import applied, main_on
-from jax import lax
+from jax import export, lax
 
 import rewriter
 from rewriter.compile.two_level_sums import ROW, SMALLEST, across_rows, whole_and_trailing
@@ -73,6 +74,29 @@ def test_which_sums_change(function, x, rows, others):
     assert applied(whole_and_trailing, function, x)[0] == others
 
 
+def symbolic(spec: str) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(export.symbolic_shape(spec), np.float32)
+
+
+@pytest.mark.parametrize(
+    ("function", "shape", "rows", "others"),
+    [
+        (jnp.sum, "b", 0, 1),  # whole, of a length known at run time
+        (jnp.sum, "b, 4", 0, 1),  # every dimension
+        (lambda x: x.sum(0), "b, 3", 1, 0),  # down the columns
+        (lambda x: x.sum(1), "4, b", 0, 1),  # along the rows
+        (lambda x: x.sum(1), "b, 300", 0, 0),  # rows of a static length, too short
+        (lambda x: x.sum(0), "300, b", 0, 0),  # columns too short
+        (jnp.max, "b", 0, 0),  # not a sum
+    ],
+)
+def test_which_sums_of_a_symbolic_size_change(function, shape, rows, others):
+    """A symbolic size may be long: its sums are made in blocks, whose number is read at run
+    time."""
+    assert applied(across_rows, function, symbolic(shape))[0] == rows
+    assert applied(whole_and_trailing, function, symbolic(shape))[0] == others
+
+
 BOTH = ["compile", "iree"]
 CASES = {  # name: (function, input, axis summed, paths)
     "whole_squares": (squares(None), normal(1 << 20), None, ["iree"]),
@@ -105,3 +129,36 @@ def test_a_long_sum_is_within_the_blocked_bound(name, path, tmp_path):
     limit = bound(terms, axis)
     assert np.all(np.abs(np.asarray(got, np.float64) - exact) <= limit)
     assert np.all(np.abs(expected - exact) <= limit)  # jax.jit's too
+
+
+SYMBOLIC_CASES = {  # name: (function, its symbolic shape, an input, axis summed, paths)
+    "whole_one_large": (jnp.sum, "b", one_large(1 << 18), None, ["iree"]),
+    "whole_2d_left_over": (squares(None), "b, 37", normal(1000, 37), None, ["iree"]),
+    "columns": (squares(0), "b, 4", normal(1 << 18, 4), 0, BOTH),
+    "columns_left_over": (squares(0), "b, 3", normal(70_000, 3), 0, BOTH),
+    "columns_one_large": (lambda x: x.sum(0), "b, 4", one_large(1 << 18, 4), 0, BOTH),
+    "middle": (squares(1), "2, b, 2", normal(2, 50_000, 2), 1, BOTH),
+    "rows_one_large": (lambda x: x.sum(1), "2, b", one_large(1 << 18, 2).T.copy(), 1, ["iree"]),
+}
+SYMBOLIC_RUNS = [(name, path) for name, case in SYMBOLIC_CASES.items() for path in case[4]]
+
+
+@pytest.mark.toolchain
+@pytest.mark.iree
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "path"), SYMBOLIC_RUNS)
+def test_a_long_sum_of_a_symbolic_size_is_within_the_blocked_bound(name, path, tmp_path):
+    """The input above, then a short one (7 along the symbolic size: no whole block, the
+    running sum alone)."""
+    function, shape, long, axis, _ = SYMBOLIC_CASES[name]
+    main = main_on(path, rewriter.export(function, symbolic(shape)).text, tmp_path)
+    dimension = shape.split(", ").index("b")
+    for x in (long, np.take(long, np.arange(7), axis=dimension)):
+        got = np.asarray(main(x), np.float64)
+        expected = np.asarray(jax.jit(function)(x), np.float64)
+        assert got.shape == expected.shape
+        terms = x * x if function.__name__ == "sum_of_squares" else x
+        exact = np.sum(terms.astype(np.float64), axis=axis)
+        limit = bound(terms, axis)
+        assert np.all(np.abs(got - exact) <= limit)
+        assert np.all(np.abs(expected - exact) <= limit)  # jax.jit's too
