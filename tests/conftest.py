@@ -41,6 +41,19 @@ def _own_compile_cache(request: pytest.FixtureRequest, _cache_root: Path, monkey
     monkeypatch.setenv("REWRITER_CACHE_DIR", str(_cache_root / name))
 
 
+@pytest.fixture(autouse=True)
+def _jax_x64_mode_kept():
+    """A test that leaves jax's global x64 mode changed (a library that turns it on as it
+    is imported: klujax) changes the tests after it, in whatever order pytest-xdist runs
+    them: it is put back, and the test that changed it fails."""
+    jax = sys.modules.get("jax")
+    before = None if jax is None else jax.config.jax_enable_x64
+    yield
+    if jax is not None and jax.config.jax_enable_x64 != before:
+        jax.config.update("jax_enable_x64", before)
+        pytest.fail(f"the test left jax's x64 mode {not before}, not {before} as it found it")
+
+
 @pytest.fixture(scope="session")
 def kernel_library(tmp_path_factory) -> Path:
     """samples/kernels built once per session with cffi, its handlers registered with JAX."""

@@ -44,6 +44,9 @@ def library(name: str):
         # the import of mpi4py, as a singleton world.
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    import jax
+
+    x64 = jax.config.jax_enable_x64  # called outside any jax.enable_x64: the global mode
     try:
         return importlib.import_module(name)
     except ImportError:
@@ -51,6 +54,8 @@ def library(name: str):
         if os.environ.get("CI") == "true":
             pytest.fail(f"{message} (CI=true: a missing package is a failure)")
         pytest.skip(message)
+    finally:  # klujax turns the mode on as it is imported, for every test after this one
+        jax.config.update("jax_enable_x64", x64)
 
 
 def registered_handlers() -> dict[str, object]:
@@ -241,8 +246,9 @@ def test_third_party_program_gives_jax_jit_numbers(name: str, path: str, tmp_pat
     import rewriter
 
     case = PROGRAMS[name]
+    imported = library(case.library)
     with jax.enable_x64(case.x64):
-        program = case.make(library(case.library))
+        program = case.make(imported)
         handlers = registered_handlers()
         arguments = case.arguments()
         exported = jax.export.export(
