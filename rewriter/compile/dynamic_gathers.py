@@ -41,7 +41,7 @@ from .mlir_walk import (
     i32_vector,
     joined_vector,
     op_result,
-    operations_named,
+    replace_each,
     vector_element,
 )
 
@@ -51,19 +51,9 @@ DYNAMIC_GATHER = "stablehlo.dynamic_gather"
 def batched_dynamic_gathers(module: Any) -> int:
     """Rewrite, in place, every ``dynamic_gather`` of the ``iree.compiler.ir`` ``module``
     (in its context) that the module's doc names; return how many."""
-    from iree.compiler import ir
-
-    count = 0
-    for gather in operations_named(module, DYNAMIC_GATHER):
-        form = _form(ir, gather)
-        if form is None:
-            continue
-        with ir.InsertionPoint(gather), gather.location:
-            result = _batched(ir, gather, *form)
-        gather.results[0].replace_all_uses_with(result)
-        gather.erase()
-        count += 1
-    return count
+    return replace_each(
+        module, DYNAMIC_GATHER, _form, lambda ir, gather, form: _batched(ir, gather, *form)
+    )
 
 
 def _form(ir: Any, gather: Any) -> tuple[dict[str, list[int]], list[int], list[int]] | None:

@@ -27,7 +27,7 @@ from .mlir_walk import (
     i32_vector,
     joined_vector,
     op_result,
-    operations_named,
+    replace_each,
     vector_element,
 )
 
@@ -35,19 +35,7 @@ from .mlir_walk import (
 def one_slice_dynamic_gathers(module: Any) -> int:
     """Rewrite, in place, every ``dynamic_gather`` of one slice (the module's doc) of the
     ``iree.compiler.ir`` ``module`` (in its context); return how many."""
-    from iree.compiler import ir
-
-    count = 0
-    for gather in operations_named(module, DYNAMIC_GATHER):
-        start_map = _start_map(ir, gather)
-        if start_map is None:
-            continue
-        with ir.InsertionPoint(gather), gather.location:
-            result = _slice(ir, gather, start_map)
-        gather.results[0].replace_all_uses_with(result)
-        gather.erase()
-        count += 1
-    return count
+    return replace_each(module, DYNAMIC_GATHER, _start_map, _slice)
 
 
 def _start_map(ir: Any, gather: Any) -> list[int] | None:

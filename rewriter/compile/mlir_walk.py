@@ -236,6 +236,30 @@ def replace_by_template(operation: Any, template: Any) -> None:
     operation.erase()
 
 
+def replace_each(
+    module: Any,
+    name: str,
+    form: Callable[[Any, Any], Any],
+    build: Callable[[Any, Any, Any], Any],
+) -> int:
+    """Replace every op called ``name`` whose ``form(ir, op)`` is not None by the value
+    ``build(ir, op, form)`` makes in its place (at its location), return how many: the
+    fixes that write their ops inline, where ``outline_into_functions`` writes a function."""
+    from iree.compiler import ir
+
+    count = 0
+    for operation in operations_named(module, name):
+        found = form(ir, operation)
+        if found is None:
+            continue
+        with ir.InsertionPoint(operation), operation.location:
+            result = build(ir, operation, found)
+        operation.results[0].replace_all_uses_with(result)
+        operation.erase()
+        count += 1
+    return count
+
+
 def outline_into_functions(
     module: Any,
     name: str,

@@ -48,7 +48,7 @@ from .mlir_walk import (
     i32_vector,
     joined_vector,
     op_result,
-    operations_named,
+    replace_each,
     splat_value,
 )
 
@@ -60,22 +60,24 @@ def window_scatters(module: Any) -> int:
     """Rewrite, in place, every ``select_and_scatter`` of the
     ``iree.compiler.ir`` ``module`` (in its context) that the module's doc names; return
     how many."""
-    from iree.compiler import ir
+    return replace_each(
+        module,
+        SELECT_AND_SCATTER,
+        _form,
+        lambda ir, operation, form: _scattered(ir, operation, *form),
+    )
 
-    count = 0
-    for operation in operations_named(module, SELECT_AND_SCATTER):
-        window = _window(ir, operation)
-        if window is None:
-            continue
-        compare = _select_compare(operation)
-        if compare is None or _scatter_body(operation) != "stablehlo.add":
-            continue
-        with ir.InsertionPoint(operation), operation.location:
-            result = _scattered(ir, operation, compare, *window)
-        operation.results[0].replace_all_uses_with(result)
-        operation.erase()
-        count += 1
-    return count
+
+def _form(ir: Any, operation: Any) -> tuple[Any, list[int], list[int]] | None:
+    """The op's selecting comparison and its window's sizes and strides when it is one the
+    module's doc names; else None."""
+    window = _window(ir, operation)
+    if window is None:
+        return None
+    compare = _select_compare(operation)
+    if compare is None or _scatter_body(operation) != "stablehlo.add":
+        return None
+    return (compare, *window)
 
 
 def _window(ir: Any, operation: Any) -> tuple[list[int], list[int]] | None:
