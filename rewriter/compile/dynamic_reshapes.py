@@ -173,22 +173,23 @@ def _by_groups(given: Any, shape: Any, result: Any) -> list[str] | None:
 def _result_sizes(body: list[str], shape: Any, result: Any) -> list[str]:
     """The result's sizes: its static ones, and its dynamic ones read from the reshape's
     shape operand by lines appended to ``body``."""
-    element = str(shape.element_type)
-    sizes = []
-    for d in range(result.rank):
-        if not result.is_dynamic_dim(d):
-            sizes.append(str(result.shape[d]))
-            continue
-        body += [
-            f"  %at{d} = arith.constant {d} : index",
-            f"  %read{d} = tensor.extract %shape[%at{d}] : {shape}",
-        ]
-        if element == "index":
-            sizes.append(f"%read{d}")
-            continue
-        body.append(f"  %size{d} = arith.index_cast %read{d} : {element} to index")
-        sizes.append(f"%size{d}")
-    return sizes
+    return [
+        _size_read(body, shape, d) if result.is_dynamic_dim(d) else str(result.shape[d])
+        for d in range(result.rank)
+    ]
+
+
+def _size_read(body: list[str], shape: Any, d: int) -> str:
+    """Size ``d`` of the reshape's shape operand as an index, read by lines appended to
+    ``body``."""
+    body += [
+        f"  %at{d} = arith.constant {d} : index",
+        f"  %read{d} = tensor.extract %shape[%at{d}] : {shape}",
+    ]
+    if str(shape.element_type) == "index":
+        return f"%read{d}"
+    body.append(f"  %size{d} = arith.index_cast %read{d} : {shape.element_type} to index")
+    return f"%size{d}"
 
 
 def _through_one_dimension(given: Any, shape: Any, result: Any) -> list[str]:
@@ -205,16 +206,8 @@ def _through_one_dimension(given: Any, shape: Any, result: Any) -> list[str]:
         ]
     # The sizes as indices: MLIR 22 lowers a reshape to sizes of another type to an
     # unrealized cast that LLVM IR cannot hold.
-    lines, sizes = [], []
-    for d in range(result.rank):
-        lines += [
-            f"  %at{d} = arith.constant {d} : index",
-            f"  %read{d} = tensor.extract %shape[%at{d}] : {shape}",
-        ]
-        sizes.append(f"%read{d}")
-        if str(shape.element_type) != "index":
-            lines.append(f"  %size{d} = arith.index_cast %read{d} : {shape.element_type} to index")
-            sizes[-1] = f"%size{d}"
+    lines: list[str] = []
+    sizes = [_size_read(lines, shape, d) for d in range(result.rank)]
     vector = f"tensor<{result.rank}xindex>"
     return [
         *lines,
