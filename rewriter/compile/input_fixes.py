@@ -31,6 +31,7 @@ from .reversed_slices import REVERSE, slices_of_reverses
 from .saturating_converts import saturating_converts
 from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
+from .shape_assertions import SHAPE_ASSERTION, checked_shape_assertions
 from .tokens import TOKEN_TYPES, erase_tokens
 from .two_level_sums import across_rows
 from .unsigned_reverse import reverse_signless
@@ -40,6 +41,7 @@ from .window_scatters import SELECT_AND_SCATTER, window_scatters
 
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
+    (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
