@@ -78,6 +78,26 @@ def check_count(function: str, arguments: Sequence[object], expected: int) -> No
         raise TypeError(f"{function} takes {expected} arrays, got {len(arguments)}")
 
 
+def check_shared_sizes(
+    function: str,
+    shared: Sequence[tuple[str, Sequence[tuple[int, int]]]],
+    shapes: Sequence[tuple[int, ...]],
+) -> None:
+    """Raise ValueError when dimensions that JAX exported as one dimension variable
+    (``Entry.shared_sizes``) have different sizes in ``shapes``, the arrays given: the
+    compiled code reads them as one size, and would read past the shorter array. The C
+    API's message."""
+    for variable, places in shared:
+        (first, first_dim), *others = places
+        for other, other_dim in others:
+            if shapes[other][other_dim] != shapes[first][first_dim]:
+                raise ValueError(
+                    f"{function}: argument {other} dimension {other_dim} is "
+                    f"{shapes[other][other_dim]}, argument {first} dimension {first_dim} is "
+                    f"{shapes[first][first_dim]}: both are JAX's dimension variable {variable}"
+                )
+
+
 def convert(value: object, parameter: Parameter) -> np.ndarray:
     """``value`` as an array of the parameter's dtype and shape, or the error that says
     why it is not one (module docstring). An array of the right dtype is returned as it

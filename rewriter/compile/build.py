@@ -17,7 +17,14 @@ from . import blas as blas_libraries
 from . import cache as compile_cache
 from . import contexts, targets
 from .blas import blas_calls_source, resolve_blas, sort_calls_source
-from .entries import Entry, entries_from_json, entries_json, entry_source, prepare
+from .entries import (
+    Entry,
+    dimension_variables,
+    entries_from_json,
+    entries_json,
+    entry_source,
+    prepare,
+)
 from .extras import MissingDependency, needs
 from .link_items import library_file, link_problem
 from .parallel_loops import async_runtime_source, calls_runtime, default_threads
@@ -190,7 +197,7 @@ def compile_module(
         externs = _externs(text, filename or origin)
     # A compile runs: what its stages and its C API call is imported now, not by a compile
     # served from the cache, which these imports would slow down more than anything else.
-    from .c_api import c_api_header, c_api_source, dimension_variables, make_api
+    from .c_api import c_api_header, c_api_source, make_api
     from .carried_elementwise import loops_inside_elements
     from .f64_math import vectorizable_f64_math
     from .float_extrema import intrinsic_extrema
@@ -249,6 +256,7 @@ def compile_module(
             work = scope.enter_context(temporary_folder("rewriter-"))
         scope.enter_context(contexts.shared())  # one MLIR context for the steps in Python
         prepared, entries = _entries(text, filename or origin or "<mlir text>")
+        entries = [replace(e, shared_sizes=dimension_variables(text, e)) for e in entries]
         prepared = cheaper_products(fixed_text(prepared))  # input_fixes.py, product_order.py
         prepared, marked_sorts = prepare_sorts(prepared)
         where = filename or origin or "<mlir text>"
@@ -258,7 +266,7 @@ def compile_module(
             else None
         )
         if api is not None:
-            agreements = tuple((e.name, dimension_variables(text, e)) for e in entries)
+            agreements = tuple((e.name, e.shared_sizes) for e in entries)
             api = replace(api, agreements=agreements)
         current = work / "0-entries.mlir"
         current.write_text(prepared, encoding="utf-8")

@@ -25,13 +25,13 @@ the header is C99 and C++ (``c_api_header``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..plan.c_names import c_name_part, name_problem
 from ..syntax.element_types import BY_MLIR
 from .bridge import BRIDGE_EXPORTS
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, under_prefix
+from .entries import dimension_variables as dimension_variables  # importable from here
 from .prefixes import default_prefix as default_prefix  # still importable from here
 from .prefixes import prefix_problem
 from .toolchain import ToolchainError
@@ -86,33 +86,6 @@ class Api:
         if self.bridge:
             names += BRIDGE_EXPORTS
         return {name: under_prefix(self.prefix, name) for name in names}
-
-
-_SPECIFICATION = re.compile(r"polymorphic shapes specifications: (.*?)\. Obtained")
-_ARGUMENT_SHAPE = re.compile(r"args\[([0-9]+)\]\.shape = \(([^)]*)\)")
-
-
-def dimension_variables(
-    text: str, entry: Entry
-) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
-    """JAX's dimension variables (``b`` of ``jax.export.symbolic_shape("b, 8")``) that
-    several dynamic dimensions of ``entry``'s arguments share, read from the specification
-    that jax writes into the module's shape assertions (``args[0].shape = (b, 8),args[1]
-    .shape = (b, 4)``); only for JAX's ``main``, and only bare names (``2*b`` is left to the
-    module's own checks)."""
-    found = _SPECIFICATION.search(text) if entry.name == "main" else None
-    if found is None:
-        return ()
-    places: dict[str, list[tuple[int, int]]] = {}
-    for argument, dims in _ARGUMENT_SHAPE.findall(found.group(1)):
-        for dimension, name in enumerate(part.strip() for part in dims.split(",")):
-            index = int(argument)
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or index >= len(entry.inputs):
-                continue
-            shape = entry.inputs[index].shape
-            if dimension < len(shape) and shape[dimension] < 0:
-                places.setdefault(name, []).append((index, dimension))
-    return tuple((name, tuple(at)) for name, at in places.items() if len(at) > 1)
 
 
 def make_api(

@@ -15,6 +15,7 @@ these names under its prefix (``under_prefix``).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 
 from ..plan.naming import NamePool, c_identifier
@@ -52,6 +53,9 @@ class Entry:
     input_names: tuple[str | None, ...] = ()
     # JAX's name of each result (``{jax.result_info = "result"}``), None where it has none.
     result_names: tuple[str | None, ...] = ()
+    # JAX's dimension variables that several argument dimensions share, and where:
+    # ``(("b", ((0, 0), (1, 0))),)``; their sizes must agree (``dimension_variables``).
+    shared_sizes: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
 
 
 def prepare(text: str) -> tuple[str, list[Entry]]:
@@ -215,6 +219,37 @@ def entries_from_json(data: str) -> list[Entry]:
             tuple(TensorSpec(s["element"], tuple(s["shape"])) for s in item["results"]),
             tuple(item.get("input_names", ())),
             tuple(item.get("result_names", ())),
+            tuple(
+                (name, tuple((int(a), int(d)) for a, d in places))
+                for name, places in item.get("shared_sizes", ())
+            ),
         )
         for item in json.loads(data)
     ]
+
+
+_SPECIFICATION = re.compile(r"polymorphic shapes specifications: (.*?)\. Obtained")
+_ARGUMENT_SHAPE = re.compile(r"args\[([0-9]+)\]\.shape = \(([^)]*)\)")
+
+
+def dimension_variables(
+    text: str, entry: Entry
+) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """JAX's dimension variables (``b`` of ``jax.export.symbolic_shape("b, 8")``) that
+    several dynamic dimensions of ``entry``'s arguments share, read from the specification
+    that jax writes into the module's shape assertions (``args[0].shape = (b, 8),args[1]
+    .shape = (b, 4)``); only for JAX's ``main``, and only bare names (``2*b`` is left to the
+    module's own checks)."""
+    found = _SPECIFICATION.search(text) if entry.name == "main" else None
+    if found is None:
+        return ()
+    places: dict[str, list[tuple[int, int]]] = {}
+    for argument, dims in _ARGUMENT_SHAPE.findall(found.group(1)):
+        for dimension, name in enumerate(part.strip() for part in dims.split(",")):
+            index = int(argument)
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or index >= len(entry.inputs):
+                continue
+            shape = entry.inputs[index].shape
+            if dimension < len(shape) and shape[dimension] < 0:
+                places.setdefault(name, []).append((index, dimension))
+    return tuple((name, tuple(at)) for name, at in places.items() if len(at) > 1)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..syntax.element_types import BY_MLIR
-from .arguments import check_count, convert, parameters
+from .arguments import check_count, check_shared_sizes, convert, parameters
 from .bridge import BRIDGE_CDEF, Bridge, register_handlers
 from .elf_symbols import exported_names, needed_libraries
 from .entries import METADATA_SYMBOL, Entry, entries_from_json, under_prefix
@@ -358,6 +358,7 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
             check_count(entry.name, arrays, count)
         keep: list[object] = []
         arguments = []
+        shapes = []
         for array, (parameter, dtype, shape, descriptor_type, layout) in zip(
             arrays, inputs, strict=True
         ):
@@ -370,6 +371,9 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
                 # np.require keeps a 0-d argument 0-d (np.ascontiguousarray makes it (1,)).
                 prepared = np.require(prepared, requirements="C")
             arguments.append(_input_descriptor(types, descriptor_type, prepared, keep, layout))
+            shapes.append(prepared.shape)
+        if entry.shared_sizes:
+            check_shared_sizes(entry.name, entry.shared_sizes, shapes)
         if bridge:
             bridge.take_error()  # a fresh start for this call's handlers
         if not results:

@@ -12,7 +12,9 @@ Both paths write each assertion as ``cf.assert`` of its predicate with jax's mes
 ``{N}`` placeholder, a size jax formats in, written ``?``): IREE's runtime fails the call
 with the message, which ``rewriter.iree.load`` raises as a ``RuntimeError``; the compiled
 path's lowering prints the message and aborts the process, as a C ``assert`` does, before
-any op of the program reads an argument.
+any op of the program reads an argument. Sizes of one dimension variable that differ never
+get there from ``load`` or the C API, which compare them first (``Entry.shared_sizes``) and
+raise ``ValueError`` or return ``STATUS_INVALID_ARGUMENT``: the abort is for constraints.
 """
 
 from __future__ import annotations
