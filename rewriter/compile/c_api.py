@@ -8,7 +8,7 @@ Every exported name starts with the prefix P (``--prefix``; by default the modul
   contiguous buffer; 0 or a status (``P_STATUS_*``), the message then in ``P<last_error>()``.
   Everything is checked before the compiled code runs: null pointers, every static
   dimension against the declared type, dynamic ones not negative and equal where JAX
-  exported them as one dimension variable (``dimension_variables``); a result's dynamic
+  exported them as one dimension variable (``Entry.shared_sizes``); a result's dynamic
   dimensions are checked once they are known, before anything is written.
 - ``int P<F>_alloc(...)``: the same with results allocated, each freed with ``P<free>``.
 - ``P<F>_num_arguments()``, ``P<F>_num_results()``, ``P<F>_argument(i)``, ``P<F>_result(i)``:
@@ -31,7 +31,6 @@ from ..plan.c_names import c_name_part, name_problem
 from ..syntax.element_types import BY_MLIR
 from .bridge import BRIDGE_EXPORTS
 from .entries import METADATA_SYMBOL, Entry, TensorSpec, under_prefix
-from .entries import dimension_variables as dimension_variables  # importable from here
 from .prefixes import default_prefix as default_prefix  # still importable from here
 from .prefixes import prefix_problem
 from .toolchain import ToolchainError
@@ -49,7 +48,7 @@ class Api:
     link_note: str  # what a program that links the library needs besides it
     origin: str  # where the module came from, for the header's first comment
     # For each function, JAX's dimension variables that several argument dimensions share:
-    # (name, ((argument, dimension), ...)); their sizes must agree (``dimension_variables``).
+    # (name, ((argument, dimension), ...)); their sizes must agree (``Entry.shared_sizes``).
     agreements: tuple[tuple[str, tuple[tuple[str, tuple[tuple[int, int], ...]], ...]], ...] = ()
 
     def agreements_of(self, entry: Entry) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
