@@ -124,10 +124,18 @@ def test_a_long_sum_is_within_the_blocked_bound(name, path, tmp_path):
         text = rewriter.export(function, x).text
         expected = np.asarray(jax.jit(function)(x), np.float64)
     got = main_on(path, text, tmp_path)(x)
+    assert_within_bound(function, x, axis, got, expected)
+
+
+def assert_within_bound(function, x, axis, got, expected) -> None:
+    """``got``, and ``jax.jit``'s ``expected``, are each within ``bound`` of the exact sum
+    of ``function``'s terms over ``axis``."""
+    got = np.asarray(got, np.float64)
+    assert got.shape == expected.shape
     terms = x * x if function.__name__ == "sum_of_squares" else x
     exact = np.sum(terms.astype(np.float64), axis=axis)
     limit = bound(terms, axis)
-    assert np.all(np.abs(np.asarray(got, np.float64) - exact) <= limit)
+    assert np.all(np.abs(got - exact) <= limit)
     assert np.all(np.abs(expected - exact) <= limit)  # jax.jit's too
 
 
@@ -154,11 +162,5 @@ def test_a_long_sum_of_a_symbolic_size_is_within_the_blocked_bound(name, path, t
     main = main_on(path, rewriter.export(function, symbolic(shape)).text, tmp_path)
     dimension = shape.split(", ").index("b")
     for x in (long, np.take(long, np.arange(7), axis=dimension)):
-        got = np.asarray(main(x), np.float64)
         expected = np.asarray(jax.jit(function)(x), np.float64)
-        assert got.shape == expected.shape
-        terms = x * x if function.__name__ == "sum_of_squares" else x
-        exact = np.sum(terms.astype(np.float64), axis=axis)
-        limit = bound(terms, axis)
-        assert np.all(np.abs(got - exact) <= limit)
-        assert np.all(np.abs(expected - exact) <= limit)  # jax.jit's too
+        assert_within_bound(function, x, axis, main(x), expected)
