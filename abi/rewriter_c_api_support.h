@@ -66,6 +66,31 @@ static int rw_fail(int status, const char *format, ...)
     return status;
 }
 
+/* RW_INVALID_ARGUMENT, the error "FUNCTION: MESSAGE": jax's message of a shape assertion
+ * that the arguments break, each {N} in it replaced by values[N] (N < count). */
+static int rw_fail_shape_check(const char *function, const char *message,
+                               const int64_t *values, int count)
+{
+    char text[sizeof rw_error_text];
+    size_t used = 0;
+    const char *at = message;
+    while (*at && used + 1 < sizeof text) {
+        char *end = NULL;
+        long number = *at == '{' ? strtol(at + 1, &end, 10) : -1;
+        if (end && end != at + 1 && *end == '}' && number >= 0 && number < count) {
+            int n = snprintf(text + used, sizeof text - used, "%lld", (long long)values[number]);
+            if (n < 0)
+                break;
+            used += (size_t)n < sizeof text - used ? (size_t)n : sizeof text - used - 1;
+            at = end + 1;
+        } else {
+            text[used++] = *at++;
+        }
+    }
+    text[used] = '\0';
+    return rw_fail(RW_INVALID_ARGUMENT, "%s: %s", function, text);
+}
+
 /* "32x128" ("?" for a dynamic dimension, "a scalar" for rank 0). */
 static void rw_dims_text(char *text, size_t size, int rank, const int64_t *dims)
 {

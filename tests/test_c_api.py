@@ -646,6 +646,56 @@ def test_dynamic_sizes_of_one_dimension_variable_must_agree(tmp_path: Path):
     ]
 
 
+def two_largest(x):
+    import jax
+
+    return jax.lax.top_k(x, 2)[0]
+
+
+CONSTRAINED = r"""
+#include <stdio.h>
+
+#include "largest.h"
+
+int main(void) {
+    float x[4] = {3, 9, 1, 7}, r[2] = {0, 0};
+    largest_f32_1d one = {x, {1}}, four = {x, {4}};
+    largest_f32_1d ra = {r, {2}};
+    int status = largest_main(&one, &ra);
+    printf("%d %g\n%s\n", status, r[0], largest_last_error());
+    status = largest_main(&four, &ra);
+    printf("%d %g %g\n", status, r[0], r[1]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.jax
+@pytest.mark.toolchain("valgrind")
+def test_a_broken_shape_constraint_is_an_error_with_jaxs_message(tmp_path: Path):
+    """Exported for ``b >= 2``: a call with one element returns STATUS_INVALID_ARGUMENT
+    and the message ``Exported.call`` raises, its numbers in place, before the compiled
+    code reads the argument (``lax.top_k(x, 2)`` would read past it); four elements run."""
+    import jax
+    import numpy as np
+
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b", constraints=["b >= 2"]), np.float32)
+    exported = jax.export.export(jax.jit(two_largest))(spec)
+    with pytest.raises(ValueError) as raised:
+        exported.call(np.ones(1, np.float32))
+    module = tmp_path / "largest.mlir"
+    module.write_text(exported.mlir_module())
+    run = compile_cli(
+        module, tmp_path / "liblargest.a", "--header", str(tmp_path / "largest.h"),
+        "--prefix", "largest_", "--target-cpu", "generic",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run = run_under_valgrind(CONSTRAINED, tmp_path / "liblargest.a", tmp_path / "constrained")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == ["1 0", f"main: {raised.value}", "0 9 7"]
+
+
 @pytest.mark.parametrize("clash", ["module", "output"])
 def test_a_header_that_is_the_module_or_the_output_is_a_usage_error(tmp_path: Path, clash):
     module = tmp_path / "model.mlir"

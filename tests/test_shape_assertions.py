@@ -1,23 +1,21 @@
 """A module exported with symbolic sizes checks jax's shape assertions before it reads an
-argument (rewriter/compile/shape_assertions.py): arguments of one symbol of different
-sizes, or sizes that break a constraint (``b >= 2``), stop the call with jax's message.
-IREE's pipeline dropped the assertions, and the compiled code read past an argument.
+argument (rewriter/compile/shape_assertions.py, shape_checks.py): arguments of one symbol
+of different sizes, or sizes that break a constraint (``b >= 2``), stop the call with
+jax's message. IREE's pipeline dropped the assertions, and the compiled code read past an
+argument.
 
 On the IREE path the call raises ``RuntimeError``. On the compiled path ``load``'s function
-raises ``ValueError`` for sizes of one symbol that differ (``Entry.shared_sizes``, the C
-API's check) before the call; for a constraint, the compiled code prints the message and
-aborts the process (run in a child process here), as a C ``assert`` does."""
+raises ``ValueError``, as ``Exported.call`` does: for sizes of one symbol that differ from
+``Entry.shared_sizes``; for a constraint, with jax's own message, its numbers in place,
+from the check that runs before the compiled code. The C API returns the same message
+(test_c_api.py)."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from iree_fixes import applied, main_on, on_both_paths
@@ -26,7 +24,6 @@ from jax import export, lax
 import rewriter
 from rewriter.compile.shape_assertions import checked_shape_assertions
 
-ROOT = Path(__file__).resolve().parent.parent
 (SIZE,) = export.symbolic_shape("b")
 SERIES = jax.ShapeDtypeStruct((SIZE,), np.float32)
 AT_LEAST_TWO = jax.ShapeDtypeStruct(export.symbolic_shape("b", constraints=["b >= 2"]), np.float32)
@@ -80,17 +77,40 @@ def test_inputs_that_break_an_assertion_stop_the_call(name, path, tmp_path):
         with pytest.raises(ValueError, match="both are JAX's dimension variable b"):
             main(*bad)
         return
-    arrays = tmp_path / "bad.npz"
-    np.savez(arrays, *bad)
-    call = (
-        "import numpy as np, sys; from rewriter.compile import load; "
-        f"given = np.load({str(arrays)!r}); "
-        f"load({str(tmp_path / 'lib.so')!r}).main(*[given[k] for k in given.files]); "
-        "print('returned')"
-    )
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", call], capture_output=True, text=True, env=environment
-    )
-    assert done.returncode == -signal.SIGABRT, done
-    assert message in done.stdout + done.stderr and "returned" not in done.stdout
+    with pytest.raises(ValueError) as raised:
+        main(*bad)
+    assert str(raised.value) == f"main: {exported_call_error(program, shapes, bad)}"
+
+
+def exported_call_error(program, shapes, arguments) -> str:
+    """What ``Exported.call`` raises for ``arguments``: jax's message, numbers in place."""
+    exported = export.export(jax.jit(program))(*shapes)
+    with pytest.raises(ValueError) as raised:
+        exported.call(*arguments)
+    return str(raised.value)
+
+
+def several_constraints(x, y):
+    return jnp.concatenate([x[:2], y[:3]]) * 2
+
+
+SEVERAL = export.symbolic_shape("a, c", constraints=["a >= 2", "c >= 3", "a + c >= 7"])
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [(1, 9), (5, 2), (3, 3), (4, 3)],
+    ids=["first_constraint", "second", "a_sum_of_both", "none_broken"],
+)
+def test_the_first_broken_constraint_is_the_one_reported_with_its_numbers(sizes, tmp_path):
+    shapes = [jax.ShapeDtypeStruct((size,), np.float32) for size in SEVERAL]
+    arguments = [np.arange(n, dtype=np.float32) for n in sizes]
+    text = rewriter.export(several_constraints, *shapes).text
+    main = main_on("compile", text, tmp_path)
+    if sizes == (4, 3):
+        np.testing.assert_array_equal(main(*arguments), several_constraints(*arguments))
+        return
+    with pytest.raises(ValueError) as raised:
+        main(*arguments)
+    expected = exported_call_error(several_constraints, shapes, arguments)
+    assert str(raised.value) == f"main: {expected}"

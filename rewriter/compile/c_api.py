@@ -8,7 +8,8 @@ Every exported name starts with the prefix P (``--prefix``; by default the modul
   contiguous buffer; 0 or a status (``P_STATUS_*``), the message then in ``P<last_error>()``.
   Everything is checked before the compiled code runs: null pointers, every static
   dimension against the declared type, dynamic ones not negative and equal where JAX
-  exported them as one dimension variable (``Entry.shared_sizes``); a result's dynamic
+  exported them as one dimension variable (``Entry.shared_sizes``), jax's shape
+  assertions (``Entry.check_symbol``, ``shape_checks.py``); a result's dynamic
   dimensions are checked once they are known, before anything is written.
 - ``int P<F>_alloc(...)``: the same with results allocated, each freed with ``P<free>``.
 - ``P<F>_num_arguments()``, ``P<F>_num_results()``, ``P<F>_argument(i)``, ``P<F>_result(i)``:
@@ -82,6 +83,7 @@ class Api:
         prefix in front of it (``under_prefix``), so that a shared object with the C API
         exports nothing but names under its prefix."""
         names = [METADATA_SYMBOL, *(entry.c_symbol for entry in self.entries)]
+        names += [entry.check_symbol for entry in self.entries if entry.check_symbol]
         if self.bridge:
             names += BRIDGE_EXPORTS
         return {name: under_prefix(self.prefix, name) for name in names}
@@ -179,8 +181,9 @@ def c_api_header(api: Api) -> str:
         " * Each function takes its arguments and the caller's result buffers as typed",
         " * views {data, dims}: row-major contiguous buffers of dims' sizes.  It returns",
         f" * {m}STATUS_OK, or another status with {p}last_error() saying why; it",
-        " * checks every pointer and dimension against the declared types first and",
-        " * never reads or writes past the dims it is given.  The _alloc variant",
+        " * checks every pointer and dimension against the declared types, and the",
+        " * export's shape constraints, first and never reads or writes past the dims",
+        " * it is given.  The _alloc variant",
         f" * allocates the results instead; free each result's data with {p}free().",
         f" * Link: {api.link_note}.",
         " * Calls from several threads are safe; the last error is kept per thread.",
@@ -196,7 +199,7 @@ def c_api_header(api: Api) -> str:
         "#endif",
         "",
         f"#define {m}STATUS_OK 0",
-        f"#define {m}STATUS_INVALID_ARGUMENT 1 /* a null pointer, a wrong dimension */",
+        f"#define {m}STATUS_INVALID_ARGUMENT 1 /* a null pointer, a wrong size */",
         f"#define {m}STATUS_HANDLER_ERROR 2 /* an XLA FFI handler failed */",
         f"#define {m}STATUS_OUT_OF_MEMORY 3",
         "",
@@ -417,6 +420,18 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
         f"void rw_{number}_entry({', '.join(raw_parameters) or 'void'}) "
         f"__asm__({_c_string(entry.c_symbol)});",
         "",
+    ]
+    if entry.check_symbol:
+        messages = ", ".join(_c_string(message) for message in entry.check_messages)
+        checked = ["int64_t *", *raw_parameters[1 if results else 0 :]]
+        out += [
+            "/* jax's shape assertions, checked before the entry runs (shape_checks.py) */",
+            f"void rw_{number}_check({', '.join(checked)}) "
+            f"__asm__({_c_string(entry.check_symbol)});",
+            f"static const char *const rw_{number}_check_messages[] = {{{messages}}};",
+            "",
+        ]
+    out += [
         f"static int rw_{number}_run({', '.join([*parameters, 'int allocate'])})",
         "{",
         "    int status = 0;",
@@ -481,6 +496,18 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
                 f": (void *)rw_empty;"
             )
             out.append(f"    in{i}.offset = 0;")
+    if entry.check_symbol:
+        count = 1 + entry.check_values
+        described = "".join(f", &in{i}" for i in range(len(entry.inputs)))
+        out += [
+            "    {",
+            f"        int64_t checked[{count}];",
+            f"        rw_{number}_check(checked{described});",
+            "        if (checked[0] > 0)",
+            f"            return rw_fail_shape_check({label}, "
+            f"rw_{number}_check_messages[checked[0] - 1], checked + 1, {count - 1});",
+            "    }",
+        ]
     if api.bridge:
         out.append("    rw_ffi_clear_error();")
     out.append("    rw_ws_begin();")

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from ..plan.naming import NamePool, c_identifier
 from . import contexts
+from .shape_checks import CHECK_PREFIX, add_shape_check, assertions_of
 from .tokens import drop_entry_tokens, is_token
 
 ENTRY_PREFIX = "rw_entry_"
@@ -56,6 +58,13 @@ class Entry:
     # JAX's dimension variables that several argument dimensions share, and where:
     # ``(("b", ((0, 0), (1, 0))),)``; their sizes must agree (``dimension_variables``).
     shared_sizes: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+    # MLIR's C interface of the function that checks jax's shape assertions before the
+    # call (``shape_checks``), "" where there is none: it gives the number of the first
+    # that fails (0: none) and ``check_values`` numbers for its message,
+    # ``check_messages[number - 1]`` with ``{N}`` placeholders.
+    check_symbol: str = ""
+    check_messages: tuple[str, ...] = ()
+    check_values: int = 0
 
 
 def prepare(text: str) -> tuple[str, list[Entry]]:
@@ -66,6 +75,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
     module = ir.Module.parse(text, context)
     entries: list[Entry] = []
     pool = NamePool(_taken_names(ir, module))
+    checked: list[tuple[int, Any]] = []  # (entry, its function) with shape assertions
     with context, ir.Location.unknown():
         for operation in module.body.operations:
             op = operation.operation
@@ -97,6 +107,18 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
                     result_names(ir, op, len(function_type.results)),
                 )
             )
+            if assertions_of(ir, op):
+                checked.append((len(entries) - 1, op))
+        for index, op in checked:
+            check = pool.claim(CHECK_PREFIX + c_identifier(entries[index].name))
+            messages, values = add_shape_check(ir, module, op, check)
+            if messages:
+                entries[index] = replace(
+                    entries[index],
+                    check_symbol=f"_mlir_ciface_{check}",
+                    check_messages=tuple(messages),
+                    check_values=values,
+                )
     return module.operation.get_asm(enable_debug_info=True), entries
 
 
@@ -223,6 +245,9 @@ def entries_from_json(data: str) -> list[Entry]:
                 (name, tuple((int(a), int(d)) for a, d in places))
                 for name, places in item.get("shared_sizes", ())
             ),
+            item.get("check_symbol", ""),
+            tuple(item.get("check_messages", ())),
+            int(item.get("check_values", 0)),
         )
         for item in json.loads(data)
     ]

@@ -31,6 +31,7 @@ from .handlers import HandlerError
 from .heap import keep_freed_memory
 from .load_errors import LoadError
 from .openblas_core import name_openblas_core
+from .shape_checks import failed_check
 
 
 def dtype_of(element: str) -> np.dtype:
@@ -125,7 +126,9 @@ class PrefixedNames:
         return getattr(self._library, under_prefix(self._prefix, name))
 
 
-_DECLARED_NAME = re.compile(r"\b(?:_mlir_ciface_rw_entry_\w+|rw_ffi_\w+|rw_model_metadata)\b")
+_DECLARED_NAME = re.compile(
+    r"\b(?:_mlir_ciface_rw_(?:entry|check)_\w+|rw_ffi_\w+|rw_model_metadata)\b"
+)
 
 
 def _prefixed(declarations: str, prefix: str) -> str:
@@ -307,6 +310,9 @@ def _declarations(entries: list[Entry]) -> str:
             parameters.append(f"{_descriptor_type(len(entry.results[0].shape))} *")
         parameters += [f"{_descriptor_type(len(s.shape))} *" for s in entry.inputs]
         lines.append(f"void {entry.c_symbol}({', '.join(parameters) or 'void'});")
+        if entry.check_symbol:
+            checked = ["int64_t *", *parameters[1 if entry.results else 0 :]]
+            lines.append(f"void {entry.check_symbol}({', '.join(checked)});")
     return "\n".join(lines)
 
 
@@ -346,6 +352,9 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
         for p in expected
     ]
     results = [_ResultSpec(dtype_of(s.element), len(s.shape)) for s in entry.results]
+    # jax's shape assertions, checked before the call (shape_checks.py)
+    check = getattr(library, entry.check_symbol) if entry.check_symbol else None
+    check_type = ffi.typeof(f"int64_t[{1 + entry.check_values}]")
     types = _CffiCalls.of(ffi)
     fields = [f"r{i}" for i in range(len(results))]
     if len(results) > 1:
@@ -374,6 +383,12 @@ def _callable(ffi, library, libc, entry: Entry, bridge: Bridge | None) -> Callab
             shapes.append(prepared.shape)
         if entry.shared_sizes:
             check_shared_sizes(entry.name, entry.shared_sizes, shapes)
+        if check is not None:
+            checked = ffi.new(check_type)
+            check(checked, *arguments)
+            if checked[0]:
+                message = failed_check(entry.check_messages, list(checked))
+                raise ValueError(f"{entry.name}: {message}")
         if bridge:
             bridge.take_error()  # a fresh start for this call's handlers
         if not results:

@@ -10,11 +10,11 @@ past the shorter argument (``x + y`` of ``(b,)`` arrays called with 5 and 3 elem
 
 Both paths write each assertion as ``cf.assert`` of its predicate with jax's message (each
 ``{N}`` placeholder, a size jax formats in, written ``?``): IREE's runtime fails the call
-with the message, which ``rewriter.iree.load`` raises as a ``RuntimeError``; the compiled
-path's lowering prints the message and aborts the process, as a C ``assert`` does, before
-any op of the program reads an argument. Sizes of one dimension variable that differ never
-get there from ``load`` or the C API, which compare them first (``Entry.shared_sizes``) and
-raise ``ValueError`` or return ``STATUS_INVALID_ARGUMENT``: the abort is for constraints.
+with the message, which ``rewriter.iree.load`` raises as a ``RuntimeError``. On the compiled
+path, where a failed ``cf.assert`` aborts the process, ``load`` and the C API run a copy of
+the predicates first (``shape_checks.py``) and compare the sizes of one dimension variable
+(``Entry.shared_sizes``): a broken assertion raises ``ValueError`` or returns
+``STATUS_INVALID_ARGUMENT`` there, and the ``cf.assert`` is not reached.
 """
 
 from __future__ import annotations

@@ -410,7 +410,11 @@ def link_shared_object(
         command += link_arguments(library)  # a path or a -l name: link_items.py
     command += arguments or []
     command.append("-lm")
-    loader = () if only_exports else ("_mlir_ciface_rw_entry_*", "rw_model_metadata")
+    loader = (
+        ()
+        if only_exports
+        else ("_mlir_ciface_rw_entry_*", "_mlir_ciface_rw_check_*", "rw_model_metadata")
+    )
     exported = "".join(f" {name};" for name in (*loader, *exports))
     with temporary_file("rewriter-", ".exports") as version_script:
         version_script.write_text(f"{{ global:{exported} local: *; }};\n")
