@@ -497,15 +497,15 @@ def _entry_source(api: Api, entry: Entry, number: int) -> list[str]:
             )
             out.append(f"    in{i}.offset = 0;")
     if entry.check_symbol:
-        count = 1 + entry.check_values
+        given = 1 + entry.check_values  # the assertion's number, then its message's
         described = "".join(f", &in{i}" for i in range(len(entry.inputs)))
         out += [
             "    {",
-            f"        int64_t checked[{count}];",
+            f"        int64_t checked[{given}];",
             f"        rw_{number}_check(checked{described});",
             "        if (checked[0] > 0)",
             f"            return rw_fail_shape_check({label}, "
-            f"rw_{number}_check_messages[checked[0] - 1], checked + 1, {count - 1});",
+            f"rw_{number}_check_messages[checked[0] - 1], checked + 1, {given - 1});",
             "    }",
         ]
     if api.bridge:
