@@ -775,3 +775,58 @@ def test_the_workspace_size_is_the_largest_call_on_any_thread(tmp_path: Path):
     run = subprocess.run([str(program)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines() == ["0 1 1", "misses 0"]
+
+
+SHAPE_MESSAGES = r"""
+#include <stdio.h>
+
+#include "rewriter_c_api_support.h"
+
+int main(void) {
+    static char long_message[3000];
+    const int64_t values[2] = {-1, 12345678901LL};
+    int i, status = rw_fail_shape_check("main", "b = {1}, b - 2 = {0}", values, 2);
+    printf("%d %s\n", status, rw_last_error());
+    rw_fail_shape_check("f", "{2} {x} {} {-1} {0 {1", values, 2);
+    printf("%s\n", rw_last_error());
+    for (i = 0; i < 2999; ++i) long_message[i] = i % 2 ? 'a' : '{';
+    rw_fail_shape_check("g", long_message, values, 2);
+    printf("%d\n", (int)strlen(rw_last_error()));
+    for (i = 0; i < 2997; i += 3) {
+        long_message[i] = '{';
+        long_message[i + 1] = '1';
+        long_message[i + 2] = '}';
+    }
+    rw_fail_shape_check("h", long_message, values, 2);
+    printf("%d %.24s\n", (int)strlen(rw_last_error()), rw_last_error());
+    return 0;
+}
+"""
+
+
+@pytest.mark.toolchain("valgrind")
+def test_a_shape_checks_message_fills_in_only_the_numbers_it_has(tmp_path: Path):
+    """``rw_fail_shape_check`` (abi/rewriter_c_api_support.h): ``{N}`` becomes the N-th
+    value; a placeholder without one, or no placeholder, stays as it is; a message longer
+    than the error buffer is cut, never written past it (valgrind)."""
+    source = tmp_path / "messages.c"
+    source.write_text(SHAPE_MESSAGES)
+    program = tmp_path / "messages"
+    subprocess.run(
+        ["gcc", "-std=c11", "-Wall", "-Werror", "-Wno-unused-function", f"-I{REPO / 'abi'}",
+         str(source), "-o", str(program)],
+        check=True,
+    )  # fmt: skip
+    run = subprocess.run(
+        ["valgrind", "--error-exitcode=3", str(program)],
+        capture_output=True,
+        text=True,
+        env=valgrind_environment(),
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == [
+        "1 main: b = 12345678901, b - 2 = -1",
+        "f: {2} {x} {} {-1} {0 {1",
+        "1023",
+        "1023 h: 123456789011234567890",
+    ]
