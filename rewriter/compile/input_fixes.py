@@ -33,7 +33,7 @@ from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
 from .shape_assertions import SHAPE_ASSERTION, checked_shape_assertions
 from .tokens import TOKEN_TYPES, erase_tokens
-from .two_level_sums import across_rows
+from .two_level_sums import across_rows, expanded_whole_and_trailing
 from .unsigned_reverse import reverse_signless
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
@@ -51,6 +51,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
+    (expanded_whole_and_trailing, ("stablehlo.reduce",)),  # and the others (compiled path)
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
     (one_slice_dynamic_gathers, (DYNAMIC_GATHER,)),  # x[1:] along a symbolic dimension
     (dynamic_index_gathers, (GATHER,)),  # IREE: no gather at indices of dynamic shape

@@ -63,10 +63,14 @@ STATIC_TOOLS = (f"llvm-objcopy-{LLVM_VERSION}", f"llvm-ar-{LLVM_VERSION}")
 # several results: ``x.at[i].add(v)``'s wrapped indices, read by the clamp of the indices
 # and by the masking of the updates (scatter_masks.py), made three loops that each wrote
 # N elements; one loop reads the indices once and writes both.
+# An expansion of a shape is moved above the elementwise ops it follows, so that they fuse
+# into the op after it: the squares of ``(x * x).sum()`` summed in blocks
+# (two_level_sums.py) are not written to memory and read again.
 BUFFERIZE = (
     "builtin.module("
     "iree-util-drop-compiler-hints, "
     "func.func(iree-dispatch-creation-fold-unit-extent-dims-for-func, "
+    "iree-dispatch-creation-bubble-up-expand-shapes, "
     "iree-dispatch-creation-elementwise-op-fusion, "
     "iree-dispatch-creation-fuse-multi-use-elementwise-producer), "
     "one-shot-bufferize{bufferize-function-boundaries "

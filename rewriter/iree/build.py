@@ -401,7 +401,7 @@ def _write_with_metadata(
     from ..compile.input_fixes import fix_module
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
-    from ..compile.two_level_sums import whole_and_trailing
+    from ..compile.two_level_sums import expanded_whole_and_trailing, whole_and_trailing
     from .blas_products import route_products_to_blas
     from .blocked_scans import blocked_scans
     from .chunked_top_k import chunked_top_k
@@ -443,7 +443,7 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, libm_allowed)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         # input_fixes.py; not the broadcasts of a symbolic batch (dynamic_broadcasts.py)
-        fix_module(module, skip=(f32_math_in_f64,))
+        fix_module(module, skip=(f32_math_in_f64, expanded_whole_and_trailing))
         # f64 sin, cos and tan; libm's for dynamic shapes where allowed
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
