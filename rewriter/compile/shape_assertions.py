@@ -10,11 +10,10 @@ past the shorter argument (``x + y`` of ``(b,)`` arrays called with 5 and 3 elem
 
 Both paths write each assertion as ``cf.assert`` of its predicate with jax's message (each
 ``{N}`` placeholder, a size jax formats in, written ``?``): IREE's runtime fails the call
-with the message, which ``rewriter.iree.load`` raises as a ``RuntimeError``. On the compiled
-path, where a failed ``cf.assert`` aborts the process, ``load`` and the C API run a copy of
-the predicates first (``shape_checks.py``) and compare the sizes of one dimension variable
-(``Entry.shared_sizes``): a broken assertion raises ``ValueError`` or returns
-``STATUS_INVALID_ARGUMENT`` there, and the ``cf.assert`` is not reached.
+with the message; the compiled code aborts the process. Neither is reached from ``load``
+or the C API: both paths run a copy of the predicates first (``shape_checks.py``), and
+the compiled path compares the sizes of one dimension variable (``Entry.shared_sizes``);
+a broken assertion raises ``ValueError`` or returns ``STATUS_INVALID_ARGUMENT`` there.
 """
 
 from __future__ import annotations

@@ -2,16 +2,18 @@
 
 A module exported with symbolic sizes begins ``main`` with ``@shape_assertion`` calls
 (``shape_assertions.py``). In the compiled code a failed ``cf.assert`` can only abort the
-process. So each entry whose function holds assertions at its top level also gets a
-function of its own, ``@rw_check_F``, of the same arguments: the ops the assertions'
-predicates are computed by (a copy: sizes read from the arguments, integer arithmetic),
+process, and IREE's names no number of jax's message. So each entry whose function holds
+assertions at its top level also gets a function of its own, ``@rw_check_F``, of the same
+arguments: the ops the assertions' predicates are computed by (a copy: sizes read from
+the arguments, integer arithmetic),
 and one result per number of the message: the number of the first assertion that fails
 (0: none fails), then the values jax formats into its message (``{0}``, ``{1}``, ...), as
-i64. ``load``'s functions and the C API call it first, with the call's own descriptors,
-and raise ``ValueError`` or return ``STATUS_INVALID_ARGUMENT`` with jax's message, the
-values in place; the compiled code does not run. The assertions stay in the entry's
-function, where they become ``cf.assert`` as on IREE's path: never reached when the
-check passed.
+i64 (on the IREE path one ``tensor<Nxi64>`` of them, ``rewriter/iree/build.py``).
+``load``'s functions (both paths') and the C API call it first, with the call's own
+arguments, and raise ``ValueError`` or return ``STATUS_INVALID_ARGUMENT`` with jax's
+message, the values in place, as ``Exported.call`` does; the program does not run. The
+assertions stay in the entry's function, where they become ``cf.assert``: never reached
+when the check passed.
 
 An assertion whose predicate or values come from an op with regions, an op of another
 block or a call is left to the ``cf.assert`` alone (no check copies it).
@@ -80,11 +82,14 @@ def _scalar_integer(ir: Any, value: Any) -> bool:
     )
 
 
-def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[list[str], int]:
+def add_shape_check(
+    ir: Any, module: Any, function: Any, symbol: str, *, as_tensor: bool = False
+) -> tuple[list[str], int]:
     """Add ``@symbol``, the check of ``function``'s assertions (the module's doc), at the end
     of ``module``; return the messages of the assertions it checks, in the order of their
     numbers (1, 2, ...), and how many values follow the number. No function is added, and
-    ``([], 0)`` returned, when no assertion can be checked."""
+    ``([], 0)`` returned, when no assertion can be checked. ``as_tensor``: the numbers come
+    back as one ``tensor<Nxi64>`` (the IREE path's functions return tensors)."""
     block = function.regions[0].blocks[0]
     order = {op.operation: index for index, op in enumerate(block.operations)}
     checked: list[tuple[Any, set[int]]] = []
@@ -103,13 +108,13 @@ def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[l
     i64 = ir.IntegerType.get_signless(64)
     copied = set().union(*(needed for _, needed in checked))
     with function.context, ir.Location.unknown(), ir.InsertionPoint(module.body):
+        packed = ir.RankedTensorType.get([1 + values], i64)
+        returned = [packed] if as_tensor else [i64] * (1 + values)
         check = ir.Operation.create(
             "func.func",
             attributes={
                 "sym_name": ir.StringAttr.get(symbol),
-                "function_type": ir.TypeAttr.get(
-                    ir.FunctionType.get(arguments, [i64] * (1 + values))
-                ),
+                "function_type": ir.TypeAttr.get(ir.FunctionType.get(arguments, returned)),
                 "llvm.emit_c_interface": ir.UnitAttr.get(),
             },
             regions=1,
@@ -140,6 +145,12 @@ def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[l
                         results=[i64],
                         operands=[holds, results[index], candidate],
                     ).result
+            if as_tensor:
+                results = [
+                    ir.Operation.create(
+                        "tensor.from_elements", results=[packed], operands=results
+                    ).result
+                ]
             ir.Operation.create("func.return", operands=results)
     return [message_of(ir, assertion) for assertion, _ in checked], values
 

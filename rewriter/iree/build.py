@@ -69,6 +69,7 @@ from ..compile.toolchain import first_tool_found, wheel_tools
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
+from ..plan.naming import NamePool, c_identifier
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from .drivers import PARTS_KEY, WORK_KEY, driver_for
 from .signatures import (
@@ -142,6 +143,9 @@ WRITES_ARGUMENTS_KEY = "rewriter.writes_arguments"
 # executables assume of their bindings (ALIGNMENT_FLAG): load reads an argument in place
 # only at an address that is a multiple of it (64, IREE's own, when absent).
 BINDING_ALIGNMENT_KEY = "rewriter.binding_alignment"
+# The key, in a public function's iree.reflection, of the function that checks its shape
+# assertions before it runs (JSON: {"function": name, "messages": [...]}; shape_checks.py).
+SHAPE_CHECK_KEY = "rewriter.shape_check"
 # WORK_KEY and PARTS_KEY (drivers.py), module attributes, hold the estimated work of a call
 # and its parts (work.py; "null" for dynamic shapes), so that load picks the driver of a
 # .vmfb as of its .mlir.
@@ -438,6 +442,7 @@ def _write_with_metadata(
                 f"the import module name {SORT_MODULE!r} is reserved for the sorts of the "
                 "IREE path: rewrite with another --iree-module"
             )
+        _add_shape_checks(ir, module)  # before fix_module makes the assertions cf.assert
         if ffi_dispatch:
             signatures = route_ffi_to_dispatches(module, signatures, ffi_dispatch)
         libm_needed = make_math_exact(module, libm_allowed)
@@ -481,6 +486,29 @@ def _write_with_metadata(
         with destination.open("wb") as handle:
             module.operation.write_bytecode(handle)
     return signatures, libm_needed
+
+
+def _add_shape_checks(ir, module) -> None:
+    """For each public function with jax's shape assertions, a public function that checks
+    them (``shape_checks.add_shape_check``, its numbers as one tensor), named in the
+    function's ``SHAPE_CHECK_KEY``: ``load`` calls it first and raises jax's message."""
+    from ..compile.shape_checks import CHECK_PREFIX, add_shape_check, assertions_of
+
+    functions = _public_functions(module)
+    pool = NamePool(
+        ir.StringAttr(op.operation.attributes["sym_name"]).value
+        for op in module.body.operations
+        if "sym_name" in op.operation.attributes
+    )
+    for function in functions:
+        if not assertions_of(ir, function):
+            continue
+        name = ir.StringAttr(function.attributes["sym_name"]).value
+        symbol = pool.claim(CHECK_PREFIX + c_identifier(name))
+        messages, _ = add_shape_check(ir, module, function, symbol, as_tensor=True)
+        if messages:
+            check = json.dumps({"function": symbol, "messages": messages})
+            _add_reflection(ir, function, SHAPE_CHECK_KEY, check)
 
 
 def _add_reflection(ir, operation, key: str, value: str) -> None:

@@ -26,6 +26,7 @@ from ..compile.extras import needs
 from ..compile.handlers import is_ffi_handler
 from ..compile.load_errors import LoadError
 from ..compile.loader import CompiledModule
+from ..compile.shape_checks import failed_check
 from ..compile.toolchain import ToolchainError
 from ..inputs.temporary import temporary_folder
 from ..plan.ffi_facts import FactsError
@@ -33,6 +34,7 @@ from . import blas_gemm, calls, declarations, plugin, sort_library
 from .blas_products import IMPORT_PREFIX, ROUTED_ELEMENTS
 from .build import (
     BINDING_ALIGNMENT_KEY,
+    SHAPE_CHECK_KEY,
     WRITES_ARGUMENTS_KEY,
     BuildError,
     Vmfb,
@@ -264,7 +266,50 @@ def _load(
         name: made.function if isinstance(made, calls.Call) else _public_function(name, handles)
         for name, made in handles.items()
     }
-    return IreeModule(functions, keep_alive, handles, driver)
+    return IreeModule(_with_shape_checks(program, functions), keep_alive, handles, driver)
+
+
+def _with_shape_checks(
+    program, functions: dict[str, Callable[..., object]]
+) -> dict[str, Callable[..., object]]:
+    """``functions`` with each that has a check of jax's shape assertions
+    (``build.SHAPE_CHECK_KEY``) calling it first, and without the checks themselves."""
+    checks: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for name in functions:
+        function = program.lookup_function(name)
+        recorded = (function.reflection if function else {}).get(SHAPE_CHECK_KEY)
+        if recorded is None:
+            continue
+        check = json.loads(recorded)
+        if check["function"] in functions:
+            checks[name] = (check["function"], tuple(check["messages"]))
+    checked = dict(functions)
+    for name, (check, messages) in checks.items():
+        checked[name] = _checked(name, functions[name], functions[check], messages)
+    for check, _ in checks.values():
+        checked.pop(check, None)
+    return checked
+
+
+def _checked(
+    name: str,
+    function: Callable[..., object],
+    check: Callable[..., object],
+    messages: tuple[str, ...],
+) -> Callable[..., object]:
+    """``function``, which first runs ``check`` on its arguments and raises ``ValueError``
+    with jax's message of the first assertion they break, numbers in place, as
+    ``Exported.call`` does (``shape_checks.py``)."""
+
+    def call(*arrays):
+        numbers = np.asarray(check(*arrays))
+        if numbers[0]:
+            raise ValueError(f"{name}: {failed_check(messages, [int(n) for n in numbers])}")
+        return function(*arrays)
+
+    call.__name__ = name
+    call.__doc__ = getattr(function, "__doc__", None)
+    return call
 
 
 def _config(driver: str):
