@@ -251,3 +251,64 @@ def test_a_while_loop_whose_condition_writes_the_carry_is_left_alone():
     writes, bufferization has reasons for)."""
     text = BUFFERIZED_WHILE.replace("CHECK", "memref.store %limit, %a[%c0] : memref<8xf32>")
     assert carry_in_place(text) == text
+
+
+# A while loop whose condition hands the body one of the two values it carries (as jax's
+# loop of ``betainc`` drops its flag): the body's arguments are fewer than the loop's.
+FEWER_HANDED_ON = """\
+#map = affine_map<(d0) -> (d0)>
+func.func @f(%x: memref<8xf32>, %flag: memref<i1>) -> memref<8xf32> {
+  %two = arith.constant 2.0 : f32
+  %c0 = arith.constant 0 : index
+  %limit = arith.constant 100.0 : f32
+  %start = memref.alloc() : memref<8xf32>
+  memref.copy %x, %start : memref<8xf32> to memref<8xf32>
+  %r = scf.while (%a = %start, %f = %flag) : (memref<8xf32>, memref<i1>) -> memref<8xf32> {
+    %first = memref.load %a[%c0] : memref<8xf32>
+    %go = arith.cmpf olt, %first, %limit : f32
+    %handed = memref.alloc() : memref<8xf32>
+    memref.copy %a, %handed : memref<8xf32> to memref<8xf32>
+    scf.condition(%go) %handed : memref<8xf32>
+  } do {
+  ^bb0(%b: memref<8xf32>):
+    %next = memref.alloc() : memref<8xf32>
+    linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]}
+        ins(%b : memref<8xf32>) outs(%next : memref<8xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %d = arith.mulf %in, %two : f32
+      linalg.yield %d : f32
+    }
+    scf.yield %next, %flag : memref<8xf32>, memref<i1>
+  }
+  return %r : memref<8xf32>
+}
+"""
+
+
+def test_a_while_loop_that_hands_on_fewer_values_than_it_carries_is_rewritten():
+    """The body's one argument is the condition's copy of the first carried value: that
+    value is handed on and updated in place (the rewrite read a body argument for every
+    carried value and raised IndexError)."""
+    text = carry_in_place(FEWER_HANDED_ON)
+    assert text.count("memref.alloc(") == 1
+    assert text.count("memref.copy") == 1  # the argument's, before the loop
+
+
+@pytest.mark.slow
+def test_the_incomplete_beta_function_compiles_and_gives_jaxs_numbers(tmp_path: Path):
+    """``jax.scipy.special.betainc``: a while loop whose condition drops a value."""
+    import jax
+    import jax.scipy as jsp
+
+    import rewriter
+
+    def betainc(a, b, x):
+        return jsp.special.betainc(a, b, x)
+
+    generator = np.random.default_rng(0)
+    a, b = (generator.uniform(0.1, 3.1, 300).astype(np.float32) for _ in range(2))
+    x = generator.uniform(0, 1, 300).astype(np.float32)
+    text = rewriter.rewrite(rewriter.export(betainc, a, b, x).text).text
+    compile_module(text, tmp_path / "lib.so")
+    got = load(tmp_path / "lib.so").main(a, b, x)
+    np.testing.assert_allclose(got, jax.jit(betainc)(a, b, x), rtol=2e-6, atol=1e-7)

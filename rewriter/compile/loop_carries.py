@@ -93,7 +93,11 @@ def _while_in_place(ir, loop) -> int:
     if terminator is None or terminator.name != "scf.yield":
         return 0
     rewritten = 0
-    for index, start in enumerate(loop.operands):
+    # The condition may hand the body fewer values than the loop carries (jax's while loop
+    # of ``betainc`` drops its flag), so a position may hold another value in each region:
+    # ``_handed_on_copy`` ties the body's argument to the condition's of the same position.
+    for index in range(min(len(before.arguments), len(after.arguments))):
+        start = loop.operands[index]
         checked, argument = before.arguments[index], after.arguments[index]
         if not isinstance(argument.type, ir.MemRefType):
             continue
