@@ -395,7 +395,51 @@ def window_bound(inputs):
     )
 
 
+def special_functions(a, b, x):
+    """jax's special functions (``chlo`` ops and the loops ``jax.scipy`` writes): ``a`` and
+    ``b`` in [0.1, 4), ``x`` in [0, 1)."""
+    return (
+        jax.lax.lgamma(a),
+        jax.lax.digamma(a),
+        jax.lax.erf_inv(x * 1.8 - 0.9),
+        jax.lax.bessel_i0e(a - 2),
+        jax.lax.bessel_i1e(a - 2),
+        jax.lax.igamma(a, b),
+        jax.scipy.special.betainc(a, b, x),  # a while loop whose condition drops a value
+    )
+
+
+def special_functions_bound(inputs) -> tuple[np.ndarray, ...]:
+    """8 units of roundoff of f32 at each result's magnitude (1 below it), the magnitude
+    from scipy in f64: XLA and each path approximate ``exp`` and ``log`` with their own
+    polynomials, an ulp or two apart, and a series or a continued fraction of them adds
+    those differences up (5 units here, lgamma near its zero at 2 and betainc)."""
+    import scipy.special as special
+
+    a, b, x = (v.astype(np.float64) for v in inputs)
+    exact = (
+        special.gammaln(a),
+        special.psi(a),
+        special.erfinv(x * 1.8 - 0.9),
+        special.i0e(a - 2),
+        special.i1e(a - 2),
+        special.gammainc(a, b),
+        special.betainc(a, b, x),
+    )
+    unit = float(np.finfo(np.float32).eps)
+    return tuple(8 * unit * np.maximum(np.abs(value), 1.0) for value in exact)
+
+
 PROGRAMS = {
+    "special_functions_float32": Program(
+        special_functions,
+        lambda r: [
+            positive(r, (4, 6), np.float32),
+            positive(r, (4, 6), np.float32),
+            r.uniform(0, 1, (4, 6)).astype(np.float32),
+        ],
+        bound=special_functions_bound,
+    ),  # fmt: skip
     "complex64_arithmetic": Program(complex_arithmetic, two((4, 5), np.complex64)),
     "complex128_arithmetic": Program(complex_arithmetic, two((4, 5), np.complex128), x64=True),
     "complex64_functions": Program(complex_functions, lambda r: [normal(r, (3, 7), np.complex64)]),
