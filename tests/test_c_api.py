@@ -777,6 +777,38 @@ def test_the_workspace_size_is_the_largest_call_on_any_thread(tmp_path: Path):
     assert run.stdout.splitlines() == ["0 1 1", "misses 0"]
 
 
+@pytest.mark.slow
+@pytest.mark.jax
+def test_a_shared_object_with_a_header_checks_shape_constraints_from_python(tmp_path: Path):
+    """The check runs under the prefix too (``Pmlir_ciface_rw_check_main``): ``load``
+    raises ``Exported.call``'s ``ValueError`` for one element, and four run."""
+    import jax
+    import numpy as np
+
+    from rewriter.compile import load
+
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b", constraints=["b >= 2"]), np.float32)
+    exported = jax.export.export(jax.jit(two_largest))(spec)
+    with pytest.raises(ValueError) as expected:
+        exported.call(np.ones(1, np.float32))
+    module = tmp_path / "largest.mlir"
+    module.write_text(exported.mlir_module())
+    library = tmp_path / "liblargest.so"
+    run = compile_cli(
+        module, library, "--header", str(tmp_path / "largest.h"), "--prefix", "largest_"
+    )
+    assert run.returncode == 0, run.stderr
+    exported_names = subprocess.run(
+        ["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "largest_mlir_ciface_rw_check_main" in exported_names
+    main = load(library).main
+    with pytest.raises(ValueError) as raised:
+        main(np.ones(1, np.float32))
+    assert str(raised.value) == f"main: {expected.value}"
+    np.testing.assert_array_equal(main(np.array([3, 9, 1, 7], np.float32)), [9, 7])
+
+
 SHAPE_MESSAGES = r"""
 #include <stdio.h>
 
