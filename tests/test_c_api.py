@@ -652,6 +652,21 @@ def two_largest(x):
     return jax.lax.top_k(x, 2)[0]
 
 
+def constrained_export(folder: Path) -> tuple[Path, str]:
+    """``two_largest`` exported for ``b >= 2``, written to ``folder``, and the message
+    ``Exported.call`` raises for one element."""
+    import jax
+    import numpy as np
+
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b", constraints=["b >= 2"]), np.float32)
+    exported = jax.export.export(jax.jit(two_largest))(spec)
+    with pytest.raises(ValueError) as raised:
+        exported.call(np.ones(1, np.float32))
+    module = folder / "largest.mlir"
+    module.write_text(exported.mlir_module())
+    return module, str(raised.value)
+
+
 CONSTRAINED = r"""
 #include <stdio.h>
 
@@ -677,15 +692,7 @@ def test_a_broken_shape_constraint_is_an_error_with_jaxs_message(tmp_path: Path)
     """Exported for ``b >= 2``: a call with one element returns STATUS_INVALID_ARGUMENT
     and the message ``Exported.call`` raises, its numbers in place, before the compiled
     code reads the argument (``lax.top_k(x, 2)`` would read past it); four elements run."""
-    import jax
-    import numpy as np
-
-    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b", constraints=["b >= 2"]), np.float32)
-    exported = jax.export.export(jax.jit(two_largest))(spec)
-    with pytest.raises(ValueError) as raised:
-        exported.call(np.ones(1, np.float32))
-    module = tmp_path / "largest.mlir"
-    module.write_text(exported.mlir_module())
+    module, message = constrained_export(tmp_path)
     run = compile_cli(
         module, tmp_path / "liblargest.a", "--header", str(tmp_path / "largest.h"),
         "--prefix", "largest_", "--target-cpu", "generic",
@@ -693,7 +700,7 @@ def test_a_broken_shape_constraint_is_an_error_with_jaxs_message(tmp_path: Path)
     assert run.returncode == 0, run.stderr
     run = run_under_valgrind(CONSTRAINED, tmp_path / "liblargest.a", tmp_path / "constrained")
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.splitlines() == ["1 0", f"main: {raised.value}", "0 9 7"]
+    assert run.stdout.splitlines() == ["1 0", f"main: {message}", "0 9 7"]
 
 
 @pytest.mark.parametrize("clash", ["module", "output"])
@@ -782,17 +789,11 @@ def test_the_workspace_size_is_the_largest_call_on_any_thread(tmp_path: Path):
 def test_a_shared_object_with_a_header_checks_shape_constraints_from_python(tmp_path: Path):
     """The check runs under the prefix too (``Pmlir_ciface_rw_check_main``): ``load``
     raises ``Exported.call``'s ``ValueError`` for one element, and four run."""
-    import jax
     import numpy as np
 
     from rewriter.compile import load
 
-    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b", constraints=["b >= 2"]), np.float32)
-    exported = jax.export.export(jax.jit(two_largest))(spec)
-    with pytest.raises(ValueError) as expected:
-        exported.call(np.ones(1, np.float32))
-    module = tmp_path / "largest.mlir"
-    module.write_text(exported.mlir_module())
+    module, message = constrained_export(tmp_path)
     library = tmp_path / "liblargest.so"
     run = compile_cli(
         module, library, "--header", str(tmp_path / "largest.h"), "--prefix", "largest_"
@@ -805,7 +806,7 @@ def test_a_shared_object_with_a_header_checks_shape_constraints_from_python(tmp_
     main = load(library).main
     with pytest.raises(ValueError) as raised:
         main(np.ones(1, np.float32))
-    assert str(raised.value) == f"main: {expected.value}"
+    assert str(raised.value) == f"main: {message}"
     np.testing.assert_array_equal(main(np.array([3, 9, 1, 7], np.float32)), [9, 7])
 
 
