@@ -122,15 +122,7 @@ def add_shape_check(
         body = check.regions[0].blocks.append(*arguments)
         mapping = {a: b for a, b in zip(block.arguments, body.arguments, strict=True)}
         with ir.InsertionPoint(body):
-            for operation in block.operations:
-                op = operation.operation
-                if order[op] not in copied:
-                    continue
-                copy = op.clone()
-                for index, operand in enumerate(op.operands):
-                    copy.operands[index] = mapping[operand]
-                for old, new in zip(op.results, copy.results, strict=True):
-                    mapping[old] = new
+            _copy(block, copied, order, mapping)
             zero = _i64_constant(ir, 0)
             results = [zero] * (1 + values)
             for number in range(len(checked), 0, -1):  # the first that fails wins
@@ -153,6 +145,20 @@ def add_shape_check(
                 ]
             ir.Operation.create("func.return", operands=results)
     return [message_of(ir, assertion) for assertion, _ in checked], values
+
+
+def _copy(block: Any, positions: set[int], order: dict[Any, int], mapping: dict) -> None:
+    """Copy the ops of ``block`` at ``positions``, in order, to the insertion point, each
+    reading the copies of its operands (``mapping``, which gets their results)."""
+    for operation in block.operations:
+        op = operation.operation
+        if order[op] not in positions:
+            continue
+        copy = op.clone()
+        for index, operand in enumerate(op.operands):
+            copy.operands[index] = mapping[operand]
+        for old, new in zip(op.results, copy.results, strict=True):
+            mapping[old] = new
 
 
 def _computed_by(ir: Any, values: list[Any], block: Any, order: dict[Any, int]) -> set[int] | None:

@@ -32,12 +32,13 @@ Both paths take the sums over a dimension that is not the last (``across_rows``:
 fix). The IREE path also takes the others (``whole_and_trailing``), which its vector lanes
 sum one element after another: the million squares then take 0.28 ms, under ``jax.jit``'s
 0.30. The compiled path takes them too, and sums over several adjacent dimensions of
-static shapes (``expanded_whole_and_trailing``: an input fix of its own): LLVM sums an innermost
-loop in vector lanes (``vector_sums.py``), each lane a running sum, of a million terms and
-more in a long sum: 18 to 7,969 units of roundoff of the sum off, where ``jax.jit`` is 0.2
-to 1.6 and the blocks 0.2 to 4.4 (``tests/test_two_level_sums.py``). The blocks cut one
-dimension by an expansion, which the compiled path fuses with the operand's elementwise
-ops (``bubble-up-expand-shapes``): they take no longer than the lanes alone.
+static shapes (``expanded_whole_and_trailing``, an input fix of its own): LLVM sums an
+innermost loop in vector lanes (``vector_sums.py``), each lane a running sum, of a million
+terms and more in a long sum: 18 to 7,969 units of roundoff of the sum off, where
+``jax.jit`` is 0.2 to 1.6 and the blocks 0.2 to 4.4 (``tests/test_two_level_sums.py``).
+The blocks cut one dimension by an expansion, which the compiled path fuses with the
+operand's elementwise ops (``bubble-up-expand-shapes``): they take no longer than the
+lanes alone.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ def _text(
 ) -> str | None:
     """The text of ``func.func private @name`` that computes ``operation`` as the module's
     doc says, or None when it is not such a sum, or is (``trailing``) or is not over the
-    last dimension or every one. ``expanded``: of static shapes only, a sum over every
-    dimension as ``expanded_sum_function``'s."""
+    last dimension or every one. ``expanded``: of static shape, a sum over every dimension
+    or several adjacent ones as ``expanded_sum_function``'s; of dynamic shape, one over a
+    dynamic size only."""
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
     if one_op_body(operation, ("stablehlo.add",)) is None:
