@@ -2,7 +2,9 @@
 (rewriter/compile/dynamic_scans.py), and along the symbolic axis itself, forward and
 reversed (rewriter/compile/dynamic_window_scans.py), run on both paths and give
 ``jax.jit``'s bits: IREE compiles none of the windows jax writes for them when their shape
-is dynamic. A window of a length only known at run time runs as StableHLO defines it."""
+is dynamic. A window of a length only known at run time runs as StableHLO defines it.
+``lax.cumlogsumexp``, whose window body is several ops (rewriter/compile/scalar_bodies.py),
+runs too, within the rounding of its steps."""
 
 from __future__ import annotations
 
@@ -60,6 +62,14 @@ def integer_cumsum_of_a_series(x):
     return jnp.cumsum(x.astype(jnp.int32))
 
 
+def cumlogsumexp_both_ways(x):
+    return lax.cumlogsumexp(x, 0), lax.cumlogsumexp(x, 0, reverse=True)
+
+
+def cumlogsumexp_along_rows(x):
+    return lax.cumlogsumexp(x, 1)
+
+
 ALONG_THE_SYMBOLIC_AXIS = [
     (cumsum_of_a_series, SERIES),
     (cumulative_ops_along_the_batch, BATCH),
@@ -87,7 +97,7 @@ def small_integers(batch: int, shape) -> np.ndarray:
 
 
 def test_only_cumulative_windows_of_dynamic_shape_change():
-    for program, shape in PROGRAMS:
+    for program, shape in [*PROGRAMS, (cumlogsumexp_along_rows, ROWS)]:
         changed, text = applied(dynamic_scans, program, shape)
         assert changed == text.count("iree_linalg_ext.scan") >= 1, program
     static = np.zeros((3, 10), np.float32)
@@ -101,7 +111,7 @@ def test_only_cumulative_windows_of_dynamic_shape_change():
 
 
 def test_only_windows_along_a_symbolic_axis_change():
-    for program, shape in ALONG_THE_SYMBOLIC_AXIS:
+    for program, shape in [*ALONG_THE_SYMBOLIC_AXIS, (cumlogsumexp_both_ways, BATCH)]:
         changed, text = applied(dynamic_window_scans, program, shape)
         assert changed >= 1 and "dynamic_reduce_window" not in text, program
     assert applied(dynamic_window_scans, cumsum_along_rows, ROWS)[0] == 0
@@ -178,3 +188,40 @@ def test_a_window_given_at_run_time_is_summed_as_defined(path, tmp_path):
         np.testing.assert_array_equal(
             got, np.array(expected, np.float32), err_msg=str((width, low, high))
         )
+
+
+@on_both_paths
+@pytest.mark.parametrize(
+    ("program", "shape", "axis"),
+    [
+        (cumlogsumexp_both_ways, SERIES, 0),
+        (cumlogsumexp_both_ways, BATCH, 0),
+        (cumlogsumexp_along_rows, ROWS, 1),
+    ],
+    ids=["series", "batch", "rows"],
+)
+def test_a_cumulative_logsumexp_of_a_symbolic_batch_is_within_its_rounding(
+    program, shape, axis, path, tmp_path
+):
+    """Each output within ``4 k u (|y| + 1)`` of the exact one in f64, ``k`` the elements
+    it combines: a step of logaddexp (``max(a, b) + log1p(exp(-|a - b|))``) rounds its
+    four ops once each, the sum's error by at most ``u (|y| + 1)``; so is jax.jit's."""
+    main = main_on(path, rewriter.export(program, shape).text, tmp_path)
+    for batch in (1, 3, 200):
+        x = np.random.default_rng(batch).normal(size=(batch, *shape.shape[1:]))
+        x = (x * 4).astype(np.float32)
+        wide = x.astype(np.float64)
+        exact = [np.logaddexp.accumulate(wide, axis=axis)]
+        if program is cumlogsumexp_both_ways:
+            reversed_ = np.flip(np.logaddexp.accumulate(np.flip(wide, axis), axis=axis), axis)
+            exact.append(reversed_)
+        steps = np.arange(1, x.shape[axis] + 1).reshape([-1 if d == axis else 1 for d in
+                                                           range(x.ndim)])  # fmt: skip
+        got = jax.tree.leaves(main(x))
+        expected = jax.tree.leaves(jax.jit(program)(x))
+        for one, reference, truth in zip(got, expected, exact, strict=True):
+            count = steps if truth is exact[0] else np.flip(steps, axis)
+            limit = 4 * count * np.finfo(np.float32).eps / 2 * (np.abs(truth) + 1)
+            assert np.asarray(one).dtype == np.float32
+            assert np.all(np.abs(np.asarray(one, np.float64) - truth) <= limit)
+            assert np.all(np.abs(np.asarray(reference, np.float64) - truth) <= limit)

@@ -22,7 +22,9 @@ gives each element itself (``-0.0``).
 Taken: a body of one ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two arguments
 with the identity as initial value (0, 1, the least or greatest value of the
 type), f32, f64 or signless integer elements (16-bit floats for maxima and minima only:
-their sums and products are ``wide_accumulation``'s), no strides or dilations.
+their sums and products are ``wide_accumulation``'s), no strides or dilations; or a body
+of several f32 or f64 ops that ``scalar_bodies`` writes as scalar ops (``logaddexp``, of
+``lax.cumlogsumexp``) whose initial value is its identity there (``Combine.identity``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import elementwise_lines, one_op_body, outline_into_functions, tensor_text
+from .mlir_walk import (
+    elementwise_lines,
+    one_op_body,
+    outline_into_functions,
+    splat_value,
+    tensor_text,
+)
+from .scalar_bodies import Combine, scalar_body
 
 REDUCE_WINDOW = "stablehlo.reduce_window"
 _PREFIX = "rw_dynamic_scan_"
@@ -57,17 +66,32 @@ def _scan_function(ir: Any, operation: Any, symbol: str) -> str | None:
     ``operation`` as a scan; None for any other window."""
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
-    body = one_op_body(operation, ARITH)
     given = ir.RankedTensorType(operation.operands[0].type)
-    if body is None or given.has_static_shape or operation.results[0].type != given:
+    if given.has_static_shape or operation.results[0].type != given:
         return None
-    combine = combining_op(ir, body, given.element_type)
-    if combine is None:
-        return None
+    combine = combine_of(ir, operation, operation.operands[1], given.element_type)
     axis = _cumulative_axis(ir, operation, given)
-    if axis is None or not is_identity(ir, operation.operands[1], body):
+    if combine is None or axis is None:
         return None
     return scan_text(symbol, given, axis, combine)
+
+
+def combine_of(ir: Any, body: Any, initial: Any, element: Any) -> Combine | None:
+    """How a scan combines two ``element``s as ``body`` (a window, or the function a
+    custom call names) does: its one ``ARITH`` op, or its ops as scalar ops
+    (``scalar_bodies``); None unless ``initial``, the window's padding, is the body's
+    identity, which a scan leaves out."""
+    op = one_op_body(body, ARITH)
+    if op is not None:
+        combining = combining_op(ir, op, element)
+        if combining is None or not is_identity(ir, initial, op):
+            return None
+        return Combine.of_op(combining, str(element))
+    combine = scalar_body(ir, body)
+    value = splat_value(ir, initial) if combine is not None else None
+    return (
+        combine if combine is not None and value is not None and combine.identity(value) else None
+    )
 
 
 def combining_op(ir: Any, body: str, element: Any) -> str | None:
@@ -136,7 +160,7 @@ def is_identity(ir: Any, value: Any, body: str) -> bool:
     return ir.IntegerAttr(splat).value == identities[body]
 
 
-def scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
+def scan_text(symbol: str, given: Any, axis: int, combine: Combine) -> str:
     """The scan's function: the accumulator of ``given``'s shape without ``axis`` filled
     with the initial value, an inclusive scan along ``axis`` combining with ``combine``."""
     element = given.element_type
@@ -161,11 +185,11 @@ def scan_text(symbol: str, given: Any, axis: int, combine: str) -> str:
         f"  %scanned:2 = iree_linalg_ext.scan dimension({axis}) inclusive(true) "
         f"ins(%given : {given}) outs(%empty, %accumulator : {given}, {accumulator}) {{",
         f"  ^bb0(%element: {element}, %carried: {element}):",
-        f"    %combined = {combine} %element, %carried : {element}",
+        *combine.lines("%element", "%carried", "%combined", indent="    "),
         f"    iree_linalg_ext.yield %combined : {element}",
         f"  }} -> {given}, {accumulator}",
     ]
-    if combine != "arith.addf":
+    if not combine.adds:
         return "\n".join([*lines, f"  return %scanned#0 : {given}", "}"])
     # The scan's first output is the first element alone: -0.0 where XLA's window gives
     # 0.0 + -0.0 = 0.0. Adding the initial value to every output gives XLA's zeros and

@@ -19,8 +19,8 @@ reading its window length ``w`` along the axis and its padding at run time:
 
 The ``n`` of jax's cumulative ops takes the scan; the loop keeps any other run-time window
 right. Taken: a call of one result of the operand's type, whose body (the function it
-names) is one ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two arguments, whose
-initial value is that op's identity and whose element type ``dynamic_scans`` takes, with
+names) and initial value ``dynamic_scans`` takes (``combine_of``: one ``add``,
+``multiply``, ``maximum`` or ``minimum``, or the ops of ``lax.cumlogsumexp``), with
 strides and dilations the constant 1, and window dimensions the constant 1 along all but one
 dimension: the axis.
 """
@@ -29,13 +29,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dynamic_scans import ARITH, combining_op, is_identity, scan_text
-from .mlir_walk import (
-    constant_elements,
-    one_op_body,
-    outline_into_functions,
-    size_value,
-)
+from .dynamic_scans import combine_of, scan_text
+from .mlir_walk import constant_elements, outline_into_functions, size_value
+from .scalar_bodies import Combine
 
 CUSTOM_CALL = "stablehlo.custom_call"
 DYNAMIC_REDUCE_WINDOW = "stablehlo.dynamic_reduce_window"
@@ -81,10 +77,7 @@ def _window_function(ir: Any, call: Any, symbol: str, bodies: dict[str, Any]) ->
     body_function = bodies.get(ir.FlatSymbolRefAttr(computations[0]).value)
     if len(computations) != 1 or body_function is None:
         return None
-    body = one_op_body(body_function, ARITH)
-    if body is None or not is_identity(ir, call.operands[1], body):
-        return None
-    combine = combining_op(ir, body, given.element_type)
+    combine = combine_of(ir, body_function, call.operands[1], given.element_type)
     axis = _axis(ir, call, given.rank)
     if combine is None or axis is None:
         return None
@@ -104,7 +97,7 @@ def _axis(ir: Any, call: Any, rank: int) -> int | None:
 
 
 def _general_window(
-    ir: Any, symbol: str, call: Any, given: Any, axis: int, combine: str
+    ir: Any, symbol: str, call: Any, given: Any, axis: int, combine: Combine
 ) -> list[str]:
     """The lines of the function that reads the window at run time and takes the scan,
     the scan of the reversed operand, or the loop (the module's doc)."""
@@ -198,7 +191,7 @@ def _reversed(result: str, source: str, given: Any, axis: int) -> list[str]:
     ]
 
 
-def _windows_by_loops(given: Any, axis: int, combine: str) -> list[str]:
+def _windows_by_loops(given: Any, axis: int, combine: Combine) -> list[str]:
     """The lines of ``%windowed``, the window as StableHLO defines it, a loop of ``%width``
     reads per output (the module's doc)."""
     rank, element = given.rank, given.element_type
@@ -252,7 +245,7 @@ def _windows_by_loops(given: Any, axis: int, combine: str) -> list[str]:
         "          } else {",
         f"            scf.yield %start : {element}",
         "          }",
-        f"          %combined = {combine} %carried, %read : {element}",
+        *combine.lines("%carried", "%read", "%combined", indent="          "),
         f"          scf.yield %combined : {element}",
         "        }",
         f"        linalg.yield %reduced : {element}",
