@@ -91,23 +91,24 @@ def symbolic(spec: str) -> jax.ShapeDtypeStruct:
 
 
 @pytest.mark.parametrize(
-    ("function", "shape", "rows", "others"),
+    ("function", "shape", "rows", "others", "expanded"),
     [
-        (jnp.sum, "b", 0, 1),  # whole, of a length known at run time
-        (jnp.sum, "b, 4", 0, 1),  # every dimension
-        (lambda x: x.sum(0), "b, 3", 1, 0),  # down the columns
-        (lambda x: x.sum(1), "4, b", 0, 1),  # along the rows
-        (lambda x: x.sum(1), "b, 300", 0, 0),  # rows of a static length, too short
-        (lambda x: x.sum(0), "300, b", 0, 0),  # columns too short
-        (jnp.max, "b", 0, 0),  # not a sum
+        (jnp.sum, "b", 0, 1, 1),  # whole, of a length known at run time
+        (jnp.sum, "b, 4", 0, 1, 1),  # every dimension
+        (lambda x: x.sum(0), "b, 3", 1, 0, 0),  # down the columns
+        (lambda x: x.sum(1), "4, b", 0, 1, 0),  # along the rows: the compiled path's lanes
+        (lambda x: x.sum(1), "b, 300", 0, 0, 0),  # rows of a static length, too short
+        (lambda x: x.sum(0), "300, b", 0, 0, 0),  # columns too short
+        (jnp.max, "b", 0, 0, 0),  # not a sum
     ],
 )
-def test_which_sums_of_a_symbolic_size_change(function, shape, rows, others):
+def test_which_sums_of_a_symbolic_size_change(function, shape, rows, others, expanded):
     """A symbolic size may be long: its sums are made in blocks, whose number is read at run
-    time; the compiled path's are the IREE path's."""
+    time; the compiled path takes the sums over every dimension (along rows of a symbolic
+    length its blocks would not fuse with the operand's elementwise ops)."""
     assert applied(across_rows, function, symbolic(shape))[0] == rows
     assert applied(whole_and_trailing, function, symbolic(shape))[0] == others
-    assert applied(expanded_whole_and_trailing, function, symbolic(shape))[0] == others
+    assert applied(expanded_whole_and_trailing, function, symbolic(shape))[0] == expanded
 
 
 BOTH = ["compile", "iree"]
@@ -166,7 +167,6 @@ CLOSE_CASES = {  # name: (input, axis summed, symbolic shape or None): sums of s
     "two_leading": (normal(4096, 256, 4), (0, 1), None),
     "whole_1d_symbolic": (normal(1 << 21), None, "b"),
     "whole_2d_symbolic": (normal(1 << 20, 4), None, "b, 4"),
-    "rows_symbolic": (normal(4, 1 << 20), 1, "4, b"),
 }
 
 
@@ -177,7 +177,7 @@ def test_a_long_sum_of_squares_is_as_close_as_jax_jits(name, tmp_path):
     """Within 8 u S of the exact sum, ``S`` the sum itself (all terms are positive), as
     ``jax.jit``'s is (its errors: 0.2 to 1.6 u S; the compiled path's, blocked: 0.2 to 4.4).
     Without blocks, the compiled path's vector lanes are running sums of a million terms
-    and more: 18 to 7,969 u S off (18 to 118 of a symbolic size)."""
+    and more: 18 to 7,969 u S off (41 and 118 of a symbolic size)."""
     x, axis, shape = CLOSE_CASES[name]
     function = squares(axis)
     exact = np.sum(x.astype(np.float64) ** 2, axis=axis)
@@ -214,3 +214,20 @@ def test_a_long_sum_of_a_symbolic_size_is_within_the_blocked_bound(name, path, t
     for x in (long, np.take(long, np.arange(7), axis=dimension)):
         expected = np.asarray(jax.jit(function)(x), np.float64)
         assert_within_bound(function, x, axis, main(x), expected)
+
+
+@pytest.mark.toolchain
+@pytest.mark.iree
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["two_trailing", "two_leading"])
+def test_a_sum_over_adjacent_dimensions_on_iree_is_summed_in_blocks(name, tmp_path):
+    """Within 32 u S of the exact sum on the IREE path, whose vector lanes sum each block of
+    about 4,096 one element after another (4.3 and 6.5 u S here); IREE's own sums over the
+    two dimensions are 8,013 and 8,121 u S off."""
+    x, axis, _ = CLOSE_CASES[name]
+    function = squares(axis)
+    exact = np.sum(x.astype(np.float64) ** 2, axis=axis)
+    got = np.asarray(main_on("iree", rewriter.export(function, x).text, tmp_path)(x))
+    assert np.all(
+        np.abs(got.astype(np.float64) - exact) <= 32 * np.finfo(np.float32).eps / 2 * exact
+    )

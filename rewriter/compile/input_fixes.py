@@ -51,7 +51,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
-    (expanded_whole_and_trailing, ("stablehlo.reduce",)),  # and the others (compiled path)
+    (expanded_whole_and_trailing, ("stablehlo.reduce",)),  # whole, rows, adjacent dimensions
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
     (one_slice_dynamic_gathers, (DYNAMIC_GATHER,)),  # x[1:] along a symbolic dimension
     (dynamic_index_gathers, (GATHER,)),  # IREE: no gather at indices of dynamic shape

@@ -28,17 +28,18 @@ Of dynamic shape the number of whole blocks is read at run time (``dynamic_sum_f
 slices and an expansion of the tensor dialect); a sum shorter than a block has none, and
 its sum of no blocks, 0, is added to the running sum of the rest, which it leaves as it is.
 
-Both paths take the sums over a dimension that is not the last (``across_rows``: an input
-fix). The IREE path also takes the others (``whole_and_trailing``), which its vector lanes
-sum one element after another: the million squares then take 0.28 ms, under ``jax.jit``'s
-0.30. The compiled path takes them too, and sums over several adjacent dimensions of
-static shapes (``expanded_whole_and_trailing``, an input fix of its own): LLVM sums an
-innermost loop in vector lanes (``vector_sums.py``), each lane a running sum, of a million
-terms and more in a long sum: 18 to 7,969 units of roundoff of the sum off, where
-``jax.jit`` is 0.2 to 1.6 and the blocks 0.2 to 4.4 (``tests/test_two_level_sums.py``).
-The blocks cut one dimension by an expansion, which the compiled path fuses with the
-operand's elementwise ops (``bubble-up-expand-shapes``): they take no longer than the
-lanes alone.
+Both paths take the sums over a dimension that is not the last (``across_rows``), and
+the sums over every dimension, along rows of a static length and over several adjacent
+dimensions of static shapes (``expanded_whole_and_trailing``), both input fixes. On the
+compiled path LLVM sums an innermost loop in vector lanes (``vector_sums.py``), each lane a
+running sum, of a million terms and more in a long sum: 18 to 7,969 units of roundoff of
+the sum off, where ``jax.jit`` is 0.2 to 1.6 and the blocks 0.2 to 4.4
+(``tests/test_two_level_sums.py``); IREE's own sums over adjacent dimensions are 8,000
+off. Those blocks cut one dimension by an expansion, which the compiled path fuses
+with the operand's elementwise ops (``bubble-up-expand-shapes``): they take no longer
+than the lanes alone (``benchmarks/sum_accuracy.py``). The IREE path then takes the rest
+(``whole_and_trailing``: along rows of a symbolic length), which its vector lanes sum one
+element after another.
 """
 
 from __future__ import annotations
@@ -77,15 +78,14 @@ def whole_and_trailing(module: Any) -> int:
 
 
 def expanded_whole_and_trailing(module: Any) -> int:
-    """The compiled path's ``whole_and_trailing``. Of static shapes, a sum over every
+    """Both paths' ``whole_and_trailing``. Of static shapes, a sum over every
     dimension or over several adjacent ones cuts one dimension into blocks
     (``expanded_sum_function``) and collapses none: the compiled path fuses an operand's
     elementwise ops into a sum through an expansion of its shape (IREE's
     ``bubble-up-expand-shapes``), not through a collapse, where the squares of
     ``(x * x).sum()`` of a 2048 x 2048 array are written to memory and read again (6x the
-    time). Of dynamic shapes, the sums over a dynamic size, as IREE's are
-    (``dynamic_sum_function``): their slices fuse less, and a million squares still take
-    less time than under ``jax.jit``."""
+    time). Of dynamic shapes, the sums over every dimension: of one dimension as IREE's
+    are (``dynamic_sum_function``), of more the rows' sums first (``rows_then_blocks``)."""
     return outline_into_functions(
         module,
         "stablehlo.reduce",
@@ -100,8 +100,8 @@ def _text(
     """The text of ``func.func private @name`` that computes ``operation`` as the module's
     doc says, or None when it is not such a sum, or is (``trailing``) or is not over the
     last dimension or every one. ``expanded``: of static shape, a sum over every dimension
-    or several adjacent ones as ``expanded_sum_function``'s; of dynamic shape, one over a
-    dynamic size only."""
+    or several adjacent ones as ``expanded_sum_function``'s; of dynamic shape, a sum over
+    every dimension only."""
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
     if one_op_body(operation, ("stablehlo.add",)) is None:
@@ -123,8 +123,14 @@ def _text(
         if prod(given.shape[first : last + 1]) < SMALLEST:
             return None
         return "\n".join(expanded_sum_function(name, list(given.shape), first, last, element))
-    if expanded and all(sizes[d] is not None for d in dimensions):
-        return None  # of a static length under a symbolic batch: the lanes' sums are short
+    every = dimensions == list(range(len(sizes)))
+    if expanded and not every:
+        # Along rows of a symbolic length the slices of the blocks keep the squares of
+        # (x * x).sum(1) from fusing into the sum: 2 to 3 times jax.jit's time at a
+        # million; the lanes' running sums are 18 units of roundoff of the sum off.
+        return None
+    if expanded and len(sizes) > 1 and None not in sizes[1:]:
+        return "\n".join(rows_then_blocks(ir, name, given))
     if dimensions == list(range(len(sizes))) and len(sizes) > 1:
         dimension = 0  # every dimension: one, by a reshape
         shape = [prod(given.shape) if given.has_static_shape else None]
@@ -296,6 +302,30 @@ def _slice(
         f"  {result} = stablehlo.slice {value} [{ranges}] : "
         f"({_tensor(shape, element)}) -> {_tensor(sliced, element)}"
     )
+
+
+def rows_then_blocks(ir: Any, name: str, given: Any) -> list[str]:
+    """The lines of ``func.func private @name``: the sum of every element of ``given``, of
+    a dynamic first dimension and static others (``(b, 4)``), as the sums of its rows (a
+    reduce over the static dimensions), then the sum of those in blocks
+    (``dynamic_sum_function``). A collapse into one dimension would keep the compiled
+    path from fusing the operand's elementwise ops into the sum (3.6 times ``jax.jit``'s
+    time at a million rows of 4); a row's sum is short."""
+    element = given.element_type
+    rows = ir.RankedTensorType.get(
+        [ir.ShapedType.get_dynamic_size()], element, loc=ir.Location.unknown()
+    )
+    zero = f"tensor<{element}>"
+    static = ", ".join(str(d) for d in range(1, given.rank))
+    lines = [
+        f"func.func private @{name}(%x: {given}, %zero: {zero}) -> {zero} {{",
+        f"  %rows = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = "
+        f"[{static}] : ({given}, {zero}) -> {rows}",
+        f"  %sum = func.call @{name}_rows(%rows, %zero) : ({rows}, {zero}) -> {zero}",
+        f"  return %sum : {zero}",
+        "}",
+    ]
+    return lines + dynamic_sum_function(f"{name}_rows", rows, [None], 0, zero)
 
 
 def dynamic_sum_function(

@@ -405,7 +405,7 @@ def _write_with_metadata(
     from ..compile.input_fixes import fix_module
     from ..compile.mlir_diagnostics import parse_error
     from ..compile.sorts import make_sorts_stable
-    from ..compile.two_level_sums import expanded_whole_and_trailing, whole_and_trailing
+    from ..compile.two_level_sums import whole_and_trailing
     from .blas_products import route_products_to_blas
     from .blocked_scans import blocked_scans
     from .chunked_top_k import chunked_top_k
@@ -448,14 +448,14 @@ def _write_with_metadata(
         libm_needed = make_math_exact(module, libm_allowed)
         call_decompositions(module)  # top_k: the stable sort jax wrote (composites.py)
         # input_fixes.py; not the broadcasts of a symbolic batch (dynamic_broadcasts.py)
-        fix_module(module, skip=(f32_math_in_f64, expanded_whole_and_trailing))
+        fix_module(module, skip=(f32_math_in_f64,))
         # f64 sin, cos and tan; libm's for dynamic shapes where allowed
         if f32_math_in_f64(module, libm=libm_allowed) and libm_allowed:
             libm_needed = True
         unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         index_extrema(module)  # argmax and argmin: two reductions, not one of pairs
         blocked_scans(module)  # cumsum and cumprod: in blocks, not element by element
-        whole_and_trailing(module)  # long sums along rows and whole: in blocks
+        whole_and_trailing(module)  # long sums along rows of a symbolic length: in blocks
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         tiled_windows(module)  # and so are its windows: sums over tiles a reduce
         window_extrema(module)  # small max and min windows, shifted slices
