@@ -27,6 +27,7 @@ WRITERS = [
     "sort_speed",
     "op_complexity",
     "trig_speed",
+    "sum_accuracy",
     "wide_calls",
 ]
 
