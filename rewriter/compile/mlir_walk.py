@@ -7,7 +7,7 @@ then rewrites them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
 # What ends a reduce's or window's body, and a function a custom call names as its body.
@@ -314,7 +314,7 @@ def dimension_sizes(shaped: Any) -> list[int | None]:
     return [None if shaped.is_dynamic_dim(d) else shaped.shape[d] for d in range(shaped.rank)]
 
 
-def tensor_text(sizes: list[int | None], element: Any) -> str:
+def tensor_text(sizes: Sequence[int | None], element: Any) -> str:
     """The text of the tensor type of ``sizes`` (None: dynamic) and ``element``: what the
     functions ``outline_into_functions`` adds are written with."""
     return (

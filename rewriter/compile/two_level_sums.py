@@ -156,44 +156,31 @@ def sum_function(
     size = shape[dimension]
     blocks, left = divmod(size, ROW)
     kept = shape[:dimension] + shape[dimension + 1 :]
-
-    def t(dims: list[int]) -> str:
-        return f"tensor<{'x'.join(map(str, dims))}x{element}>" if dims else f"tensor<{element}>"
-
-    def total(result: str, source: str, dims: list[int], over: int) -> str:
-        summed = dims[:over] + dims[over + 1 :]
-        return (
-            f"{result} = stablehlo.reduce({source} init: %zero) applies stablehlo.add across "
-            f"dimensions = [{over}] : ({t(dims)}, {t([])}) -> {t(summed)}"
-        )
-
-    def part(result: str, start: int, end: int) -> tuple[str, list[int]]:
-        ranges = [f"0:{n}" if d != dimension else f"{start}:{end}" for d, n in enumerate(shape)]
-        sliced = shape[:dimension] + [end - start] + shape[dimension + 1 :]
-        line = f"{result} = stablehlo.slice %x_ [{', '.join(ranges)}] : ({t(shape)}) -> {t(sliced)}"
-        return line, sliced
-
-    lines = [f"func.func private @{name}(%x: {t(given)}, %zero: {t([])}) -> {t(kept)} {{"]
-    lines.append(f"%x_ = stablehlo.reshape %x : ({t(given)}) -> {t(shape)}")
-    head_line, head = part("%head", 0, blocks * ROW)
+    t = tensor_text
+    lines = [
+        f"func.func private @{name}(%x: {t(given, element)}, %zero: {t([], element)}) "
+        f"-> {t(kept, element)} {{",
+        f"%x_ = stablehlo.reshape %x : ({t(given, element)}) -> {t(shape, element)}",
+        _slice("%head", "%x_", shape, dimension, 0, blocks * ROW, element),
+    ]
+    head = shape[:dimension] + [blocks * ROW] + shape[dimension + 1 :]
     split = shape[:dimension] + [blocks, ROW] + shape[dimension + 1 :]
     block_sums = shape[:dimension] + [blocks] + shape[dimension + 1 :]
     lines += [
-        head_line,
-        f"%blocks = stablehlo.reshape %head : ({t(head)}) -> {t(split)}",
-        total("%block_sums", "%blocks", split, dimension + 1),
-        total("%sum", "%block_sums", block_sums, dimension),
+        f"%blocks = stablehlo.reshape %head : ({t(head, element)}) -> {t(split, element)}",
+        _reduce("%block_sums", "%blocks", split, [dimension + 1], element),
+        _reduce("%sum", "%block_sums", block_sums, [dimension], element),
     ]
     result = "%sum"
     if left:
-        tail_line, tail = part("%tail", blocks * ROW, size)
+        tail = shape[:dimension] + [left] + shape[dimension + 1 :]
         lines += [
-            tail_line,
-            total("%tail_sum", "%tail", tail, dimension),
-            f"%all = stablehlo.add %sum, %tail_sum : {t(kept)}",
+            _slice("%tail", "%x_", shape, dimension, blocks * ROW, size, element),
+            _reduce("%tail_sum", "%tail", tail, [dimension], element),
+            f"%all = stablehlo.add %sum, %tail_sum : {t(kept, element)}",
         ]
         result = "%all"
-    lines += [f"return {result} : {t(kept)}", "}"]
+    lines += [f"return {result} : {t(kept, element)}", "}"]
     return lines
 
 
@@ -207,11 +194,11 @@ def expanded_sum_function(
     over its last two dimensions, then over the first."""
     kept = shape[:first] + shape[last + 1 :]
     lines = [
-        f"func.func private @{name}(%x: {_tensor(shape, element)}, %zero: tensor<{element}>) "
-        f"-> {_tensor(kept, element)} {{"
+        f"func.func private @{name}(%x: {tensor_text(shape, element)}, %zero: tensor<{element}>) "
+        f"-> {tensor_text(kept, element)} {{"
     ]
     result = _run_sum(lines, "%x", shape, first, last, element, "s")
-    lines += [f"  return {result} : {_tensor(kept, element)}", "}"]
+    lines += [f"  return {result} : {tensor_text(kept, element)}", "}"]
     return lines
 
 
@@ -240,7 +227,7 @@ def _run_sum(
     split = shape[:dimension] + [blocks, block] + shape[dimension + 1 :]
     lines.append(
         f"  %{tag}_split = stablehlo.reshape {head} : "
-        f"({_tensor(sliced, element)}) -> {_tensor(split, element)}"
+        f"({tensor_text(sliced, element)}) -> {tensor_text(split, element)}"
     )
     inner = list(range(dimension + 1, last + 2))
     lines.append(_reduce(f"%{tag}_blocks", f"%{tag}_split", split, inner, element))
@@ -252,7 +239,7 @@ def _run_sum(
             _slice(f"%{tag}_tail", value, shape, dimension, whole, shape[dimension], element)
         )
         rest = _run_sum(lines, f"%{tag}_tail", tail, first, last, element, f"{tag}t")
-        kept = _tensor(shape[:first] + shape[last + 1 :], element)
+        kept = tensor_text(shape[:first] + shape[last + 1 :], element)
         lines.append(f"  %{tag}_all = stablehlo.add {total}, {rest} : {kept}")
         total = f"%{tag}_all"
     return total
@@ -278,16 +265,12 @@ def _blocks(run: list[int]) -> tuple[int, int, int] | None:
     return None
 
 
-def _tensor(shape: list[int], element: str) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}x{element}>" if shape else f"tensor<{element}>"
-
-
 def _reduce(result: str, value: str, shape: list[int], over: list[int], element: str) -> str:
     kept = [n for d, n in enumerate(shape) if d not in over]
     return (
         f"  {result} = stablehlo.reduce({value} init: %zero) applies stablehlo.add across "
-        f"dimensions = [{', '.join(map(str, over))}] : ({_tensor(shape, element)}, "
-        f"tensor<{element}>) -> {_tensor(kept, element)}"
+        f"dimensions = [{', '.join(map(str, over))}] : ({tensor_text(shape, element)}, "
+        f"tensor<{element}>) -> {tensor_text(kept, element)}"
     )
 
 
@@ -300,7 +283,7 @@ def _slice(
     sliced = shape[:dimension] + [end - start] + shape[dimension + 1 :]
     return (
         f"  {result} = stablehlo.slice {value} [{ranges}] : "
-        f"({_tensor(shape, element)}) -> {_tensor(sliced, element)}"
+        f"({tensor_text(shape, element)}) -> {tensor_text(sliced, element)}"
     )
 
 
