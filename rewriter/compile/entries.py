@@ -21,7 +21,7 @@ from typing import Any
 
 from ..plan.naming import NamePool, c_identifier
 from . import contexts
-from .shape_checks import CHECK_PREFIX, add_shape_check, assertions_of
+from .shape_checks import add_shape_checks
 from .tokens import drop_entry_tokens, is_token
 
 ENTRY_PREFIX = "rw_entry_"
@@ -75,7 +75,7 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
     module = ir.Module.parse(text, context)
     entries: list[Entry] = []
     pool = NamePool(_taken_names(ir, module))
-    checked: list[tuple[int, Any]] = []  # (entry, its function) with shape assertions
+    functions: list[tuple[str, Any]] = []  # each entry's name and function
     with context, ir.Location.unknown():
         for operation in module.body.operations:
             op = operation.operation
@@ -107,14 +107,13 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
                     result_names(ir, op, len(function_type.results)),
                 )
             )
-            if assertions_of(ir, op):
-                checked.append((len(entries) - 1, op))
-        for index, op in checked:
-            check = pool.claim(CHECK_PREFIX + c_identifier(entries[index].name))
-            messages, values = add_shape_check(ir, module, op, check)
-            if messages:
+            functions.append((name, op))
+        checks = add_shape_checks(ir, module, functions, pool)
+        for index, entry in enumerate(entries):
+            if entry.name in checks:
+                check, messages, values = checks[entry.name]
                 entries[index] = replace(
-                    entries[index],
+                    entry,
                     check_symbol=f"_mlir_ciface_{check}",
                     check_messages=tuple(messages),
                     check_values=values,

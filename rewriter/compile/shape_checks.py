@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..plan.naming import NamePool, c_identifier
 from .shape_assertions import SHAPE_ASSERTION
 
 CHECK_PREFIX = "rw_check_"
@@ -80,6 +81,28 @@ def _scalar_integer(ir: Any, value: Any) -> bool:
         and isinstance(kind.element_type, ir.IntegerType)
         and kind.element_type.is_signless
     )
+
+
+def add_shape_checks(
+    ir: Any,
+    module: Any,
+    functions: list[tuple[str, Any]],
+    pool: NamePool,
+    *,
+    as_tensor: bool = False,
+) -> dict[str, tuple[str, list[str], int]]:
+    """A check (``add_shape_check``) for each of ``functions`` (its name and its op) that
+    holds assertions, named ``rw_check_F`` from ``pool`` (a ``NamePool`` of the module's
+    symbols); by function name: the check's symbol, its messages and its count of values."""
+    added = {}
+    for name, function in functions:
+        if not assertions_of(ir, function):
+            continue
+        symbol = pool.claim(CHECK_PREFIX + c_identifier(name))
+        messages, values = add_shape_check(ir, module, function, symbol, as_tensor=as_tensor)
+        if messages:
+            added[name] = (symbol, messages, values)
+    return added
 
 
 def add_shape_check(

@@ -69,7 +69,7 @@ from ..compile.toolchain import first_tool_found, wheel_tools
 from ..inputs.files import OutputRefused, output_problem, write_output
 from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
-from ..plan.naming import NamePool, c_identifier
+from ..plan.naming import NamePool
 from ..syntax.diagnostics import Diagnostic, RewriteError
 from .drivers import PARTS_KEY, WORK_KEY, driver_for
 from .signatures import (
@@ -492,23 +492,21 @@ def _add_shape_checks(ir, module) -> None:
     """For each public function with jax's shape assertions, a public function that checks
     them (``shape_checks.add_shape_check``, its numbers as one tensor), named in the
     function's ``SHAPE_CHECK_KEY``: ``load`` calls it first and raises jax's message."""
-    from ..compile.shape_checks import CHECK_PREFIX, add_shape_check, assertions_of
+    from ..compile.shape_checks import add_shape_checks
 
-    functions = _public_functions(module)
+    functions = {
+        ir.StringAttr(function.attributes["sym_name"]).value: function
+        for function in _public_functions(module)
+    }
     pool = NamePool(
         ir.StringAttr(op.operation.attributes["sym_name"]).value
         for op in module.body.operations
         if "sym_name" in op.operation.attributes
     )
-    for function in functions:
-        if not assertions_of(ir, function):
-            continue
-        name = ir.StringAttr(function.attributes["sym_name"]).value
-        symbol = pool.claim(CHECK_PREFIX + c_identifier(name))
-        messages, _ = add_shape_check(ir, module, function, symbol, as_tensor=True)
-        if messages:
-            check = json.dumps({"function": symbol, "messages": messages})
-            _add_reflection(ir, function, SHAPE_CHECK_KEY, check)
+    checks = add_shape_checks(ir, module, list(functions.items()), pool, as_tensor=True)
+    for name, (symbol, messages, _) in checks.items():
+        check = json.dumps({"function": symbol, "messages": messages})
+        _add_reflection(ir, functions[name], SHAPE_CHECK_KEY, check)
 
 
 def _add_reflection(ir, operation, key: str, value: str) -> None:
