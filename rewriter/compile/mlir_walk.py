@@ -68,6 +68,19 @@ class Splats:
         fits the element's bits (unsigned 64-bit ones as their two's complement)."""
         return self._tensor(self.ir.IntegerAttr.get(kind.element_type, value), kind)
 
+    def broadcast(self, scalar: Any, kind: Any) -> Any:
+        """The 0-d tensor ``scalar`` (any value) in every element of a ``kind`` tensor
+        (``like``'s shape, ``scalar``'s element)."""
+        ir = self.ir
+        name = "stablehlo.broadcast_in_dim"
+        operands = [scalar]
+        if not kind.has_static_shape:
+            name = "stablehlo.dynamic_broadcast_in_dim"
+            operands.append(self._shape())
+        return op_result(
+            ir, name, kind, *operands, broadcast_dimensions=ir.DenseI64ArrayAttr.get([])
+        )
+
     def _tensor(self, number: Any, kind: Any) -> Any:
         ir = self.ir
         if kind.has_static_shape:
@@ -80,14 +93,7 @@ class Splats:
             scalar_type,
             value=ir.DenseElementsAttr.get_splat(scalar_type, number),
         )
-        return op_result(
-            ir,
-            "stablehlo.dynamic_broadcast_in_dim",
-            kind,
-            scalar,
-            self._shape(),
-            broadcast_dimensions=ir.DenseI64ArrayAttr.get([]),
-        )
+        return self.broadcast(scalar, kind)
 
     def _shape(self) -> Any:
         """``like``'s sizes as a ``tensor<rank x i32>``."""
