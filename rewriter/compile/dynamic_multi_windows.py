@@ -1,0 +1,403 @@
+"""A ``reduce_window`` over several operands of dynamic shape (an argmax pool of a symbolic
+batch), as one strided slice per window position and the body's ops on whole tensors.
+
+A pool that keeps where its maximum was reduces a value and its index together: jax writes
+``lax.reduce_window((x, index), (-inf, 0), body, ...)`` as one ``stablehlo.reduce_window``
+of two operands and two initial values, whose body compares, picks and returns a pair.
+Exported with a symbolic size (``symbolic_shape("b, 9, 9, 3")``, or ``"n"`` along the
+window's own axis) its operands have a dynamic dimension, and IREE 3.13 lowers no such op,
+padded or not: "failed to legalize operation 'stablehlo.reduce_window'", on both paths.
+Static shapes IREE lowers, and they are left to it.
+
+What ``jax.jit`` computes (XLA's CPU, checked bit for bit with ties and with a
+non-commutative body): output ``o`` starts as the initial values, and for each window
+position ``k`` in row-major order whose element ``o * stride + k * window_dilation`` of the
+padded, base-dilated operands is an operand's element, the accumulators become
+``body(accumulators..., elements...)``, the accumulators first. A position in the padding,
+or between base-dilated elements, is skipped: XLA does not combine the initial value there
+as the StableHLO spec's padding would (a ``SAME`` sum of ones with initial value 10 is 12 at
+the edges, not 22). Where the initial value is the body's identity the two agree.
+
+Both paths write each ``reduce_window`` of two or more operands, one of them or a result of
+dynamic shape, at the op, as that loop unrolled over the window's positions, each step for
+every output at once:
+
+1. the operands padded by ``stablehlo.pad`` (low, high, and ``base_dilations - 1`` inside)
+   with their initial values, and, when there is any padding, a mask: ``true`` of the
+   operands' shape padded likewise with ``false``;
+2. per window position ``k``, a ``real_dynamic_slice`` of each padded operand (and of the
+   mask) from ``k * window_dilation`` with the window's strides, as many elements as the
+   result has: element ``o`` of the slice is element ``o * stride + k * window_dilation`` of
+   the padded operand. A count along a dynamic dimension is computed from the padded size
+   ``P``, ``max(P - (w - 1) * d - 1 + s, 0) / s`` (none when the window is longer than ``P``);
+3. the body's ops, each applied to tensors of the result's shape instead of 0-d tensors:
+   an elementwise op on 0-d tensors computes, on whole tensors, the same op at every
+   output independently; a constant, and a 0-d value the body reads from outside, is
+   broadcast to the result's shape; a ``func.call`` (jax's ``where`` in the body) is its
+   function's ops, lifted the same way. The accumulators start as the initial values
+   broadcast, and each step's results replace them where the mask's slice is ``true``
+   (``stablehlo.select``), everywhere when there is no padding.
+
+Each output then combines the same elements, with the same ops, in the same order as
+XLA's loop: a maximum and its index are exact, ties resolved as ``jax.jit`` resolves them.
+
+Taken: ``n >= 2`` operands, padding that is not negative, at most ``MOST_POSITIONS``
+window positions (the unrolled loop's length), and a body whose ops are all on 0-d tensors
+and are elementwise StableHLO ops (``_ELEMENTWISE``), constants, ``broadcast_in_dim`` or
+``reshape`` of a 0-d tensor to itself, or calls of functions of such ops. Any other window
+is left as it is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .mlir_walk import (
+    Splats,
+    dimension_size,
+    i32_vector,
+    joined_vector,
+    op_result,
+    operations_named,
+)
+
+REDUCE_WINDOW = "stablehlo.reduce_window"
+MOST_POSITIONS = 64  # window positions (9 for a 3x3 pool): one step of ops each
+_DEEPEST_CALL = 8  # calls within calls a body may make
+# StableHLO's elementwise ops: on tensors of any shape, element by element.
+_ELEMENTWISE = frozenset(
+    "stablehlo." + name
+    for name in (
+        "abs add and atan2 bitcast_convert cbrt ceil clamp compare complex convert cosine "
+        "count_leading_zeros divide exponential exponential_minus_one floor imag is_finite "
+        "log log_plus_one logistic maximum minimum multiply negate not or popcnt power real "
+        "reduce_precision remainder round_nearest_afz round_nearest_even rsqrt select "
+        "shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan "
+        "tanh xor"
+    ).split()
+)
+_SAME_VALUE = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d tensor to one
+_RETURNS = ("stablehlo.return", "func.return")
+
+
+@dataclass(frozen=True)
+class _Window:
+    """A window's integer attributes, one per dimension."""
+
+    sizes: list[int]
+    strides: list[int]
+    base: list[int]  # base_dilations
+    dilations: list[int]  # window_dilations
+    low: list[int]
+    high: list[int]
+
+    @property
+    def padded(self) -> bool:
+        """Whether it pads the operands: edges, or base dilations."""
+        return any(self.low) or any(self.high) or any(b != 1 for b in self.base)
+
+
+def dynamic_multi_windows(module: Any) -> int:
+    """Rewrite, in place, every ``reduce_window`` of the ``iree.compiler.ir`` ``module`` (in
+    its context) that the module's doc names; return how many."""
+    from iree.compiler import ir
+
+    functions = _functions(module)
+    count = 0
+    for operation in operations_named(module, REDUCE_WINDOW):
+        window = _window(ir, operation, functions)
+        if window is None:
+            continue
+        with ir.InsertionPoint(operation), operation.location:
+            results = _unrolled(ir, operation, window, functions)
+        for old, new in zip(operation.results, results, strict=True):
+            old.replace_all_uses_with(new)
+        operation.erase()
+        count += 1
+    return count
+
+
+def _functions(module: Any) -> dict[str, Any]:
+    """The module's functions by name: what a body's ``func.call`` is looked up in."""
+    found = {}
+    for operation in module.body.operations:
+        if operation.operation.name == "func.func":
+            name = str(operation.operation.attributes["sym_name"]).strip('"')
+            found[name] = operation.operation
+    return found
+
+
+def _window(ir: Any, operation: Any, functions: dict[str, Any]) -> _Window | None:
+    """The op's window when it is one the module's doc names; else None."""
+    count = len(operation.results)
+    if count < 2 or len(operation.operands) != 2 * count:
+        return None
+    shaped = [*list(operation.operands)[:count], *operation.results]
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in shaped):
+        return None
+    kinds = [ir.RankedTensorType(v.type) for v in shaped]
+    if all(kind.has_static_shape for kind in kinds):
+        return None
+    if any(k.shape != kinds[0].shape for k in kinds[:count]):
+        return None  # the operands of one shape, the results of one: the slices'
+    if any(k.shape != kinds[count].shape for k in kinds[count:]):
+        return None
+    attributes = operation.attributes
+    rank = ir.RankedTensorType(operation.operands[0].type).rank
+
+    def integers(name: str) -> list[int]:
+        if name not in attributes:
+            return [1] * rank
+        return list(ir.DenseI64ArrayAttr(attributes[name]))
+
+    padding = [0] * (2 * rank)
+    if "padding" in attributes:
+        padding = [int(edge) for edge in ir.DenseIntElementsAttr(attributes["padding"])]
+    window = _Window(
+        integers("window_dimensions"),
+        integers("window_strides"),
+        integers("base_dilations"),
+        integers("window_dilations"),
+        padding[0::2],
+        padding[1::2],
+    )
+    numbers = [*window.sizes, *window.strides, *window.base, *window.dilations]
+    if min(numbers) < 1 or min(padding) < 0 or math.prod(window.sizes) > MOST_POSITIONS:
+        return None
+    if not _liftable(ir, operation.regions[0].blocks[0], functions, 0):
+        return None
+    return window
+
+
+def _liftable(ir: Any, block: Any, functions: dict[str, Any], depth: int) -> bool:
+    """Whether every op of ``block`` (a window's body, or a function it calls) is one the
+    module's doc lifts to whole tensors, on 0-d tensors only."""
+    operations = [op.operation for op in block.operations]
+    if not operations or operations[-1].name not in _RETURNS:
+        return False
+    for op in operations:
+        values = [*op.operands, *op.results]
+        if op.regions or not all(_scalar(ir, v) for v in values):
+            return False
+        if op.name in _RETURNS or op.name in _ELEMENTWISE or op.name == "stablehlo.constant":
+            continue
+        if op.name in _SAME_VALUE and op.operands[0].type == op.results[0].type:
+            continue
+        if op.name != "func.call" or depth == _DEEPEST_CALL:
+            return False
+        callee = functions.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        if callee is None or len(callee.regions[0].blocks) != 1:
+            return False
+        if not _liftable(ir, callee.regions[0].blocks[0], functions, depth + 1):
+            return False
+    return True
+
+
+def _scalar(ir: Any, value: Any) -> bool:
+    """Whether ``value`` is a 0-d tensor."""
+    return isinstance(value.type, ir.RankedTensorType) and value.type.rank == 0
+
+
+def _unrolled(ir: Any, operation: Any, window: _Window, functions: dict[str, Any]) -> list[Any]:
+    """The op's results, written as the module's doc says at the insertion point."""
+    count = len(operation.results)
+    operands, initials = list(operation.operands)[:count], list(operation.operands)[count:]
+    results = [ir.RankedTensorType(r.type) for r in operation.results]
+    shape = list(results[0].shape)  # ShapedType's dynamic size where dynamic
+    padded = [_padded(ir, x, init, window) for x, init in zip(operands, initials, strict=True)]
+    mask = None
+    if window.padded:
+        i1 = ir.IntegerType.get_signless(1)
+        flags = ir.RankedTensorType.get(ir.RankedTensorType(operands[0].type).shape, i1)
+        scalar = ir.RankedTensorType.get([], i1)
+        false = op_result(
+            ir,
+            "stablehlo.constant",
+            scalar,
+            value=ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(i1, 0)),
+        )
+        mask = _padded(ir, Splats(ir, operands[0]).integer(1, flags), false, window)
+    slicer = _Slicer(ir, padded[0], shape, window)
+    positions = itertools.product(*(range(size) for size in window.sizes))
+    splats: Splats | None = None
+    broadcasts: dict[Any, Any] = {}
+    accumulators: list[Any] = []
+    for position in positions:
+        bounds = slicer.bounds(position)
+        parts = [slicer(p, bounds) for p in padded]
+        if splats is None:
+            splats = Splats(ir, parts[0])
+            accumulators = [splats.broadcast(i, r) for i, r in zip(initials, results, strict=True)]
+        lifter = _Lifter(ir, shape, splats, broadcasts, functions)
+        combined = lifter(operation.regions[0].blocks[0], [*accumulators, *parts])
+        if mask is None:
+            accumulators = combined
+            continue
+        inside = slicer(mask, bounds)
+        accumulators = [
+            op_result(ir, "stablehlo.select", new.type, inside, new, old)
+            for new, old in zip(combined, accumulators, strict=True)
+        ]
+    return accumulators
+
+
+def _padded(ir: Any, value: Any, init: Any, window: _Window) -> Any:
+    """``value`` padded with the 0-d tensor ``init`` as the window pads it: low and high
+    on each side, ``base_dilations - 1`` between elements; ``value`` when it pads none."""
+    if not window.padded:
+        return value
+    kind = ir.RankedTensorType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    shape = []
+    for d, size in enumerate(kind.shape):
+        inner = (size - 1) * window.base[d] + 1 if size else 0
+        shape.append(dynamic if kind.is_dynamic_dim(d) else window.low[d] + inner + window.high[d])
+    return op_result(
+        ir,
+        "stablehlo.pad",
+        ir.RankedTensorType.get(shape, kind.element_type),
+        value,
+        init,
+        edge_padding_low=ir.DenseI64ArrayAttr.get(window.low),
+        edge_padding_high=ir.DenseI64ArrayAttr.get(window.high),
+        interior_padding=ir.DenseI64ArrayAttr.get([b - 1 for b in window.base]),
+    )
+
+
+class _Slicer:
+    """The slices of the padded operands (all of one shape, ``like``'s) at a window
+    position: from ``k * window_dilation``, the window's strides, as many elements as the
+    result has (computed at run time along a dynamic dimension, once)."""
+
+    def __init__(self, ir: Any, like: Any, shape: list[int], window: _Window) -> None:
+        self.ir, self.shape, self.window = ir, shape, window
+        self.kind = ir.RankedTensorType(like.type)
+        self.sizes: list[Any] = []  # a dynamic dimension's (padded size, elements' span)
+        for d in range(self.kind.rank):
+            stride = window.strides[d]
+            reach = (window.sizes[d] - 1) * window.dilations[d] + 1
+            if not self.kind.is_dynamic_dim(d):
+                counted = max(self.kind.shape[d] - reach + stride, 0) // stride
+                self.sizes.append((None, max(counted * stride - stride + 1, 0)))
+                continue
+            extent = dimension_size(ir, like, d)  # P
+            over = self._arith("stablehlo.subtract", extent, reach - stride)
+            counted = self._arith(
+                "stablehlo.divide", self._arith("stablehlo.maximum", over, 0), stride
+            )
+            # (count - 1) * stride + 1 elements, none for no count
+            spread = self._arith("stablehlo.multiply", counted, stride)
+            span = self._arith("stablehlo.subtract", spread, stride - 1)
+            self.sizes.append((extent, self._arith("stablehlo.maximum", span, 0)))
+
+    def _arith(self, name: str, left: Any, right: int | Any) -> Any:
+        """``name`` of the ``tensor<1xi32>`` ``left`` and ``right`` (a number: its constant)."""
+        if isinstance(right, int):
+            right = i32_vector(self.ir, [right])
+        return op_result(self.ir, name, left.type, left, right)
+
+    def bounds(self, position: tuple[int, ...]) -> tuple[Any, Any, Any]:
+        """The starts, limits and strides of the slices at window ``position``."""
+        ir = self.ir
+        starts, limits = [], []
+        for d, (extent, span) in enumerate(self.sizes):
+            offset = position[d] * self.window.dilations[d]
+            if extent is None:
+                starts.append(i32_vector(ir, [offset]))
+                limits.append(i32_vector(ir, [offset + span]))
+                continue
+            start = i32_vector(ir, [0])
+            if offset:  # kept within the padded size when the slice is empty
+                start = self._arith("stablehlo.minimum", extent, offset)
+            starts.append(start)
+            limits.append(self._arith("stablehlo.add", start, span))
+        strides = i32_vector(ir, self.window.strides)
+        return joined_vector(ir, starts), joined_vector(ir, limits), strides
+
+    def __call__(self, padded: Any, bounds: tuple[Any, Any, Any]) -> Any:
+        """The slice of ``padded`` within ``bounds``: of the result's shape."""
+        ir = self.ir
+        element = ir.RankedTensorType(padded.type).element_type
+        return op_result(
+            ir,
+            "stablehlo.real_dynamic_slice",
+            ir.RankedTensorType.get(self.shape, element),
+            padded,
+            *bounds,
+        )
+
+
+@dataclass(frozen=True)
+class _Outside:
+    """A 0-d value from outside the body (jax's dimension variable passed to a call),
+    broadcast only if an op reads it."""
+
+    value: Any
+
+
+class _Lifter:
+    """A body's ops applied to tensors of ``shape`` in place of 0-d tensors, at the
+    insertion point (the module's doc, step 3); ``broadcasts`` keeps the broadcast
+    constants and outside values, made once for every window position."""
+
+    def __init__(
+        self,
+        ir: Any,
+        shape: list[int],
+        splats: Splats,
+        broadcasts: dict[Any, Any],
+        functions: dict[str, Any],
+    ) -> None:
+        self.ir, self.shape, self.splats = ir, shape, splats
+        self.broadcasts, self.functions = broadcasts, functions
+
+    def _kind(self, value: Any) -> Any:
+        """The tensor type of ``shape`` of the 0-d tensor ``value``'s element."""
+        element = self.ir.RankedTensorType(value.type).element_type
+        return self.ir.RankedTensorType.get(self.shape, element)
+
+    def _broadcast(self, value: Any) -> Any:
+        """``value``, a 0-d tensor from outside the body, broadcast to ``shape``."""
+        if value not in self.broadcasts:
+            self.broadcasts[value] = self.splats.broadcast(value, self._kind(value))
+        return self.broadcasts[value]
+
+    def __call__(self, block: Any, inputs: list[Any]) -> list[Any]:
+        """What ``block`` returns, its arguments ``inputs`` (tensors of ``shape``, or
+        ``_Outside`` 0-d values, broadcast when an op reads them)."""
+        ir = self.ir
+        values = dict(zip(block.arguments, inputs, strict=True))
+
+        def value(v: Any) -> Any:
+            found = values.get(v, _Outside(v))
+            return self._broadcast(found.value) if isinstance(found, _Outside) else found
+
+        operations = [op.operation for op in block.operations]
+        for op in operations[:-1]:
+            if op.name == "func.call":
+                callee = self.functions[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+                passed = [values.get(v, _Outside(v)) for v in op.operands]
+                made = self(callee.regions[0].blocks[0], passed)
+            elif op.name == "stablehlo.constant":
+                key = op.results[0]
+                if key not in self.broadcasts:
+                    copy = op.clone()  # at the insertion point, outside the body
+                    self.broadcasts[key] = self.splats.broadcast(copy.result, self._kind(key))
+                made = [self.broadcasts[key]]
+            elif op.name in _SAME_VALUE:
+                made = [value(op.operands[0])]
+            else:
+                made = list(
+                    ir.Operation.create(
+                        op.name,
+                        results=[self._kind(r) for r in op.results],
+                        operands=[value(v) for v in op.operands],
+                        attributes={name: op.attributes[name] for name in op.attributes},
+                        loc=op.location,
+                    ).results
+                )
+            values.update(zip(op.results, made, strict=True))
+        return [value(v) for v in operations[-1].operands]
