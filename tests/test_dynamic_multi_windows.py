@@ -1,0 +1,137 @@
+"""Windows over several operands of dynamic shape (argmax pools of a symbolic batch or
+length) run on both paths and give ``jax.jit``'s numbers, bit for bit
+(rewriter/compile/dynamic_multi_windows.py): IREE lowers no such ``reduce_window``."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from iree_fixes import applied, main_on, on_both_paths
+from jax import export, lax
+
+import rewriter
+from rewriter.compile.dynamic_multi_windows import MOST_POSITIONS, dynamic_multi_windows
+
+BATCH = jax.ShapeDtypeStruct(export.symbolic_shape("b, 9, 9, 3"), np.float32)
+LENGTH = jax.ShapeDtypeStruct(export.symbolic_shape("n"), np.float32)
+
+
+def _greatest_first(a, b):
+    """The greater value and its index; of equal values the lesser index."""
+    (av, ai), (bv, bi) = a, b
+    pick = (av > bv) | ((av == bv) & (ai < bi))
+    return jnp.where(pick, av, bv), jnp.where(pick, ai, bi)
+
+
+def _argmax_pool(x, padding):
+    """A 3x3 pool of stride 2 of the greatest element and where it is (row * 9 + column)."""
+    rows = lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    index = rows * 9 + lax.broadcasted_iota(jnp.int32, x.shape, 2)
+    return lax.reduce_window(
+        (x, index), (-jnp.inf, jnp.int32(0)), _greatest_first, (1, 3, 3, 1), (1, 2, 2, 1), padding
+    )
+
+
+def argmax_pool_valid(x):
+    return _argmax_pool(x, "VALID")
+
+
+def argmax_pool_same(x):
+    return _argmax_pool(x, "SAME")
+
+
+def argmax_1d(x):
+    """A pool of 3 of stride 2 along the one (symbolic) axis: ``(n - 3) // 2 + 1`` outputs,
+    none for ``n < 3``."""
+    index = lax.broadcasted_iota(jnp.int32, x.shape, 0)
+    return lax.reduce_window((x, index), (-jnp.inf, 0), _greatest_first, (3,), (2,), "VALID")
+
+
+def argmax_1d_padded(x):
+    """The same, padded by one on each side."""
+    index = lax.broadcasted_iota(jnp.int32, x.shape, 0)
+    return lax.reduce_window((x, index), (-jnp.inf, 0), _greatest_first, (3,), (2,), [(1, 1)])
+
+
+def sum_and_more(x):
+    """A body that is not commutative and initial values that are not its identity, padded:
+    XLA combines the operand's elements only (a window's padding is skipped)."""
+
+    def body(a, b):
+        return a[0] + b[0], a[1] - b[1] * 2.0 + a[0] * 0.5
+
+    ones = jnp.ones_like(x)
+    return lax.reduce_window((x, ones), (10.0, 3.0), body, (1, 3, 3, 1), (1, 2, 1, 1), "SAME")
+
+
+def _levels(shape, seed=0):
+    """Few distinct values (most windows hold equal greatest ones), a -inf and a NaN."""
+    x = np.round(np.random.default_rng(seed).normal(size=shape)).astype(np.float32)
+    x.flat[0], x.flat[x.size // 2] = -np.inf, np.nan
+    return x
+
+
+def test_windows_of_several_dynamic_operands_change_and_no_others():
+    changed, text = applied(dynamic_multi_windows, argmax_pool_same, BATCH)
+    assert changed == 1 and "stablehlo.reduce_window" not in text
+    assert text.count("stablehlo.real_dynamic_slice") == 27  # 9 positions: 2 operands, mask
+    assert "stablehlo.pad" in text and "call @_where" not in text  # jax's where, lifted
+    changed, text = applied(dynamic_multi_windows, argmax_pool_valid, BATCH)
+    assert changed == 1 and "stablehlo.pad" not in text  # no padding: no mask
+    assert applied(dynamic_multi_windows, argmax_1d, LENGTH)[0] == 1
+    static = np.zeros((2, 9, 9, 3), np.float32)
+    assert applied(dynamic_multi_windows, argmax_pool_same, static)[0] == 0
+
+    def max_pool(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+
+    assert applied(dynamic_multi_windows, max_pool, BATCH)[0] == 0  # padded_windows'
+
+    def long_window(x):
+        index = lax.broadcasted_iota(jnp.int32, x.shape, 0)
+        width = MOST_POSITIONS + 1
+        return lax.reduce_window((x, index), (-jnp.inf, 0), _greatest_first, (width,), (1,), "SAME")
+
+    assert applied(dynamic_multi_windows, long_window, LENGTH)[0] == 0
+
+
+@on_both_paths
+@pytest.mark.parametrize(
+    "pool", [argmax_pool_valid, argmax_pool_same, sum_and_more], ids=lambda f: f.__name__
+)
+def test_argmax_pools_of_a_symbolic_batch_give_jax_jits_numbers(pool, path, tmp_path):
+    main = main_on(path, rewriter.export(pool, BATCH).text, tmp_path)
+    for batch in (1, 3):
+        x = _levels((batch, 9, 9, 3), seed=batch)
+        expected = jax.jit(pool)(x)
+        copy = x.copy()
+        got = main(x)
+        assert len(got) == 2
+        for mine, theirs in zip(got, expected, strict=True):
+            assert mine.dtype == theirs.dtype
+            np.testing.assert_array_equal(mine, np.asarray(theirs))  # the same elements
+        np.testing.assert_array_equal(x, copy)
+
+
+@on_both_paths
+@pytest.mark.parametrize("pool", [argmax_1d, argmax_1d_padded], ids=lambda f: f.__name__)
+def test_argmax_pools_along_a_symbolic_length_give_jax_jits_numbers(pool, path, tmp_path):
+    main = main_on(path, rewriter.export(pool, LENGTH).text, tmp_path)
+    for length in (1, 2, 7, 8, 13):
+        x = _levels((length,), seed=length)
+        expected = jax.jit(pool)(x)
+        got = main(x)
+        for mine, theirs in zip(got, expected, strict=True):
+            assert mine.shape == theirs.shape
+            np.testing.assert_array_equal(mine, np.asarray(theirs))
+
+
+@on_both_paths
+@pytest.mark.parametrize("pool", [argmax_pool_valid, argmax_pool_same], ids=lambda f: f.__name__)
+def test_argmax_pools_of_static_shape_are_left_to_iree(pool, path, tmp_path):
+    x = _levels((2, 9, 9, 3))
+    got = main_on(path, rewriter.export(pool, x).text, tmp_path)(x)
+    for mine, theirs in zip(got, jax.jit(pool)(x), strict=True):
+        np.testing.assert_array_equal(mine, np.asarray(theirs))
