@@ -13,7 +13,8 @@ padding over the operand padded by ``stablehlo.pad`` with the initial value, ``p
 each side. That is the op's definition: StableHLO pads the operand with the initial value
 before it takes the windows, so the windows and their elements are the same, in the same
 order. Static shapes are left to IREE, which lowers them; a window over several operands
-of dynamic shape IREE lowers neither padded nor not (``argmax`` pools stay unsupported).
+of dynamic shape IREE lowers neither padded nor not: ``dynamic_multi_windows`` writes it
+(an ``argmax`` pool).
 """
 
 from __future__ import annotations
