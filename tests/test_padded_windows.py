@@ -27,7 +27,7 @@ def sum_pool(x):
 
 def argmax_pool(x):
     """A pool of two operands (the greatest and its column): IREE lowers no such window of
-    dynamic shape, padded or not, so it is left to dynamic_multi_windows."""
+    dynamic shape, padded or not, so it is left to unrolled_windows."""
     columns = lax.broadcasted_iota(jnp.int32, x.shape, 2)
 
     def greater(a, b):

@@ -15,7 +15,6 @@ from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .dynamic_index_gathers import GATHER, dynamic_index_gathers
-from .dynamic_multi_windows import dynamic_multi_windows
 from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
 from .dynamic_scans import dynamic_scans
 from .dynamic_scatters import SCATTER, dynamic_scatters
@@ -35,6 +34,7 @@ from .scatter_forms import canonical_scatters
 from .shape_assertions import SHAPE_ASSERTION, checked_shape_assertions
 from .tokens import TOKEN_TYPES, erase_tokens
 from .two_level_sums import across_rows, expanded_whole_and_trailing
+from .unrolled_windows import unrolled_windows
 from .unsigned_reverse import reverse_signless
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
@@ -50,7 +50,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (dynamic_scans, (REDUCE_WINDOW,)),  # IREE: no cumsum of dynamic shape (before the next)
     (dynamic_window_scans, (DYNAMIC_REDUCE_WINDOW,)),  # cumsum along a symbolic dimension
     (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded
-    (dynamic_multi_windows, (REDUCE_WINDOW,)),  # IREE: none of several dynamic operands
+    (unrolled_windows, (REDUCE_WINDOW,)),  # IREE: none of several dynamic operands
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (expanded_whole_and_trailing, ("stablehlo.reduce",)),  # whole, rows, adjacent dimensions

@@ -8,13 +8,16 @@ both paths. Without padding it lowers one of dynamic shape, and it lowers a
 ``stablehlo.pad`` of one.
 
 Both paths write each ``reduce_window`` of one operand, of dynamic shape, whose ``padding``
-is not all zero and whose base dilations are all 1, as the same ``reduce_window`` without
-padding over the operand padded by ``stablehlo.pad`` with the initial value, ``padding`` on
-each side. That is the op's definition: StableHLO pads the operand with the initial value
-before it takes the windows, so the windows and their elements are the same, in the same
-order. Static shapes are left to IREE, which lowers them; a window over several operands
-of dynamic shape IREE lowers neither padded nor not: ``dynamic_multi_windows`` writes it
-(an ``argmax`` pool).
+is not all zero, whose base dilations are all 1 and whose initial value is the identity of
+its body's one op (``unrolled_windows.identity_padding``: 0 with ``add``, ``-inf`` with
+``maximum``, ...), as the same ``reduce_window`` without padding over the operand padded by
+``stablehlo.pad`` with the initial value, ``padding`` on each side. That is the op's
+definition: StableHLO pads the operand with the initial value before it takes the windows,
+so the windows and their elements are the same, in the same order; XLA's CPU skips the
+padding instead, which the identity makes no different. Static shapes are left to IREE,
+which lowers them; ``unrolled_windows`` writes the other windows IREE lowers wrong or not
+at all (several operands, an initial value that is not the identity, a dynamic window
+that is no pool of NHWC images).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from .mlir_walk import operations_named
+from .unrolled_windows import identity_padding
 
 REDUCE_WINDOW = "stablehlo.reduce_window"
 
@@ -43,8 +47,8 @@ def explicit_window_padding(module: Any) -> int:
             dilation != 1 for dilation in ir.DenseI64ArrayAttr(attributes["base_dilations"])
         ):
             continue
-        if len(operation.operands) != 2:
-            continue
+        if len(operation.operands) != 2 or not identity_padding(ir, operation):
+            continue  # padding combined would change an output: unrolled_windows'
         given, initial = operation.operands
         if ir.RankedTensorType(given.type).has_static_shape:
             continue

@@ -1,13 +1,16 @@
-"""A ``reduce_window`` over several operands of dynamic shape (an argmax pool of a symbolic
-batch), as one strided slice per window position and the body's ops on whole tensors.
+"""A ``reduce_window`` that IREE lowers wrong or not at all, as one strided slice per window
+position and the body's ops on whole tensors.
 
-A pool that keeps where its maximum was reduces a value and its index together: jax writes
-``lax.reduce_window((x, index), (-inf, 0), body, ...)`` as one ``stablehlo.reduce_window``
-of two operands and two initial values, whose body compares, picks and returns a pair.
-Exported with a symbolic size (``symbolic_shape("b, 9, 9, 3")``, or ``"n"`` along the
-window's own axis) its operands have a dynamic dimension, and IREE 3.13 lowers no such op,
-padded or not: "failed to legalize operation 'stablehlo.reduce_window'", on both paths.
-Static shapes IREE lowers, and they are left to it.
+IREE 3.13 ("failed to legalize operation 'stablehlo.reduce_window'", on both paths) lowers
+no window over several operands of dynamic shape (an argmax pool, which reduces a value and
+its index together: ``lax.reduce_window((x, index), (-inf, 0), body, ...)``, exported with
+``symbolic_shape("b, 9, 9, 3")`` or ``"n"`` along the window's own axis), and of one operand
+of dynamic shape only a pool of NHWC images (rank 4, the window along the middle two
+dimensions): not a moving sum along a symbolic time axis, ``(t, c)`` or ``(n,)``. And it
+lowers a padded window whose initial value is not its body's identity as StableHLO defines
+it, padding combined, where ``jax.jit`` skips the padding (below): ``lax.reduce_window(x,
+10.0, lax.add, (3, 3), (1, 1), "SAME")`` of ones is 14 in a corner under ``jax.jit``, 64
+in IREE's code.
 
 What ``jax.jit`` computes (XLA's CPU, checked bit for bit with ties and with a
 non-commutative body): output ``o`` starts as the initial values, and for each window
@@ -18,9 +21,10 @@ or between base-dilated elements, is skipped: XLA does not combine the initial v
 as the StableHLO spec's padding would (a ``SAME`` sum of ones with initial value 10 is 12 at
 the edges, not 22). Where the initial value is the body's identity the two agree.
 
-Both paths write each ``reduce_window`` of two or more operands, one of them or a result of
-dynamic shape, at the op, as that loop unrolled over the window's positions, each step for
-every output at once:
+Both paths write each such ``reduce_window`` (``_window``: several operands of which one
+or a result is of dynamic shape; one operand of dynamic shape, no NHWC pool; or padding that
+is not the identity's, ``identity_padding``) at the op, as that loop unrolled over the
+window's positions, each step for every output at once:
 
 1. the operands padded by ``stablehlo.pad`` (low, high, and ``base_dilations - 1`` inside)
    with their initial values, and, when there is any padding, a mask: ``true`` of the
@@ -41,9 +45,9 @@ every output at once:
 Each output then combines the same elements, with the same ops, in the same order as
 XLA's loop: a maximum and its index are exact, ties resolved as ``jax.jit`` resolves them.
 
-Taken: ``n >= 2`` operands, padding that is not negative, at most ``MOST_POSITIONS``
-window positions (the unrolled loop's length), and a body whose ops are all on 0-d tensors
-and are elementwise StableHLO ops (``_ELEMENTWISE``), constants, ``broadcast_in_dim`` or
+Taken of those: padding that is not negative, at most ``MOST_POSITIONS`` window
+positions (the unrolled loop's length), and a body whose ops are all on 0-d tensors and are
+elementwise StableHLO ops (``_ELEMENTWISE``), constants, ``broadcast_in_dim`` or
 ``reshape`` of a 0-d tensor to itself, or calls of functions of such ops. Any other window
 is left as it is.
 """
@@ -60,8 +64,10 @@ from .mlir_walk import (
     dimension_size,
     i32_vector,
     joined_vector,
+    one_op_body,
     op_result,
     operations_named,
+    splat_value,
 )
 
 REDUCE_WINDOW = "stablehlo.reduce_window"
@@ -79,6 +85,8 @@ _ELEMENTWISE = frozenset(
         "tanh xor"
     ).split()
 )
+# A body of one of these ops has an identity, which padding with it leaves every output.
+_IDENTITIES = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
 _SAME_VALUE = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d tensor to one
 _RETURNS = ("stablehlo.return", "func.return")
 
@@ -100,7 +108,7 @@ class _Window:
         return any(self.low) or any(self.high) or any(b != 1 for b in self.base)
 
 
-def dynamic_multi_windows(module: Any) -> int:
+def unrolled_windows(module: Any) -> int:
     """Rewrite, in place, every ``reduce_window`` of the ``iree.compiler.ir`` ``module`` (in
     its context) that the module's doc names; return how many."""
     from iree.compiler import ir
@@ -133,20 +141,18 @@ def _functions(module: Any) -> dict[str, Any]:
 def _window(ir: Any, operation: Any, functions: dict[str, Any]) -> _Window | None:
     """The op's window when it is one the module's doc names; else None."""
     count = len(operation.results)
-    if count < 2 or len(operation.operands) != 2 * count:
+    if count < 1 or len(operation.operands) != 2 * count:
         return None
     shaped = [*list(operation.operands)[:count], *operation.results]
     if not all(isinstance(v.type, ir.RankedTensorType) for v in shaped):
         return None
     kinds = [ir.RankedTensorType(v.type) for v in shaped]
-    if all(kind.has_static_shape for kind in kinds):
-        return None
     if any(k.shape != kinds[0].shape for k in kinds[:count]):
         return None  # the operands of one shape, the results of one: the slices'
     if any(k.shape != kinds[count].shape for k in kinds[count:]):
         return None
     attributes = operation.attributes
-    rank = ir.RankedTensorType(operation.operands[0].type).rank
+    rank = kinds[0].rank
 
     def integers(name: str) -> list[int]:
         if name not in attributes:
@@ -167,9 +173,61 @@ def _window(ir: Any, operation: Any, functions: dict[str, Any]) -> _Window | Non
     numbers = [*window.sizes, *window.strides, *window.base, *window.dilations]
     if min(numbers) < 1 or min(padding) < 0 or math.prod(window.sizes) > MOST_POSITIONS:
         return None
+    dynamic = not all(kind.has_static_shape for kind in kinds)
+    padded_apart = window.padded and not identity_padding(ir, operation)
+    if not (padded_apart or dynamic and (count > 1 or not _pooled_by_iree(window, rank))):
+        return None
     if not _liftable(ir, operation.regions[0].blocks[0], functions, 0):
         return None
     return window
+
+
+def _pooled_by_iree(window: _Window, rank: int) -> bool:
+    """Whether IREE lowers the window of one operand of dynamic shape: as a pool of NHWC
+    images, rank 4 with the window along the middle two dimensions, undilated."""
+    if rank != 4 or any(b != 1 for b in window.base) or any(d != 1 for d in window.dilations):
+        return False
+    return all(window.sizes[d] == window.strides[d] == 1 for d in (0, 3))
+
+
+def identity_padding(ir: Any, operation: Any) -> bool:
+    """Whether the ``reduce_window`` ``operation`` combines one operand with one op of which
+    its initial value is the identity (``0`` with ``add``, ``-inf`` with ``maximum``, the
+    least integer with an integer ``maximum``, ...): its padding then changes no output,
+    whether it is combined, as StableHLO defines it, or skipped, as XLA's CPU does."""
+    if len(operation.results) != 1:
+        return False
+    op = one_op_body(operation, _IDENTITIES)
+    if op is None:
+        return False
+    value = _splat_number(ir, operation.operands[1])
+    element = ir.RankedTensorType(operation.operands[1].type).element_type
+    if value is None:
+        return False
+    name = op.removeprefix("stablehlo.")
+    if isinstance(element, ir.IntegerType):
+        bits = element.width
+        signed = not element.is_unsigned
+        least = -(2 ** (bits - 1)) if signed else 0
+        most = 2 ** (bits - 1) - 1 if signed else 2**bits - 1
+        return value == {"add": 0, "multiply": 1, "maximum": least, "minimum": most}[name]
+    identities = {"add": 0.0, "multiply": 1.0, "maximum": -math.inf, "minimum": math.inf}
+    return value == identities[name]
+
+
+def _splat_number(ir: Any, value: Any) -> float | int | None:
+    """The number of ``value`` when it is a float or integer splat constant; else None."""
+    number = splat_value(ir, value)
+    if number is not None or not isinstance(value, ir.OpResult):
+        return number
+    owner = value.owner
+    if owner.name != "stablehlo.constant":
+        return None
+    attribute = ir.DenseElementsAttr(owner.attributes["value"])
+    if not attribute.is_splat or not isinstance(attribute.type.element_type, ir.IntegerType):
+        return None
+    splat = ir.IntegerAttr(attribute.get_splat_value())
+    return splat.value
 
 
 def _liftable(ir: Any, block: Any, functions: dict[str, Any], depth: int) -> bool:

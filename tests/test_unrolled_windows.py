@@ -1,6 +1,8 @@
-"""Windows over several operands of dynamic shape (argmax pools of a symbolic batch or
-length) run on both paths and give ``jax.jit``'s numbers, bit for bit
-(rewriter/compile/dynamic_multi_windows.py): IREE lowers no such ``reduce_window``."""
+"""Windows IREE lowers wrong or not at all run on both paths and give ``jax.jit``'s numbers,
+bit for bit (rewriter/compile/unrolled_windows.py): over several operands of dynamic shape
+(argmax pools of a symbolic batch or length), over one of dynamic shape that is no pool of
+NHWC images (moving sums along a symbolic axis), and padded with an initial value that is
+not the body's identity (XLA skips the padding; IREE combines it)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from iree_fixes import applied, main_on, on_both_paths
 from jax import export, lax
 
 import rewriter
-from rewriter.compile.dynamic_multi_windows import MOST_POSITIONS, dynamic_multi_windows
+from rewriter.compile.unrolled_windows import MOST_POSITIONS, unrolled_windows
 
 BATCH = jax.ShapeDtypeStruct(export.symbolic_shape("b, 9, 9, 3"), np.float32)
 LENGTH = jax.ShapeDtypeStruct(export.symbolic_shape("n"), np.float32)
@@ -66,6 +68,33 @@ def sum_and_more(x):
     return lax.reduce_window((x, ones), (10.0, 3.0), body, (1, 3, 3, 1), (1, 2, 1, 1), "SAME")
 
 
+def sum_pool_from_ten(x):
+    """A 3x3 sum pool, ``SAME``, from 10: ``jax.jit`` adds the elements alone to the 10 (14
+    in a corner of ones), IREE the padding's 10s too (64)."""
+    return lax.reduce_window(x, 10.0, lax.add, (3, 3), (1, 1), "SAME")
+
+
+def product_pool_from_two(x):
+    """A 2x2 product pool of stride 2 of NHWC images, ``SAME``, from 2 (not the identity:
+    ``padded_windows`` leaves it)."""
+    return lax.reduce_window(x, 2.0, lax.mul, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")
+
+
+def moving_sum(x):
+    """A moving sum of 3 along the one axis."""
+    return lax.reduce_window(x, 0.0, lax.add, (3,), (1,), "VALID")
+
+
+def moving_sum_over_time(x):
+    """A moving sum of 4 along the first axis of ``(t, 3)``."""
+    return lax.reduce_window(x, 0.0, lax.add, (4, 1), (1, 1), "VALID")
+
+
+def max_over_rows(x):
+    """A max pool of 3 of stride 2 along the middle axis of ``(b, 9, 3)``, ``SAME``."""
+    return lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 1), (1, 2, 1), "SAME")
+
+
 def _levels(shape, seed=0):
     """Few distinct values (most windows hold equal greatest ones), a -inf and a NaN."""
     x = np.round(np.random.default_rng(seed).normal(size=shape)).astype(np.float32)
@@ -74,27 +103,32 @@ def _levels(shape, seed=0):
 
 
 def test_windows_of_several_dynamic_operands_change_and_no_others():
-    changed, text = applied(dynamic_multi_windows, argmax_pool_same, BATCH)
+    changed, text = applied(unrolled_windows, argmax_pool_same, BATCH)
     assert changed == 1 and "stablehlo.reduce_window" not in text
     assert text.count("stablehlo.real_dynamic_slice") == 27  # 9 positions: 2 operands, mask
     assert "stablehlo.pad" in text and "call @_where" not in text  # jax's where, lifted
-    changed, text = applied(dynamic_multi_windows, argmax_pool_valid, BATCH)
+    changed, text = applied(unrolled_windows, argmax_pool_valid, BATCH)
     assert changed == 1 and "stablehlo.pad" not in text  # no padding: no mask
-    assert applied(dynamic_multi_windows, argmax_1d, LENGTH)[0] == 1
+    assert applied(unrolled_windows, argmax_1d, LENGTH)[0] == 1
     static = np.zeros((2, 9, 9, 3), np.float32)
-    assert applied(dynamic_multi_windows, argmax_pool_same, static)[0] == 0
+    assert applied(unrolled_windows, argmax_pool_valid, static)[0] == 0  # IREE's, unpadded
+    assert applied(unrolled_windows, argmax_pool_same, static)[0] == 1  # (-inf, 0) padding
 
     def max_pool(x):
         return lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
 
-    assert applied(dynamic_multi_windows, max_pool, BATCH)[0] == 0  # padded_windows'
+    assert applied(unrolled_windows, max_pool, BATCH)[0] == 0  # padded_windows'
+    assert applied(unrolled_windows, max_pool, static)[0] == 0  # -inf: the identity
+    assert applied(unrolled_windows, sum_pool_from_ten, np.zeros((5, 7), np.float32))[0] == 1
+    assert applied(unrolled_windows, moving_sum, LENGTH)[0] == 1  # no NHWC pool
+    assert applied(unrolled_windows, moving_sum, np.zeros(9, np.float32))[0] == 0
 
     def long_window(x):
         index = lax.broadcasted_iota(jnp.int32, x.shape, 0)
         width = MOST_POSITIONS + 1
         return lax.reduce_window((x, index), (-jnp.inf, 0), _greatest_first, (width,), (1,), "SAME")
 
-    assert applied(dynamic_multi_windows, long_window, LENGTH)[0] == 0
+    assert applied(unrolled_windows, long_window, LENGTH)[0] == 0
 
 
 @on_both_paths
@@ -130,8 +164,42 @@ def test_argmax_pools_along_a_symbolic_length_give_jax_jits_numbers(pool, path, 
 
 @on_both_paths
 @pytest.mark.parametrize("pool", [argmax_pool_valid, argmax_pool_same], ids=lambda f: f.__name__)
-def test_argmax_pools_of_static_shape_are_left_to_iree(pool, path, tmp_path):
+def test_argmax_pools_of_static_shape_give_jax_jits_numbers(pool, path, tmp_path):
     x = _levels((2, 9, 9, 3))
     got = main_on(path, rewriter.export(pool, x).text, tmp_path)(x)
     for mine, theirs in zip(got, jax.jit(pool)(x), strict=True):
         np.testing.assert_array_equal(mine, np.asarray(theirs))
+
+
+# (a window, its input's symbolic shape or None, the shapes it is called with)
+ONE_OPERAND = {
+    "sum_pool_from_ten": (sum_pool_from_ten, None, [(5, 7)]),
+    "sum_pool_from_ten_of_b_rows": (sum_pool_from_ten, "b, 7", [(1, 7), (5, 7)]),
+    "product_pool_from_two": (product_pool_from_two, "b, 5, 5, 2", [(1, 5, 5, 2), (3, 5, 5, 2)]),
+    "moving_sum": (moving_sum, "n", [(1,), (3,), (10,)]),
+    "moving_sum_over_time": (moving_sum_over_time, "t, 3", [(4, 3), (11, 3)]),
+    "max_over_rows": (max_over_rows, "b, 9, 3", [(1, 9, 3), (2, 9, 3)]),
+}
+
+
+@on_both_paths
+@pytest.mark.parametrize("case", ONE_OPERAND)
+def test_windows_of_one_operand_give_jax_jits_numbers(case, path, tmp_path):
+    """Each output combines the same elements as ``jax.jit``'s, from the initial value: the
+    same bits where XLA's loop takes them in the same order. XLA writes a window as long as
+    its stride as a reduce, in an order of its own: a product of 4 factors and the initial
+    value rounds 4 times either way, so the two are within 8 units of roundoff."""
+    window, symbolic, shapes = ONE_OPERAND[case]
+    spec = np.zeros(shapes[0], np.float32) if symbolic is None else jax.ShapeDtypeStruct(
+        export.symbolic_shape(symbolic), np.float32
+    )  # fmt: skip
+    main = main_on(path, rewriter.export(window, spec).text, tmp_path)
+    for number, shape in enumerate(shapes):
+        x = np.random.default_rng(number).normal(size=shape).astype(np.float32)
+        expected = np.asarray(jax.jit(window)(x))
+        got = main(x)
+        assert got.shape == expected.shape
+        if window is product_pool_from_two:
+            np.testing.assert_allclose(got, expected, rtol=8 * 2.0**-24)
+        else:
+            np.testing.assert_array_equal(got, expected)
