@@ -80,6 +80,11 @@ def product_pool_from_two(x):
     return lax.reduce_window(x, 2.0, lax.mul, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")
 
 
+def int_max_pool_from_zero(x):
+    """A max pool of 3 of the integer parts, ``SAME``, from 0: not the least i32."""
+    return lax.reduce_window(x.astype(jnp.int32), 0, lax.max, (3,), (2,), "SAME")
+
+
 def moving_sum(x):
     """A moving sum of 3 along the one axis."""
     return lax.reduce_window(x, 0.0, lax.add, (3,), (1,), "VALID")
@@ -131,6 +136,53 @@ def test_windows_of_several_dynamic_operands_change_and_no_others():
     assert applied(unrolled_windows, long_window, LENGTH)[0] == 0
 
 
+def _bits(x):
+    return x > 0
+
+
+# (a padded window of one operand of static shape, whether its initial value is not its
+# body's identity): only those are taken
+PADDED = {
+    "sum_from_0": (lambda x: lax.reduce_window(x, 0.0, lax.add, (3,), (1,), "SAME"), False),
+    "sum_from_10": (lambda x: lax.reduce_window(x, 10.0, lax.add, (3,), (1,), "SAME"), True),
+    "product_from_1": (lambda x: lax.reduce_window(x, 1.0, lax.mul, (3,), (1,), "SAME"), False),
+    "cumsum": (jnp.cumsum, False),
+    "int_max_from_least": (
+        lambda x: lax.reduce_window(
+            x.astype(jnp.int32), jnp.iinfo(jnp.int32).min, lax.max, (3,), (1,), "SAME"
+        ),
+        False,
+    ),
+    "int_max_from_0": (int_max_pool_from_zero, True),
+    "int_and_from_every_bit": (
+        lambda x: lax.reduce_window(x.astype(jnp.int32), -1, lax.bitwise_and, (3,), (1,), "SAME"),
+        False,
+    ),
+    "bool_or_from_false": (
+        lambda x: lax.reduce_window(_bits(x), False, lax.bitwise_or, (3,), (1,), "SAME"),
+        False,
+    ),
+    "bool_and_from_true": (
+        lambda x: lax.reduce_window(_bits(x), True, lax.bitwise_and, (3,), (1,), "SAME"),
+        False,
+    ),
+    "bool_and_from_false": (
+        lambda x: lax.reduce_window(_bits(x), False, lax.bitwise_and, (3,), (1,), "SAME"),
+        True,
+    ),
+    "bool_max_from_false": (
+        lambda x: lax.reduce_window(_bits(x), False, lax.max, (3,), (1,), "SAME"),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PADDED)
+def test_padded_windows_are_taken_when_their_initial_value_is_not_the_identity(case):
+    window, taken = PADDED[case]
+    assert applied(unrolled_windows, window, np.zeros(12, np.float32))[0] == int(taken)
+
+
 @on_both_paths
 @pytest.mark.parametrize(
     "pool", [argmax_pool_valid, argmax_pool_same, sum_and_more], ids=lambda f: f.__name__
@@ -179,6 +231,7 @@ ONE_OPERAND = {
     "moving_sum": (moving_sum, "n", [(1,), (3,), (10,)]),
     "moving_sum_over_time": (moving_sum_over_time, "t, 3", [(4, 3), (11, 3)]),
     "max_over_rows": (max_over_rows, "b, 9, 3", [(1, 9, 3), (2, 9, 3)]),
+    "int_max_pool_from_zero": (int_max_pool_from_zero, None, [(9,)]),
 }
 
 
@@ -196,6 +249,7 @@ def test_windows_of_one_operand_give_jax_jits_numbers(case, path, tmp_path):
     main = main_on(path, rewriter.export(window, spec).text, tmp_path)
     for number, shape in enumerate(shapes):
         x = np.random.default_rng(number).normal(size=shape).astype(np.float32)
+        x *= 1 if window is not int_max_pool_from_zero else -3  # mostly under 0
         expected = np.asarray(jax.jit(window)(x))
         got = main(x)
         assert got.shape == expected.shape

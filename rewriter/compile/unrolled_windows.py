@@ -86,7 +86,9 @@ _ELEMENTWISE = frozenset(
     ).split()
 )
 # A body of one of these ops has an identity, which padding with it leaves every output.
-_IDENTITIES = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
+_IDENTITIES = tuple(
+    f"stablehlo.{name}" for name in ("add", "multiply", "maximum", "minimum", "and", "or")
+)
 _SAME_VALUE = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d tensor to one
 _RETURNS = ("stablehlo.return", "func.return")
 
@@ -207,27 +209,29 @@ def identity_padding(ir: Any, operation: Any) -> bool:
     name = op.removeprefix("stablehlo.")
     if isinstance(element, ir.IntegerType):
         bits = element.width
-        signed = not element.is_unsigned
+        signed = bits > 1 and not element.is_unsigned  # i1: false < true
+        if not signed:
+            value %= 2**bits  # an i1's true may read as -1
         least = -(2 ** (bits - 1)) if signed else 0
         most = 2 ** (bits - 1) - 1 if signed else 2**bits - 1
-        return value == {"add": 0, "multiply": 1, "maximum": least, "minimum": most}[name]
+        every_bit = -1 if signed else 2**bits - 1  # and's identity
+        identities = {"add": 0, "multiply": 1, "maximum": least, "minimum": most, "or": 0}
+        return value == identities.get(name, every_bit)
     identities = {"add": 0.0, "multiply": 1.0, "maximum": -math.inf, "minimum": math.inf}
-    return value == identities[name]
+    return value == identities.get(name)
 
 
 def _splat_number(ir: Any, value: Any) -> float | int | None:
     """The number of ``value`` when it is a float or integer splat constant; else None."""
-    number = splat_value(ir, value)
-    if number is not None or not isinstance(value, ir.OpResult):
-        return number
-    owner = value.owner
-    if owner.name != "stablehlo.constant":
+    element = ir.RankedTensorType(value.type).element_type
+    if not isinstance(element, ir.IntegerType):
+        return splat_value(ir, value)
+    while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.broadcast_in_dim":
+        value = value.owner.operands[0]
+    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
         return None
-    attribute = ir.DenseElementsAttr(owner.attributes["value"])
-    if not attribute.is_splat or not isinstance(attribute.type.element_type, ir.IntegerType):
-        return None
-    splat = ir.IntegerAttr(attribute.get_splat_value())
-    return splat.value
+    attribute = ir.DenseElementsAttr(value.owner.attributes["value"])
+    return ir.IntegerAttr(attribute.get_splat_value()).value if attribute.is_splat else None
 
 
 def _liftable(ir: Any, block: Any, functions: dict[str, Any], depth: int) -> bool:
