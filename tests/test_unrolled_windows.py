@@ -85,6 +85,22 @@ def int_max_pool_from_zero(x):
     return lax.reduce_window(x.astype(jnp.int32), 0, lax.max, (3,), (2,), "SAME")
 
 
+def strided_max_pool(x):
+    """A max pool of 3 of stride 2, ``SAME``, along the one axis (a
+    ``@stablehlo.dynamic_reduce_window`` of a symbolic length)."""
+    return lax.reduce_window(x, -jnp.inf, lax.max, (3,), (2,), "SAME")
+
+
+def strided_sum_pool(x):
+    """A sum pool of 4 of stride 3, ``SAME``, along the one axis."""
+    return lax.reduce_window(x, 0.0, lax.add, (4,), (3,), "SAME")
+
+
+def strided_max_over_time(x):
+    """A max pool of 3 of stride 2, ``SAME``, along the first axis of ``(t, 3)``."""
+    return lax.reduce_window(x, -jnp.inf, lax.max, (3, 1), (2, 1), "SAME")
+
+
 def moving_sum(x):
     """A moving sum of 3 along the one axis."""
     return lax.reduce_window(x, 0.0, lax.add, (3,), (1,), "VALID")
@@ -127,6 +143,9 @@ def test_windows_of_several_dynamic_operands_change_and_no_others():
     assert applied(unrolled_windows, sum_pool_from_ten, np.zeros((5, 7), np.float32))[0] == 1
     assert applied(unrolled_windows, moving_sum, LENGTH)[0] == 1  # no NHWC pool
     assert applied(unrolled_windows, moving_sum, np.zeros(9, np.float32))[0] == 0
+    changed, text = applied(unrolled_windows, strided_max_pool, LENGTH)
+    assert changed == 1 and "stablehlo.dynamic_reduce_window" not in text
+    assert "tensor.pad" in text  # the padding read at run time
 
     def long_window(x):
         index = lax.broadcasted_iota(jnp.int32, x.shape, 0)
@@ -232,6 +251,9 @@ ONE_OPERAND = {
     "moving_sum_over_time": (moving_sum_over_time, "t, 3", [(4, 3), (11, 3)]),
     "max_over_rows": (max_over_rows, "b, 9, 3", [(1, 9, 3), (2, 9, 3)]),
     "int_max_pool_from_zero": (int_max_pool_from_zero, None, [(9,)]),
+    "strided_max_pool": (strided_max_pool, "n", [(1,), (2,), (7,), (10,)]),
+    "strided_sum_pool": (strided_sum_pool, "n", [(1,), (5,), (11,)]),
+    "strided_max_over_time": (strided_max_over_time, "t, 3", [(1, 3), (8, 3)]),
 }
 
 

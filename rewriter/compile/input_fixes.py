@@ -50,7 +50,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (dynamic_scans, (REDUCE_WINDOW,)),  # IREE: no cumsum of dynamic shape (before the next)
     (dynamic_window_scans, (DYNAMIC_REDUCE_WINDOW,)),  # cumsum along a symbolic dimension
     (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded
-    (unrolled_windows, (REDUCE_WINDOW,)),  # IREE: none of several dynamic operands
+    (unrolled_windows, (REDUCE_WINDOW, DYNAMIC_REDUCE_WINDOW)),  # IREE: wrong or none
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (expanded_whole_and_trailing, ("stablehlo.reduce",)),  # whole, rows, adjacent dimensions

@@ -6,7 +6,9 @@ no window over several operands of dynamic shape (an argmax pool, which reduces 
 its index together: ``lax.reduce_window((x, index), (-inf, 0), body, ...)``, exported with
 ``symbolic_shape("b, 9, 9, 3")`` or ``"n"`` along the window's own axis), and of one operand
 of dynamic shape only a pool of NHWC images (rank 4, the window along the middle two
-dimensions): not a moving sum along a symbolic time axis, ``(t, c)`` or ``(n,)``. And it
+dimensions): not a moving sum along a symbolic time axis, ``(t, c)`` or ``(n,)``, nor a
+``SAME`` pool along that axis, whose padding depends on its length and which jax writes
+as a ``@stablehlo.dynamic_reduce_window`` call with the padding an operand. And it
 lowers a padded window whose initial value is not its body's identity as StableHLO defines
 it, padding combined, where ``jax.jit`` skips the padding (below): ``lax.reduce_window(x,
 10.0, lax.add, (3, 3), (1, 1), "SAME")`` of ones is 14 in a corner under ``jax.jit``, 64
@@ -23,12 +25,15 @@ the edges, not 22). Where the initial value is the body's identity the two agree
 
 Both paths write each such ``reduce_window`` (``_window``: several operands of which one
 or a result is of dynamic shape; one operand of dynamic shape, no NHWC pool; or padding that
-is not the identity's, ``identity_padding``) at the op, as that loop unrolled over the
-window's positions, each step for every output at once:
+is not the identity's, ``identity_padding``), and each ``dynamic_reduce_window`` call whose
+window sizes, strides and dilations are constants and whose base dilations are 1
+(``_called_window``), at the op, as that loop unrolled over the window's positions, each
+step for every output at once:
 
 1. the operands padded by ``stablehlo.pad`` (low, high, and ``base_dilations - 1`` inside)
-   with their initial values, and, when there is any padding, a mask: ``true`` of the
-   operands' shape padded likewise with ``false``;
+   with their initial values (a call's by a ``tensor.pad`` of the edges it reads at run
+   time), and, when there is any padding, a mask: ``true`` of the operands' shape padded
+   likewise with ``false``;
 2. per window position ``k``, a ``real_dynamic_slice`` of each padded operand (and of the
    mask) from ``k * window_dilation`` with the window's strides, as many elements as the
    result has: element ``o`` of the slice is element ``o * stride + k * window_dilation`` of
@@ -57,10 +62,11 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .mlir_walk import (
     Splats,
+    constant_elements,
     dimension_size,
     i32_vector,
     joined_vector,
@@ -71,6 +77,8 @@ from .mlir_walk import (
 )
 
 REDUCE_WINDOW = "stablehlo.reduce_window"
+CUSTOM_CALL = "stablehlo.custom_call"
+DYNAMIC_REDUCE_WINDOW = "stablehlo.dynamic_reduce_window"
 MOST_POSITIONS = 64  # window positions (9 for a 3x3 pool): one step of ops each
 _DEEPEST_CALL = 8  # calls within calls a body may make
 # StableHLO's elementwise ops: on tensors of any shape, element by element.
@@ -103,10 +111,14 @@ class _Window:
     dilations: list[int]  # window_dilations
     low: list[int]
     high: list[int]
+    body: Any  # the block that combines: the op's region's, or its function's
+    padding: Any = None  # a ``dynamic_reduce_window``'s, read at run time (``low``, ``high``: 0)
 
     @property
     def padded(self) -> bool:
         """Whether it pads the operands: edges, or base dilations."""
+        if self.padding is not None:
+            return True
         return any(self.low) or any(self.high) or any(b != 1 for b in self.base)
 
 
@@ -117,8 +129,12 @@ def unrolled_windows(module: Any) -> int:
 
     functions = _functions(module)
     count = 0
-    for operation in operations_named(module, REDUCE_WINDOW):
-        window = _window(ir, operation, functions)
+    found = [*operations_named(module, REDUCE_WINDOW), *operations_named(module, CUSTOM_CALL)]
+    for operation in found:
+        if operation.name == CUSTOM_CALL:
+            window = _called_window(ir, operation, functions)
+        else:
+            window = _window(ir, operation, functions)
         if window is None:
             continue
         with ir.InsertionPoint(operation), operation.location:
@@ -143,18 +159,10 @@ def _functions(module: Any) -> dict[str, Any]:
 def _window(ir: Any, operation: Any, functions: dict[str, Any]) -> _Window | None:
     """The op's window when it is one the module's doc names; else None."""
     count = len(operation.results)
-    if count < 1 or len(operation.operands) != 2 * count:
-        return None
-    shaped = [*list(operation.operands)[:count], *operation.results]
-    if not all(isinstance(v.type, ir.RankedTensorType) for v in shaped):
-        return None
-    kinds = [ir.RankedTensorType(v.type) for v in shaped]
-    if any(k.shape != kinds[0].shape for k in kinds[:count]):
-        return None  # the operands of one shape, the results of one: the slices'
-    if any(k.shape != kinds[count].shape for k in kinds[count:]):
+    rank = _ranks_of(ir, operation, 2 * count)
+    if rank is None:
         return None
     attributes = operation.attributes
-    rank = kinds[0].rank
 
     def integers(name: str) -> list[int]:
         if name not in attributes:
@@ -171,17 +179,73 @@ def _window(ir: Any, operation: Any, functions: dict[str, Any]) -> _Window | Non
         integers("window_dilations"),
         padding[0::2],
         padding[1::2],
+        operation.regions[0].blocks[0],
     )
-    numbers = [*window.sizes, *window.strides, *window.base, *window.dilations]
-    if min(numbers) < 1 or min(padding) < 0 or math.prod(window.sizes) > MOST_POSITIONS:
+    if min(padding) < 0 or not _unrollable(ir, window, functions):
         return None
-    dynamic = not all(kind.has_static_shape for kind in kinds)
+    shaped = [*list(operation.operands)[:count], *operation.results]
+    dynamic = not all(ir.RankedTensorType(v.type).has_static_shape for v in shaped)
     padded_apart = window.padded and not identity_padding(ir, operation)
     if not (padded_apart or dynamic and (count > 1 or not _pooled_by_iree(window, rank))):
         return None
-    if not _liftable(ir, operation.regions[0].blocks[0], functions, 0):
-        return None
     return window
+
+
+def _called_window(ir: Any, call: Any, functions: dict[str, Any]) -> _Window | None:
+    """The window of a ``@stablehlo.dynamic_reduce_window`` call whose window sizes,
+    strides and dilations are constants, its padding read at run time (jax's ``SAME``
+    pool along a symbolic axis); else None. The call's operands are the operands, the
+    initial values, then those five."""
+    attributes = call.attributes
+    if str(attributes["call_target_name"]).strip('"') != DYNAMIC_REDUCE_WINDOW:
+        return None
+    if "called_computations" not in attributes:
+        return None
+    computations = ir.ArrayAttr(attributes["called_computations"])
+    body = functions.get(ir.FlatSymbolRefAttr(computations[0]).value)
+    count = len(call.results)
+    rank = _ranks_of(ir, call, 2 * count + 5)
+    if len(computations) != 1 or body is None or rank is None:
+        return None
+    read = [constant_elements(ir, v, rank) for v in list(call.operands)[2 * count : -1]]
+    if any(numbers is None or None in numbers for numbers in read):
+        return None
+    sizes, strides, base, dilations = (cast(list[int], numbers) for numbers in read)
+    if any(b != 1 for b in base):
+        return None  # a pad at run time has no interior padding (``_padded_at_run_time``)
+    nothing = [0] * rank
+    window = _Window(
+        sizes, strides, base, dilations, nothing, nothing, body.regions[0].blocks[0],
+        padding=call.operands[-1],
+    )  # fmt: skip
+    return window if _unrollable(ir, window, functions) else None
+
+
+def _ranks_of(ir: Any, operation: Any, operands: int) -> int | None:
+    """The rank of the operation's window operands, when it has ``operands`` operands and
+    its window operands are ranked tensors of one shape and its results of another; else
+    None."""
+    count = len(operation.results)
+    if count < 1 or len(operation.operands) != operands:
+        return None
+    shaped = [*list(operation.operands)[:count], *operation.results]
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in shaped):
+        return None
+    kinds = [ir.RankedTensorType(v.type) for v in shaped]
+    if any(k.shape != kinds[0].shape for k in kinds[:count]):
+        return None  # the operands of one shape, the results of one: the slices'
+    if any(k.shape != kinds[count].shape for k in kinds[count:]):
+        return None
+    return int(kinds[0].rank)
+
+
+def _unrollable(ir: Any, window: _Window, functions: dict[str, Any]) -> bool:
+    """Whether the window's numbers are positive, its positions at most
+    ``MOST_POSITIONS`` and its body one that ``_Lifter`` lifts."""
+    numbers = [*window.sizes, *window.strides, *window.base, *window.dilations]
+    if min(numbers) < 1 or math.prod(window.sizes) > MOST_POSITIONS:
+        return False
+    return _liftable(ir, window.body, functions, 0)
 
 
 def _pooled_by_iree(window: _Window, rank: int) -> bool:
@@ -266,7 +330,8 @@ def _scalar(ir: Any, value: Any) -> bool:
 def _unrolled(ir: Any, operation: Any, window: _Window, functions: dict[str, Any]) -> list[Any]:
     """The op's results, written as the module's doc says at the insertion point."""
     count = len(operation.results)
-    operands, initials = list(operation.operands)[:count], list(operation.operands)[count:]
+    operands = list(operation.operands)[:count]
+    initials = list(operation.operands)[count : 2 * count]
     results = [ir.RankedTensorType(r.type) for r in operation.results]
     shape = list(results[0].shape)  # ShapedType's dynamic size where dynamic
     padded = [_padded(ir, x, init, window) for x, init in zip(operands, initials, strict=True)]
@@ -294,7 +359,7 @@ def _unrolled(ir: Any, operation: Any, window: _Window, functions: dict[str, Any
             splats = Splats(ir, parts[0])
             accumulators = [splats.broadcast(i, r) for i, r in zip(initials, results, strict=True)]
         lifter = _Lifter(ir, shape, splats, broadcasts, functions)
-        combined = lifter(operation.regions[0].blocks[0], [*accumulators, *parts])
+        combined = lifter(window.body, [*accumulators, *parts])
         if mask is None:
             accumulators = combined
             continue
@@ -313,6 +378,8 @@ def _padded(ir: Any, value: Any, init: Any, window: _Window) -> Any:
         return value
     kind = ir.RankedTensorType(value.type)
     dynamic = ir.ShapedType.get_dynamic_size()
+    if window.padding is not None:
+        return _padded_at_run_time(ir, value, init, window)
     shape = []
     for d, size in enumerate(kind.shape):
         inner = (size - 1) * window.base[d] + 1 if size else 0
@@ -327,6 +394,45 @@ def _padded(ir: Any, value: Any, init: Any, window: _Window) -> Any:
         edge_padding_high=ir.DenseI64ArrayAttr.get(window.high),
         interior_padding=ir.DenseI64ArrayAttr.get([b - 1 for b in window.base]),
     )
+
+
+def _padded_at_run_time(ir: Any, value: Any, init: Any, window: _Window) -> Any:
+    """``value`` padded as ``_padded`` pads it, the low and high edges read from the
+    window's ``padding`` (``rank x 2``: low, high) at run time: a ``tensor.pad`` of index
+    edges (both pipelines lower it; neither lowers ``stablehlo.dynamic_pad``)."""
+    kind = ir.RankedTensorType(value.type)
+    index = ir.IndexType.get()
+    table = ir.RankedTensorType(window.padding.type)
+    edges: list[list[Any]] = [[], []]
+    for d in range(kind.rank):
+        for side in (0, 1):
+            at = [_index_constant(ir, d), _index_constant(ir, side)]
+            read = op_result(ir, "tensor.extract", table.element_type, window.padding, *at)
+            edges[side].append(op_result(ir, "arith.index_cast", index, read))
+    element = op_result(ir, "tensor.extract", kind.element_type, init)
+    shape = [ir.ShapedType.get_dynamic_size()] * kind.rank
+    dynamic = ir.ShapedType.get_dynamic_size()
+    pad = ir.Operation.create(
+        "tensor.pad",
+        results=[ir.RankedTensorType.get(shape, kind.element_type)],
+        operands=[value, *edges[0], *edges[1]],
+        attributes={
+            "static_low": ir.DenseI64ArrayAttr.get([dynamic] * kind.rank),
+            "static_high": ir.DenseI64ArrayAttr.get([dynamic] * kind.rank),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, kind.rank, kind.rank]),
+        },
+        regions=1,
+    )
+    block = pad.regions[0].blocks.append(*([index] * kind.rank))
+    with ir.InsertionPoint(block):
+        ir.Operation.create("tensor.yield", operands=[element])
+    return pad.result
+
+
+def _index_constant(ir: Any, number: int) -> Any:
+    """``arith.constant number : index`` at the insertion point."""
+    index = ir.IndexType.get()
+    return op_result(ir, "arith.constant", index, value=ir.IntegerAttr.get(index, number))
 
 
 class _Slicer:
