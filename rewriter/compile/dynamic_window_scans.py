@@ -30,7 +30,12 @@ from __future__ import annotations
 from typing import Any
 
 from .dynamic_scans import combine_of, scan_text
-from .mlir_walk import constant_elements, outline_into_functions, size_value
+from .mlir_walk import (
+    constant_elements,
+    functions_by_name,
+    outline_into_functions,
+    size_value,
+)
 from .scalar_bodies import Combine
 
 CUSTOM_CALL = "stablehlo.custom_call"
@@ -42,7 +47,7 @@ def dynamic_window_scans(module: Any) -> int:
     """Rewrite, in place, the cumulative ``dynamic_reduce_window`` calls of the
     ``iree.compiler.ir`` ``module`` (in its context) that the module's doc names; return
     how many."""
-    bodies = _functions(module)
+    bodies = functions_by_name(module)
     return outline_into_functions(
         module,
         CUSTOM_CALL,
@@ -50,16 +55,6 @@ def dynamic_window_scans(module: Any) -> int:
         lambda ir, call, symbol: _window_function(ir, call, symbol, bodies),
         operands=lambda call: [call.operands[n] for n in (0, 1, 2, 6)],
     )
-
-
-def _functions(module: Any) -> dict[str, Any]:
-    """The module's functions by name: where a call's body is looked up."""
-    found = {}
-    for operation in module.body.operations:
-        if operation.operation.name == "func.func":
-            name = str(operation.operation.attributes["sym_name"]).strip('"')
-            found[name] = operation.operation
-    return found
 
 
 def _window_function(ir: Any, call: Any, symbol: str, bodies: dict[str, Any]) -> str | None:

@@ -413,6 +413,17 @@ def window_of(ir: Any, operation: Any, bodies: Collection[str]) -> Window | None
     return Window(body, given, result, integers)
 
 
+def functions_by_name(module: Any) -> dict[str, Any]:
+    """The module's functions by name: where a window's body, or a function a body calls,
+    is looked up."""
+    found = {}
+    for operation in module.body.operations:
+        if operation.operation.name == "func.func":
+            name = str(operation.operation.attributes["sym_name"]).strip('"')
+            found[name] = operation.operation
+    return found
+
+
 def splat_value(ir: Any, value: Any) -> float | None:
     """The number of a float ``value`` that is a splat constant (through
     ``broadcast_in_dim``s), or None: a reduce's initial value, say."""

@@ -68,6 +68,7 @@ from .mlir_walk import (
     Splats,
     constant_elements,
     dimension_size,
+    functions_by_name,
     i32_vector,
     joined_vector,
     one_op_body,
@@ -127,7 +128,7 @@ def unrolled_windows(module: Any) -> int:
     its context) that the module's doc names; return how many."""
     from iree.compiler import ir
 
-    functions = _functions(module)
+    functions = functions_by_name(module)
     count = 0
     found = [*operations_named(module, REDUCE_WINDOW), *operations_named(module, CUSTOM_CALL)]
     for operation in found:
@@ -144,16 +145,6 @@ def unrolled_windows(module: Any) -> int:
         operation.erase()
         count += 1
     return count
-
-
-def _functions(module: Any) -> dict[str, Any]:
-    """The module's functions by name: what a body's ``func.call`` is looked up in."""
-    found = {}
-    for operation in module.body.operations:
-        if operation.operation.name == "func.func":
-            name = str(operation.operation.attributes["sym_name"]).strip('"')
-            found[name] = operation.operation
-    return found
 
 
 def _window(ir: Any, operation: Any, functions: dict[str, Any]) -> _Window | None:
