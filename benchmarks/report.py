@@ -43,14 +43,22 @@ def header(*names: str) -> str:
 
 
 def machine() -> str:
-    """The date, the CPU, the cores and memory, Python and jax, and the load average now."""
+    """The date, the CPU (with its family and model: "AMD EPYC" names several
+    generations), the cores and memory, Python and jax, the OpenBLAS settings of the
+    environment (``OPENBLAS_CORETYPE`` names the kernels of the compiled path's products),
+    and the load average now."""
     cpu = "unknown CPU"
     memory = ""
     with contextlib.suppress(OSError):
+        fields: dict[str, str] = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            name, _, value = line.partition(":")
+            fields.setdefault(name.strip(), value.strip())
+            if not line.strip():
+                break  # the first CPU's
+        cpu = fields.get("model name", cpu)
+        if "cpu family" in fields and "model" in fields:
+            cpu += f" (family {fields['cpu family']}, model {fields['model']})"
     with contextlib.suppress(OSError, ValueError, IndexError):
         total = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
         memory = f", {int(total) / 2**20:.0f} GB"
@@ -58,9 +66,11 @@ def machine() -> str:
     for package in ("jax", "jaxlib", "iree-base-compiler"):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions.append(f"{package} {importlib.metadata.version(package)}")
+    openblas = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("OPENBLAS_"))
+    settings = f"; {', '.join(openblas)}" if openblas else "; no OPENBLAS_ setting"
     return (
         f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} cores{memory}, "
-        f"Python {platform.python_version()}, {', '.join(versions)}; "
+        f"Python {platform.python_version()}, {', '.join(versions)}{settings}; "
         f"load average {os.getloadavg()[0]:.1f} at the start"
     )
 
