@@ -52,6 +52,10 @@ typedef struct {
     int64_t a, b, c, rows, cols;
 } block;
 
+/* Whether the product has no rows: a batch of 0, read at run time (a product of a symbolic
+ * batch, whose workgroups give each ceil(m / count) rows and number 1 for no rows). */
+static int empty(const product *p) { return p->m == 0; }
+
 /* The block of task `p->task`: tasks walk the batch items, in each the row blocks, in each
  * the column blocks. */
 static block task_block(const product *p) {
@@ -83,6 +87,8 @@ RW_EXPORT int rw_iree_blas_gemm_f64(void *params, void *context, void *reserved)
     (void)context;
     (void)reserved;
     const product *p = params;
+    if (empty(p))
+        return 0;
     block t = task_block(p);
     RW_CBLAS(dgemm)(ROW_MAJOR, p->trans_a ? TRANS : NO_TRANS, p->trans_b ? TRANS : NO_TRANS,
                     (blas_int)t.rows, (blas_int)t.cols, (blas_int)p->k, 1.0,
@@ -95,6 +101,8 @@ RW_EXPORT int rw_iree_blas_gemm_f32(void *params, void *context, void *reserved)
     (void)context;
     (void)reserved;
     const product *p = params;
+    if (empty(p))
+        return 0;
     block t = task_block(p);
     RW_CBLAS(sgemm)(ROW_MAJOR, p->trans_a ? TRANS : NO_TRANS, p->trans_b ? TRANS : NO_TRANS,
                     (blas_int)t.rows, (blas_int)t.cols, (blas_int)p->k, 1.0f,

@@ -29,7 +29,9 @@ from rewriter.iree.blas_products import (
     ROUTED_ELEMENTS,
     DotDimensions,
     Layout,
+    RunTimeRows,
     layout_of,
+    rows_at_run_time,
 )
 
 # (lhs shape, rhs shape, dimension numbers): what gemm takes as the tensors lie.
@@ -394,3 +396,67 @@ def test_small_products_stay_with_iree(tmp_path):
     sources = executable_sources(path, tmp_path, blas_products=ROUTED_ELEMENTS)
     assert IMPORT_PREFIX not in sources
     np.testing.assert_allclose(load(path, imports={}).main(*inputs), expected, rtol=1e-13)
+
+
+# --------------------------------------------------------- products of a symbolic batch
+
+
+def test_products_of_a_symbolic_batch_read_their_rows_at_run_time():
+    """``(b, ..., k) @ (k, n)``: its rows, ``b`` times the static free sizes, are read at
+    run time; the rest of the layout is that of any row-major ``m x k`` by ``k x n``."""
+    matrix = DotDimensions((), (), (1,), (0,))
+    layout, rows = rows_at_run_time([None, 256], [256, 128], matrix)
+    assert (layout.m, layout.n, layout.k, layout.lda, layout.ldb, layout.ldc) == (
+        0, 128, 256, 256, 128, 128,
+    )  # fmt: skip
+    assert (layout.trans_a, layout.trans_b, layout.rows, layout.cols) == (0, 0, 0, 128)
+    assert rows == RunTimeRows((0,), 1, True)
+    three = DotDimensions((), (), (2,), (0,))
+    _, rows = rows_at_run_time([None, 7, 64], [64, 64], three)
+    assert rows == RunTimeRows((0,), 7, True)  # (b, 7, 64) @ (64, 64): m = 7b
+    layout, _ = rows_at_run_time([None, 64], [128, 64], DotDimensions((), (), (1,), (1,)))
+    assert (layout.n, layout.trans_b, layout.ldb) == (128, 1, 64)  # x @ w.T
+    assert rows_at_run_time([None, 64], [64, 64], matrix, split=False)[1].split is False
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, dims",
+    [
+        ([64, None], [64, 64], DotDimensions((), (), (0,), (0,))),  # x.T @ w: lda is b
+        ([None, 64], [64, None], DotDimensions((), (), (1,), (0,))),  # the rhs of b too
+        ([None, 4, 64], [None, 64, 64], DotDimensions((0,), (0,), (2,), (1,))),  # a batch
+        ([None, 2], [2, 2], DotDimensions((), (), (1,), (0,))),  # 4 multiply-adds a row
+    ],
+)
+def test_other_products_of_dynamic_shape_stay_with_iree(lhs, rhs, dims):
+    assert rows_at_run_time(lhs, rhs, dims) is None
+
+
+@runs_modules
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_of_a_symbolic_batch_run_in_the_blas_with_jax_numbers(dtype, tmp_path):
+    """Each product of the block is one gemm dispatch whatever the batch; split in blocks
+    of rows for ``local-task`` (65 rows: 2 blocks of 33 and 32), whole for ``local-sync``."""
+
+    def layer(x, w1, w2):
+        return jnp.tanh(x @ w1) @ w2
+
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal((64, 64)).astype(dtype) for _ in range(2)]
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 64"), dtype)
+    with jax.enable_x64(dtype == np.float64):
+        text = rewriter.export(layer, spec, *weights).text
+        path = tmp_path / "layer.iree.mlir"
+        path.write_text(rewriter.rewrite(text, abi="iree").text)
+        element = "f32" if dtype == np.float32 else "f64"
+        sources = executable_sources(path, tmp_path, blas_products=(element,))
+        assert sources.count(f"call @{IMPORT_PREFIX}{element}(") == 1  # one layout, two calls
+        assert "linalg.matmul" not in sources
+        for driver in ("local-task", "local-sync"):
+            main = load(path, imports={}, driver=driver).main
+            for batch in (1, 65, 300):
+                x = rng.standard_normal((batch, 64)).astype(dtype)
+                expected = np.asarray(jax.jit(layer)(x, *weights))
+                tolerance = 2e-5 if dtype == np.float32 else 1e-13  # as the static products'
+                got = main(x, *weights)
+                np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)

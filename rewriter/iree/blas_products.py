@@ -33,7 +33,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from math import prod
-from typing import Any
+from typing import Any, cast
 
 from .dispatches import binding_base, executable_lines
 
@@ -229,7 +229,7 @@ def route_products_to_blas(module: Any, elements: Collection[str], split: bool =
     of a large product (module doc)."""
     from iree.compiler import ir
 
-    found: list[tuple[Any, str, Layout]] = []
+    found: list[tuple[Any, str, Layout, RunTimeRows | None]] = []
 
     def visit(operation):
         if operation.name == "stablehlo.dot_general":
@@ -241,16 +241,16 @@ def route_products_to_blas(module: Any, elements: Collection[str], split: bool =
     module.operation.walk(visit)
     if not found:
         return 0
-    functions: dict[tuple[tuple[str, ...], Layout], str] = {}
+    functions: dict[tuple[tuple[str, ...], Layout, RunTimeRows | None], str] = {}
     definitions: list[str] = []
-    for operation, element, layout in found:
+    for operation, element, layout, rows in found:
         types = tuple(str(value.type) for value in (*operation.operands, operation.results[0]))
-        key = (types, layout)
+        key = (types, layout, rows)
         function = functions.get(key)
         if function is None:
             name = f"{EXECUTABLE_PREFIX}{len(functions)}"
             function = functions[key] = f"{name}_call"
-            definitions.append(_definitions(name, function, element, layout, types))
+            definitions.append(_definitions(name, function, element, layout, types, rows))
         with operation.context, operation.location, ir.InsertionPoint(operation):
             call = ir.Operation.create(
                 "func.call",
@@ -270,27 +270,100 @@ def route_products_to_blas(module: Any, elements: Collection[str], split: bool =
 
 def _chosen(
     ir: Any, operation: Any, elements: Collection[str], split: bool
-) -> tuple[str, Layout] | None:
-    """(element type, layout) of a dot_general that the BLAS computes, or None."""
+) -> tuple[str, Layout, RunTimeRows | None] | None:
+    """(element type, layout, its rows read at run time or None) of a dot_general that the
+    BLAS computes, or None."""
     types = [ir.RankedTensorType(v.type) for v in (*operation.operands, operation.results[0])]
-    if not all(t.has_static_shape for t in types):
-        return None
     element = {str(t.element_type) for t in types}
     if len(element) != 1 or (name := element.pop()) not in elements:
         return None
     dims = DotDimensions.parse(str(operation.attributes["dot_dimension_numbers"]))
+    if not all(t.has_static_shape for t in types):
+        found = rows_at_run_time(_shape(types[0]), _shape(types[1]), dims, split)
+        return None if found is None else (name, *found)
     layout = layout_of(list(types[0].shape), list(types[1].shape), dims, split)
     if layout is None or layout.m * layout.n * layout.k < MIN_ITEM_WORK:
         return None
-    return name, layout
+    return name, layout, None
+
+
+def _shape(kind: Any) -> list[int | None]:
+    """The sizes of a ranked tensor type, None where dynamic."""
+    return [None if kind.is_dynamic_dim(d) else kind.shape[d] for d in range(kind.rank)]
+
+
+@dataclass(frozen=True)
+class RunTimeRows:
+    """A product whose rows (``m``) are known at run time only: the lhs's free dimensions,
+    which lead it and hold every dynamic size (``dynamic``, their places), times
+    ``static`` (the product of the static ones); ``split``: in up to ``_MAX_BLOCKS``
+    blocks of at least ``_MIN_BLOCK_SIDE`` rows, one a workgroup, for ``local-task``."""
+
+    dynamic: tuple[int, ...]
+    static: int
+    split: bool
+
+
+def rows_at_run_time(
+    lhs_shape: Sequence[int | None],
+    rhs_shape: Sequence[int | None],
+    dims: DotDimensions,
+    split: bool = True,
+) -> tuple[Layout, RunTimeRows] | None:
+    """The layout of a product of a symbolic batch, ``(b, ..., k) @ (k, n)``: no batch
+    dimensions, the lhs's contracting dimensions its last ones, in order (so that it is a
+    row-major ``m x k`` matrix however many rows it has, ``lda = k``), every dynamic size
+    among its free dimensions and the rhs static; None for another. Its ``m`` and ``rows``
+    are 0 in the layout: the dispatch reads them at run time."""
+    if dims.lhs_batch or dims.rhs_batch or None in rhs_shape:
+        return None
+    rank = len(lhs_shape)
+    contracting = list(dims.lhs_contracting)
+    free = rank - len(contracting)
+    if contracting != list(range(free, rank)) or None in lhs_shape[free:]:
+        return None
+    k = prod(cast(Sequence[int], lhs_shape[free:]))
+    rhs = [int(cast(int, size)) for size in rhs_shape]
+    rhs_free = [d for d in range(len(rhs)) if d not in dims.rhs_contracting]
+    strides = _row_major(rhs)
+    kb = _collapse(dims.rhs_contracting, rhs, strides)
+    n_dim = _collapse(rhs_free, rhs, strides)
+    if kb is None or n_dim is None or kb[0] != k or 0 in rhs or k == 0:
+        return None
+    (_, kb_stride), (n, n_stride) = kb, n_dim
+    b_form = _matrix_form(k, n, kb_stride, n_stride)
+    if b_form is None or max(n, k, b_form[1]) > _BLAS_INT_MAX or n * k < MIN_ITEM_WORK:
+        return None
+    dynamic = tuple(d for d in range(free) if lhs_shape[d] is None)
+    static = prod(int(size) for size in lhs_shape[:free] if size is not None)
+    layout = Layout(0, n, k, 0, k, b_form[0], b_form[1], n, 0, n, (), (), (), ())
+    return layout, RunTimeRows(dynamic, static, split)
 
 
 def _definitions(
-    name: str, function: str, element: str, layout: Layout, types: Sequence[str]
+    name: str,
+    function: str,
+    element: str,
+    layout: Layout,
+    types: Sequence[str],
+    rows: RunTimeRows | None = None,
 ) -> str:
-    """The executable ``@name`` that calls gemm, and ``@function`` that dispatches it."""
-    sizes = [prod(_static_shape(t)) for t in types]
+    """The executable ``@name`` that calls gemm, and ``@function`` that dispatches it; with
+    ``rows``, the product's rows are the dispatch's operand ``%m``, its workgroups as many
+    blocks of rows as ``rows`` says (``_rows_lines``)."""
     body = ["%c0 = arith.constant 0 : index"]
+    arguments = "%p0: !stream.binding, %p1: !stream.binding, %q0: !stream.binding"
+    if rows is None:
+        sizes: list[int | str] = [prod(_static_shape(t)) for t in types]
+    else:
+        arguments += ", %m: index"
+        body += [
+            f"%ck = arith.constant {layout.k} : index",
+            f"%cn = arith.constant {layout.n} : index",
+            "%m_k = arith.muli %m, %ck : index",
+            "%m_n = arith.muli %m, %cn : index",
+        ]
+        sizes = ["%m_k", layout.k * layout.n, "%m_n"]
     values: list[str] = []
     for binding, size in zip(("p0", "p1", "q0"), sizes, strict=True):
         body.extend(binding_base(binding, size, element))
@@ -298,24 +371,74 @@ def _definitions(
     body.append("%id = stream.dispatch.workgroup.id[0] : index")
     values.append("%id")
     call_types = [f"memref<{element}>", "index"] * 3 + ["index"]
+    at_run_time = {}
+    if rows is not None:  # m and the rows of a block: the layout's 0s
+        body += [
+            "%count = stream.dispatch.workgroup.count[0] : index",
+            "%c1 = arith.constant 1 : index",
+            "%share = arith.ceildivui %m, %count : index",
+            "%block_rows = arith.maxui %share, %c1 : index",
+            "%rows_m = arith.index_cast %m : index to i64",
+            "%rows_block = arith.index_cast %block_rows : index to i64",
+        ]
+        at_run_time = {0: "%rows_m", 8: "%rows_block"}
     for index, value in enumerate(layout.constants()):
-        body.append(f"%k{index} = arith.constant {value} : i64")
-        values.append(f"%k{index}")
+        if index in at_run_time:
+            values.append(at_run_time[index])
+        else:
+            body.append(f"%k{index} = arith.constant {value} : i64")
+            values.append(f"%k{index}")
         call_types.append("i64")
     symbol = IMPORT_PREFIX + element
     signature = ", ".join(call_types)
     body.append(f"func.call @{symbol}({', '.join(values)}) : ({signature}) -> ()")
     lhs, rhs, result = types
-    bindings = "%p0: !stream.binding, %p1: !stream.binding, %q0: !stream.binding"
-    return "\n".join(
-        [
-            *executable_lines(name, {symbol: signature}, bindings, body, layout.tasks),
-            f"func.func private @{function}(%a0: {lhs}, %a1: {rhs}) -> {result} {{",
-            f"  %r = flow.dispatch @{name}::@{name}(%a0, %a1) : ({lhs}, {rhs}) -> {result}",
-            f"  return %r : {result}",
-            "}",
-        ]
-    )
+    if rows is None:
+        return "\n".join(
+            [
+                *executable_lines(name, {symbol: signature}, arguments, body, layout.tasks),
+                f"func.func private @{function}(%a0: {lhs}, %a1: {rhs}) -> {result} {{",
+                f"  %r = flow.dispatch @{name}::@{name}(%a0, %a1) : ({lhs}, {rhs}) -> {result}",
+                f"  return %r : {result}",
+                "}",
+            ]
+        )
+    count = _rows_lines(rows)
+    executable = executable_lines(name, {symbol: signature}, arguments, body, count=count)
+    sizes_of = [f"%d{d}" for d in rows.dynamic]
+    dynamic = ", ".join(sizes_of)
+    call = [
+        f"func.func private @{function}(%a0: {lhs}, %a1: {rhs}) -> {result} {{",
+        *(f"  %at{d} = arith.constant {d} : index" for d in rows.dynamic),
+        *(f"  %d{d} = tensor.dim %a0, %at{d} : {lhs}" for d in rows.dynamic),
+        f"  %m0 = arith.constant {rows.static} : index",
+    ]
+    for n, size in enumerate(sizes_of, 1):
+        call.append(f"  %m{n} = arith.muli %m{n - 1}, {size} : index")
+    m = f"%m{len(sizes_of)}"
+    call += [
+        f"  %r = flow.dispatch @{name}::@{name}[{m}](%a0, %a1, {m}) : "
+        f"({lhs}{{{dynamic}}}, {rhs}, index) -> {result}{{{dynamic}}}",
+        f"  return %r : {result}",
+        "}",
+    ]
+    return "\n".join([*executable, *call])
+
+
+def _rows_lines(rows: RunTimeRows) -> tuple[list[str], str]:
+    """The workgroup count of a product of ``rows`` from its workload ``%w`` (its rows):
+    one, or for ``split`` one per ``_MIN_BLOCK_SIDE`` rows, at least 1 and at most
+    ``_MAX_BLOCKS``; the dispatch gives each ``ceil(m / count)`` rows."""
+    if not rows.split:
+        return ["%one = arith.constant 1 : index"], "%one"
+    return [
+        "%one = arith.constant 1 : index",
+        f"%side = arith.constant {_MIN_BLOCK_SIDE} : index",
+        f"%most = arith.constant {_MAX_BLOCKS} : index",
+        "%per = arith.ceildivui %w, %side : index",
+        "%few = arith.minui %per, %most : index",
+        "%blocks = arith.maxui %few, %one : index",
+    ], "%blocks"
 
 
 def _static_shape(type_: str) -> list[int]:

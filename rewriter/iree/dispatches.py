@@ -76,7 +76,7 @@ def why_not(signature: ImportSignature) -> str | None:
     return None
 
 
-def binding_base(binding: str, size: int, element: str) -> list[str]:
+def binding_base(binding: str, size: int | str, element: str) -> list[str]:
     """The lines of dispatch code that give the base pointer ``%bB`` (a ``memref<E>``) and
     the element offset ``%oB`` of the binding ``%B`` of ``size`` elements of ``element``
     (``%c0`` the index 0): what an executable import is handed. The binding is viewed as
@@ -84,8 +84,12 @@ def binding_base(binding: str, size: int, element: str) -> list[str]:
     with its offset already added, and reports the offset as well; 1-d views are what its
     own code uses (flattened subspans)."""
     memref = f"memref<{size}x{element}>"
+    sized = ""
+    if isinstance(size, str):  # a value: its size at run time
+        memref, sized = f"memref<?x{element}>", f"{{{size}}}"
     return [
-        f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> {memref}",
+        f"%m{binding} = stream.binding.subspan %{binding}[%c0] : !stream.binding -> "
+        f"{memref}{sized}",
         f"%b{binding}, %o{binding}, %n{binding}, %s{binding} = "
         f"iree_codegen.extract_strided_metadata %m{binding} : {memref} -> "
         f"memref<{element}>, index, index, index",
@@ -93,21 +97,33 @@ def binding_base(binding: str, size: int, element: str) -> list[str]:
 
 
 def executable_lines(
-    name: str, imports: Mapping[str, str], arguments: str, body: list[str], tasks: int = 1
+    name: str,
+    imports: Mapping[str, str],
+    arguments: str,
+    body: list[str],
+    tasks: int = 1,
+    count: tuple[list[str], str] | None = None,
 ) -> list[str]:
     """The hand-written executable ``@name`` (``stream.executable``): ``tasks`` workgroups,
     each running ``body`` in the function ``@name(arguments)`` (its bindings and values),
     which may call the executable imports of ``imports`` (symbol -> their argument types,
-    passed as bare pointers: the params struct the import function reads)."""
-    count = ["    %c1 = arith.constant 1 : index"]
-    if tasks != 1:
-        count.append(f"    %ct = arith.constant {tasks} : index")
-    first = "%c1" if tasks == 1 else "%ct"
+    passed as bare pointers: the params struct the import function reads). ``count``: the
+    workgroups from the dispatch's one workload value ``%w`` instead, the lines that
+    compute them and the value's name."""
+    if count is not None:
+        workload, (lines, first) = "%w: index", count
+    else:
+        workload, lines = "", ["%c1 = arith.constant 1 : index"]
+        if tasks != 1:
+            lines.append(f"%ct = arith.constant {tasks} : index")
+        first = "%c1" if tasks == 1 else "%ct"
+    one = "%one" if count is not None else "%c1"
     return [
         f"stream.executable private @{name} {{",
-        f"  stream.executable.export public @{name} workgroups() -> (index, index, index) {{",
-        *count,
-        f"    stream.return {first}, %c1, %c1 : index, index, index",
+        f"  stream.executable.export public @{name} workgroups({workload}) -> "
+        "(index, index, index) {",
+        *(f"    {line}" for line in lines),
+        f"    stream.return {first}, {one}, {one} : index, index, index",
         "  }",
         "  builtin.module {",
         *(
