@@ -7,6 +7,8 @@ it."""
 
 from __future__ import annotations
 
+import json
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,13 +18,17 @@ import rewriter
 from rewriter.iree import compile_module, load
 from rewriter.iree.build import vmfb_attributes
 from rewriter.iree.drivers import (
+    BY_SIZE,
     LARGE_PARALLEL_WORK,
     LARGE_WORK,
     PARTS_KEY,
+    PROBE_SIZES,
     SERIAL_WEIGHT,
+    SIZES_KEY,
     WORK_KEY,
     driver_for,
     recorded_work,
+    work_by_size,
 )
 from rewriter.iree.work import SHARED_SIZE, Work, estimated_work, work_parts
 
@@ -325,3 +331,73 @@ def test_a_module_on_the_chosen_driver_computes_the_same(tmp_path):
     model = load(rewritten(tmp_path, gather, x, i, v), imports={})
     assert model.driver == "local-task"
     np.testing.assert_array_equal(model.main(x, i, v), x[i] + v)
+
+
+# ------------------------------------------------------------ modules of dynamic shapes
+
+
+def block_of_rows(x, w):
+    """Four products of a batch of rows by 256 x 256 matrices: work that grows with it."""
+    for _ in range(4):
+        x = jnp.tanh(x @ w)
+    return x
+
+
+def test_the_work_of_dynamic_shapes_is_read_at_each_size():
+    """The estimate with every ``?`` a probe size, on the line through the two: exact for
+    work that grows with the size (the products of ``block_of_rows``: 4 x b x 256 x 256
+    multiply-adds, 2 operations each)."""
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 256"), np.float32)
+    matrix = np.zeros((256, 256), np.float32)
+    text = rewriter.rewrite(rewriter.export(block_of_rows, spec, matrix).text, abi="iree").text
+    assert work_parts(text) is None  # no one work
+    sized = work_by_size(text)
+    assert sized is not None
+    for batch in (1, 7, 1000, 5000):
+        assert sized.at(batch).products == 4 * batch * 256 * 256 * 2
+    assert sized.first == work_parts(text.replace("tensor<?x", f"tensor<{PROBE_SIZES[0]}x"))
+    # 537 million operations from batch 1024 on: LARGE_WORK
+    assert sized.driver(128) == "local-sync" and sized.driver(1024) == "local-task"
+    assert work_by_size(rewritten_text(plus_one, np.zeros(4, np.float32))) is None  # static
+
+
+def rewritten_text(function, *arguments) -> str:
+    return rewriter.rewrite(rewriter.export(function, *arguments).text, abi="iree").text
+
+
+@pytest.mark.iree
+@pytest.mark.jax
+@pytest.mark.slow
+def test_each_call_of_dynamic_shapes_runs_on_the_driver_of_its_sizes(tmp_path):
+    """Loaded without a driver, a module of a symbolic batch is on both: a call of 8 rows
+    on ``local-sync``, one of 2048 on ``local-task`` (the .mlir, and its .vmfb, which
+    records the work at the probe sizes); told a driver, on that one alone."""
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 256"), np.float32)
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((256, 256)) / 16).astype(np.float32)
+    source = tmp_path / "block.iree.mlir"
+    source.write_text(rewritten_text(block_of_rows, spec, w))
+    vmfb = tmp_path / "block.vmfb"
+    compile_module(source, vmfb)
+    recorded = dict(vmfb_attributes(vmfb))
+    assert json.loads(recorded[SIZES_KEY]) == json.loads(work_by_size(source.read_text()).record())
+    for path in (source, vmfb):
+        model = load(path, imports={})
+        assert model.driver == BY_SIZE
+        parts = {part.driver: part for part in model._parts}
+        assert set(parts) == {"local-sync", "local-task"}
+        ran = []
+        for driver, part in parts.items():
+
+            def spy(*arrays, original=part.functions["main"], driver=driver, ran=ran):
+                ran.append(driver)
+                return original(*arrays)
+
+            part.functions["main"] = spy
+        for batch, driver in ((8, "local-sync"), (2048, "local-task"), (8, "local-sync")):
+            x = rng.standard_normal((batch, 256)).astype(np.float32)
+            expected = np.asarray(jax.jit(block_of_rows)(x, w))
+            np.testing.assert_allclose(model.main(x, w), expected, rtol=2e-5, atol=2e-5)
+            assert ran.pop() == driver and not ran
+        model.close()
+    assert load(source, imports={}, driver="local-sync").driver == "local-sync"

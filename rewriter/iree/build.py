@@ -71,7 +71,7 @@ from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..plan.naming import NamePool
 from ..syntax.diagnostics import Diagnostic, RewriteError
-from .drivers import PARTS_KEY, WORK_KEY, driver_for
+from .drivers import PARTS_KEY, SIZES_KEY, WORK_KEY, SizedWork, driver_for, work_by_size
 from .signatures import (
     METADATA_KEY,
     ImportSignature,
@@ -283,7 +283,8 @@ def compile_module(
         system_library_allowed = triple is None and not _embedded_chosen(command)
         signatures, libm_needed = _write_with_metadata(
             text, str(path), embedded, system_library_allowed, ffi_dispatch, products,
-            split=split, work=work, alignment=binding_alignment(command),
+            split=split, work=work, sized=work_by_size(text) if work is None else None,
+            alignment=binding_alignment(command),
             native_sorts=native_sorts,
         )  # fmt: skip
         if libm_needed and not _linking_chosen(command):
@@ -388,15 +389,17 @@ def _write_with_metadata(
     *,
     split: bool,
     work: Work | None,
+    sized: SizedWork | None = None,
     alignment: int = 64,
     native_sorts: bool = False,
 ) -> tuple[list[ImportSignature], bool]:
     """Parse ``text`` with IREE's MLIR, rewrite the math IREE gets wrong
     (``make_math_exact``, the input fixes; f32 ``atan2``, ``sin``, ``cos`` and ``tan`` by
     libm's f64 ones only with ``libm_allowed``), add the import signatures and ``work`` (its
-    estimate, ``work.py``) to the module's ``iree.reflection`` and write it as bytecode to
-    ``destination``; return the signatures and whether the module now needs libm's f64
-    ``atan2``, ``sin``, ``cos`` or ``tan``. ``split``: large BLAS products in blocks."""
+    estimate, ``work.py``; ``sized``, of dynamic shapes: ``drivers.SizedWork``) to the
+    module's ``iree.reflection`` and write it as bytecode to ``destination``; return the
+    signatures and whether the module now needs libm's f64 ``atan2``, ``sin``, ``cos`` or
+    ``tan``. ``split``: large BLAS products in blocks."""
     from iree.compiler import ir
 
     from ..compile.composites import call_decompositions
@@ -477,6 +480,8 @@ def _write_with_metadata(
         _add_reflection(ir, module.operation, WORK_KEY, json.dumps(work and work.total))
         parts = json.dumps(work and [work.products, work.parallel, work.serial])
         _add_reflection(ir, module.operation, PARTS_KEY, parts)
+        if sized is not None:  # of dynamic shapes: the work of each call's sizes
+            _add_reflection(ir, module.operation, SIZES_KEY, sized.record())
         public = _public_functions(module)
         for function, written in zip(public, written_arguments(module, public), strict=True):
             names = json.dumps(argument_names(ir, function))

@@ -16,7 +16,7 @@ import gc
 import json
 import os
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +45,7 @@ from .build import (
     signatures_in,
 )
 from .call_errors import CallErrors
-from .drivers import chosen_driver
+from .drivers import BY_SIZE, SizedWork, chosen_driver, sized_work
 from .ffi_handlers import FfiBridge
 from .implementations import implementations
 from .kernels import KernelImport, KernelSignatureError
@@ -141,10 +141,16 @@ class IreeModule(CompiledModule):
         keep_alive: list[object],
         handles: dict[str, calls.Call | Callable[..., object]],
         driver: str = "local-task",
+        parts: Sequence[IreeModule] = (),
     ):
         super().__init__(functions, keep_alive)
         self._handles = handles  # what the functions call; emptied by close()
-        self.driver = driver  # the IREE driver that runs the module
+        # The IREE driver that runs the module; BY_SIZE: each call's by its sizes, on one
+        # of ``parts``, the module loaded on each driver.
+        self.driver = driver
+        self._parts = list(parts)
+        # Each function's dimensions of dynamic size: (argument, dimension).
+        self.dynamic_dimensions: dict[str, list[tuple[int, int]]] = {}
         _LOADED.add(self)
 
     def close(self) -> None:
@@ -156,9 +162,12 @@ class IreeModule(CompiledModule):
                 handle.close()
         self._handles.clear()
         self._keep_alive.clear()
+        for part in self._parts:
+            part.close()
 
 
 _LOADED: weakref.WeakSet[IreeModule] = weakref.WeakSet()
+_CHOICES = 256  # the sizes whose driver a function of a module of dynamic shapes remembers
 
 
 @atexit.register
@@ -191,7 +200,9 @@ def load(
 
     ``driver`` is IREE's CPU driver, ``"local-task"`` or ``"local-sync"``; without one, a
     module of little estimated work runs on ``local-sync``, one of much work or of large
-    element operations that workers share on ``local-task`` (``drivers.py`` says why). A
+    element operations that workers share on ``local-task`` (``drivers.py`` says why), and
+    one of dynamic shapes is loaded on both, each call running on the driver its own
+    sizes' work chooses (``driver`` is then ``BY_SIZE``). A
     ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``: the
     portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
     """
@@ -199,8 +210,57 @@ def load(
         path = Path(path)
         vmfb = _open_vmfb(path) if path.suffix == ".vmfb" else None
         recorded = vmfb.attributes if vmfb is not None else None
+        sized = sized_work(path, recorded) if driver is None else None
+        if sized is not None:
+            return _load_by_size(path, vmfb, imports, sized, cpu, compile_args)
         chosen = driver if driver is not None else chosen_driver(path, recorded)
         return _load(path, vmfb, imports, chosen, cpu, compile_args)
+
+
+def _load_by_size(
+    path: Path,
+    vmfb: Vmfb | None,
+    imports: Mapping[str, object],
+    sized: SizedWork,
+    cpu: str | None,
+    compile_args: tuple[str, ...],
+) -> IreeModule:
+    """The module of dynamic shapes at ``path`` on both drivers (one program, compiled for
+    ``local-task``: the other's context runs its blocks one after the other), each call of
+    a function on the one that ``sized`` chooses for the largest dynamic size of its
+    arguments (``drivers.py``)."""
+    large = _load(path, vmfb, imports, "local-task", cpu, compile_args)
+    small = _load(path, vmfb, imports, "local-sync", cpu, compile_args, "local-task")
+    functions = {name: _by_size(name, small, large, sized) for name in large.functions}
+    return IreeModule(functions, [], {}, BY_SIZE, [small, large])
+
+
+def _by_size(
+    name: str, small: IreeModule, large: IreeModule, sized: SizedWork
+) -> Callable[..., object]:
+    """The function ``name`` of ``small`` or of ``large`` (the module on ``local-sync``, on
+    ``local-task``), as ``sized`` chooses for the largest of its arguments' dynamic
+    dimensions, each size's choice made once."""
+    dynamic = large.dynamic_dimensions.get(name, [])
+    chosen: dict[int, IreeModule] = {}
+
+    def call(*arrays):
+        size = 1
+        for argument, dimension in dynamic:
+            if argument < len(arrays):
+                shape = np.shape(arrays[argument])
+                if dimension < len(shape):
+                    size = max(size, int(shape[dimension]))
+        part = chosen.get(size)
+        if part is None:
+            part = large if sized.driver(size) == "local-task" else small
+            if len(chosen) < _CHOICES:
+                chosen[size] = part
+        return part.functions[name](*arrays)
+
+    call.__name__ = name
+    call.__doc__ = getattr(large.functions[name], "__doc__", None)
+    return call
 
 
 def _load(
@@ -210,7 +270,10 @@ def _load(
     driver: str,
     cpu: str | None,
     compile_args: tuple[str, ...],
+    compiled_for: str | None = None,
 ) -> IreeModule:
+    """``load`` on ``driver``, a ``.mlir`` compiled for ``compiled_for`` (``driver`` when
+    None)."""
     import iree.runtime as rt
 
     config, plugin_problem = _config(driver)
@@ -222,8 +285,9 @@ def _load(
     # And the sorts, by the stable sort of abi/iree_sorts.c (sort_dispatches.py).
     sorting = sort_library.functions() if not plugin_problem else {}
     data, signatures = _program(
-        path, vmfb, cpu, compile_args, selection, products, driver, bool(sorting)
-    )
+        path, vmfb, cpu, compile_args, selection, products, compiled_for or driver,
+        bool(sorting),
+    )  # fmt: skip
     if vmfb is not None:
         _check_blas(path, vmfb, gemm, plugin_problem)
         _check_native_sorts(path, vmfb, sorting, plugin_problem)
@@ -252,8 +316,16 @@ def _load(
     # Without Python imports or FFI dispatches, IREE's own errors are all a call can raise.
     guarded = errors if modules or dispatch_error is not None else None
     handles: dict[str, calls.Call | Callable[..., object]] = {}
+    dynamic: dict[str, list[tuple[int, int]]] = {}
     for name in program.function_names:
         parameters = declarations.parameters(program, name)
+        dynamic[name] = [
+            (parameter.index, d)
+            for parameter in parameters or []
+            if parameter is not None
+            for d, size in enumerate(parameter.shape)
+            if size == -1
+        ]
         written = _written_arguments(program, name)
         made = calls.plan(
             name, context.vm_context, program, config.device, parameters, written, guarded,
@@ -266,7 +338,9 @@ def _load(
         name: made.function if isinstance(made, calls.Call) else _public_function(name, handles)
         for name, made in handles.items()
     }
-    return IreeModule(_with_shape_checks(program, functions), keep_alive, handles, driver)
+    loaded = IreeModule(_with_shape_checks(program, functions), keep_alive, handles, driver)
+    loaded.dynamic_dimensions = dynamic
+    return loaded
 
 
 def _with_shape_checks(
