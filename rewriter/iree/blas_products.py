@@ -5,7 +5,8 @@ f64 ``stablehlo.dot_general`` takes 20 ms of its code against 2.9 ms of OpenBLAS
 ``dgemm``; its f32 512 x 512 product takes 2.3-2.9 ms against 1.3-1.5 of ``sgemm``. So,
 when ``load`` can serve them (a BLAS found, and a HAL driver with the executable plugin),
 ``route_products_to_blas`` replaces each static ``stablehlo.dot_general`` of the chosen
-element types by a call of a private function holding one ``flow.dispatch`` of a
+element types, and each of a symbolic batch (``rows_at_run_time``), by a call of a
+private function holding one ``flow.dispatch`` of a
 hand-written executable (``@rw_blas_product_N``), as ``dispatches.py`` does for FFI calls:
 its code passes the bindings' base pointers and offsets, its workgroup's id and the
 product's layout to the executable import ``rw_iree_blas_gemm_f64`` (``_f32``), which the
@@ -20,7 +21,9 @@ tensors; the result's free dimensions are rows then columns, contiguous. A produ
 does not fit (or has no elements, or sizes beyond 32-bit BLAS integers), and one whose
 items are under 4096 multiply-adds, keeps IREE's code.
 A batch item is one workgroup. A single large product is split into blocks (``_block``)
-so that ``local-task``'s workers share it, only for that driver: each block's gemm packs the
+so that ``local-task``'s workers share it, only for that driver (a product of a symbolic
+batch: its rows, read at run time, in as many blocks as ``_rows_lines`` counts, at least
+64 rows each): each block's gemm packs the
 whole of the other operand again (the f32 block of ``shape_sweep.py`` at batch 300 and
 width 768 took 25.6 ms of CPU split in four row blocks on ``local-sync``, 18.3 ms whole),
 so ``local-sync``, where the blocks run one after the other, gets the product whole, and
