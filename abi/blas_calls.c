@@ -270,7 +270,8 @@ static void product_block(void *context, int64_t index, int64_t slot) {
 /* c += a @ b, split over the threads when it is large: by rows of c, or by its columns when
  * they are more (each gemm packs its whole share of a and of b: the split of the longer
  * side packs the least twice). Every element is computed by the same gemm kernel as in one
- * call. */
+ * call: with the same bits where the BLAS computes an element of a block as in the whole
+ * product (OpenBLAS's AVX-512 kernels; its AVX2 ones round a block otherwise). */
 static void split_product(matrix a, matrix b, matrix c, element type, int zero) {
     int64_t slots = split_slots((double)c.rows * c.cols * a.cols);
     int across = c.cols > c.rows;

@@ -142,8 +142,8 @@ class SizedWork:
 def work_by_size(text: str) -> SizedWork | None:
     """The ``SizedWork`` of the module ``text`` of dynamic shapes; None when its shapes
     are all static, or its work cannot be estimated at those sizes."""
-    if work_parts(text) is not None or _DYNAMIC_SIZE.search(text) is None:
-        return None
+    if _DYNAMIC_SIZE.search(text) is None or work_parts(text) is not None:
+        return None  # no dynamic size (the search costs a static module little)
     works = [work_parts(_DYNAMIC_SIZE.sub(str(size), text)) for size in PROBE_SIZES]
     first, second = works
     return SizedWork(first, second) if first is not None and second is not None else None
