@@ -26,7 +26,7 @@ import jax  # noqa: E402
 from jax import export  # noqa: E402
 
 import rewriter  # noqa: E402
-from benchmarks.report import figures, header, row  # noqa: E402
+from benchmarks.report import aligned, figures, header, row  # noqa: E402
 from benchmarks.sort_speed import median_ms  # noqa: E402
 from rewriter.compile import compile_module, load  # noqa: E402
 from rewriter.iree import load as load_iree  # noqa: E402
@@ -66,7 +66,7 @@ def main() -> None:
     )  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="sum-accuracy-"))
     for number, (name, (shape, axis, symbolic)) in enumerate(CASES.items()):
-        x = np.random.default_rng(number).normal(size=shape).astype(np.float32)
+        x = aligned(np.random.default_rng(number).normal(size=shape).astype(np.float32))
         function = squares(axis)
         spec = x if symbolic is None else jax.ShapeDtypeStruct(
             export.symbolic_shape(symbolic), np.float32
