@@ -369,9 +369,10 @@ def rewritten_text(function, *arguments) -> str:
 @pytest.mark.jax
 @pytest.mark.slow
 def test_each_call_of_dynamic_shapes_runs_on_the_driver_of_its_sizes(tmp_path):
-    """Loaded without a driver, a module of a symbolic batch is on both: a call of 8 rows
-    on ``local-sync``, one of 2048 on ``local-task`` (the .mlir, and its .vmfb, which
-    records the work at the probe sizes); told a driver, on that one alone."""
+    """Loaded without a driver, a module of a symbolic batch runs a call of 8 rows on
+    ``local-sync`` and one of 2048 on ``local-task``, which it is loaded on when the first
+    such call comes (the .mlir, and its .vmfb, which records the work at the probe sizes);
+    told a driver, on that one alone."""
     spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 256"), np.float32)
     rng = np.random.default_rng(0)
     w = (rng.standard_normal((256, 256)) / 16).astype(np.float32)
@@ -384,20 +385,29 @@ def test_each_call_of_dynamic_shapes_runs_on_the_driver_of_its_sizes(tmp_path):
     for path in (source, vmfb):
         model = load(path, imports={})
         assert model.driver == BY_SIZE
-        parts = {part.driver: part for part in model._parts}
-        assert set(parts) == {"local-sync", "local-task"}
-        ran = []
-        for driver, part in parts.items():
 
-            def spy(*arrays, original=part.functions["main"], driver=driver, ran=ran):
-                ran.append(driver)
-                return original(*arrays)
+        def loaded(model=model) -> list[str]:
+            return [part.driver for part in model._parts]
 
-            part.functions["main"] = spy
-        for batch, driver in ((8, "local-sync"), (2048, "local-task"), (8, "local-sync")):
+        assert loaded() == ["local-sync"]  # local-task's only when a call needs it
+        calls = [(8, "local-sync"), (2048, "local-task"), (8, "local-sync"), (2048, "local-task")]
+        ran: list[str] = []
+        for n, (batch, driver) in enumerate(calls):
+            if n == 2:  # both loaded: watch which one each call runs on
+                assert loaded() == ["local-sync", "local-task"]
+                for part in model._parts:
+
+                    def spy(*arrays, original=part.functions["main"], on=part.driver, ran=ran):
+                        ran.append(on)
+                        return original(*arrays)
+
+                    part.functions["main"] = spy
             x = rng.standard_normal((batch, 256)).astype(np.float32)
             expected = np.asarray(jax.jit(block_of_rows)(x, w))
             np.testing.assert_allclose(model.main(x, w), expected, rtol=2e-5, atol=2e-5)
-            assert ran.pop() == driver and not ran
+            if n < 2:
+                assert loaded()[-1] == driver
+            else:
+                assert ran.pop() == driver and not ran
         model.close()
     assert load(source, imports={}, driver="local-sync").driver == "local-sync"

@@ -51,7 +51,8 @@ without the parts by the total alone, as products.
 
 A module of dynamic shapes (a symbolic batch) has no one work: it is its sizes'. Each call
 runs on the driver its own sizes' work would choose (``SizedWork``): ``load`` makes a
-context on each driver, and the call the largest dynamic size of its arguments. Its work
+context on ``local-sync``, and one on ``local-task`` when a call first needs it, and the
+call the largest dynamic size of its arguments. Its work
 at that size is read off the estimates with every dynamic size of the module's types each
 of ``PROBE_SIZES`` (``work_by_size``, recorded in ``rewriter.work_by_size``), as a line
 through the two: exact for a program whose work grows with one symbolic size, as a batch

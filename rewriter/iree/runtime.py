@@ -15,8 +15,9 @@ import contextlib
 import gc
 import json
 import os
+import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -141,14 +142,15 @@ class IreeModule(CompiledModule):
         keep_alive: list[object],
         handles: dict[str, calls.Call | Callable[..., object]],
         driver: str = "local-task",
-        parts: Sequence[IreeModule] = (),
+        parts: list[IreeModule] | None = None,
     ):
         super().__init__(functions, keep_alive)
         self._handles = handles  # what the functions call; emptied by close()
         # The IREE driver that runs the module; BY_SIZE: each call's by its sizes, on one
         # of ``parts``, the module loaded on each driver.
         self.driver = driver
-        self._parts = list(parts)
+        # the module on each driver a call has needed: a list that grows as calls do
+        self._parts = parts if parts is not None else []
         # Each function's dimensions of dynamic size: (argument, dimension).
         self.dynamic_dimensions: dict[str, list[tuple[int, int]]] = {}
         _LOADED.add(self)
@@ -201,8 +203,8 @@ def load(
     ``driver`` is IREE's CPU driver, ``"local-task"`` or ``"local-sync"``; without one, a
     module of little estimated work runs on ``local-sync``, one of much work or of large
     element operations that workers share on ``local-task`` (``drivers.py`` says why), and
-    one of dynamic shapes is loaded on both, each call running on the driver its own
-    sizes' work chooses (``driver`` is then ``BY_SIZE``). A
+    one of dynamic shapes runs each call on the driver its own sizes' work chooses, loaded on
+    a driver when a call first needs it (``driver`` is then ``BY_SIZE``). A
     ``.mlir`` is compiled for this machine's CPU; ``cpu`` names another (``"generic"``: the
     portable code of IREE's default); ``compile_args`` go to ``iree-compile`` last.
     """
@@ -225,24 +227,51 @@ def _load_by_size(
     cpu: str | None,
     compile_args: tuple[str, ...],
 ) -> IreeModule:
-    """The module of dynamic shapes at ``path`` on both drivers (one program, compiled for
-    ``local-task``: the other's context runs its blocks one after the other), each call of
-    a function on the one that ``sized`` chooses for the largest dynamic size of its
-    arguments (``drivers.py``)."""
-    large = _load(path, vmfb, imports, "local-task", cpu, compile_args)
-    small = _load(path, vmfb, imports, "local-sync", cpu, compile_args, "local-task")
-    functions = {name: _by_size(name, small, large, sized) for name in large.functions}
-    return IreeModule(functions, [], {}, BY_SIZE, [small, large])
+    """The module of dynamic shapes at ``path``, each call of a function on the driver that
+    ``sized`` chooses for the largest dynamic size of its arguments (``drivers.py``). One
+    program, compiled for ``local-task`` (``local-sync`` runs its blocks one after the
+    other), loaded on ``local-sync`` now and on ``local-task`` when a call first needs it:
+    a copy of its constants per driver used."""
+
+    def load_on(driver: str) -> IreeModule:
+        return _load(path, vmfb, imports, driver, cpu, compile_args, "local-task")
+
+    drivers = _Drivers(load_on, load_on("local-sync"))
+    first = drivers.loaded[0]
+    functions = {name: _by_size(name, first, drivers, sized) for name in first.functions}
+    return IreeModule(functions, [], {}, BY_SIZE, drivers.loaded)
+
+
+class _Drivers:
+    """A module loaded on each driver a call has needed (``loaded``, the first given)."""
+
+    def __init__(self, load_on: Callable[[str], IreeModule], first: IreeModule):
+        self._load_on = load_on
+        self.loaded = [first]
+        self._lock = threading.Lock()
+
+    def on(self, driver: str) -> IreeModule:
+        """The module on ``driver``, loaded now if no call needed it before."""
+        for part in self.loaded:
+            if part.driver == driver:
+                return part
+        with self._lock:
+            for part in self.loaded:
+                if part.driver == driver:
+                    return part
+            part = self._load_on(driver)
+            self.loaded.append(part)
+            return part
 
 
 def _by_size(
-    name: str, small: IreeModule, large: IreeModule, sized: SizedWork
+    name: str, first: IreeModule, drivers: _Drivers, sized: SizedWork
 ) -> Callable[..., object]:
-    """The function ``name`` of ``small`` or of ``large`` (the module on ``local-sync``, on
-    ``local-task``), as ``sized`` chooses for the largest of its arguments' dynamic
-    dimensions, each size's choice made once."""
-    dynamic = large.dynamic_dimensions.get(name, [])
-    chosen: dict[int, IreeModule] = {}
+    """The function ``name`` of the module on the driver ``sized`` chooses for the largest
+    of its arguments' dynamic dimensions (as ``first`` declares them), each size's choice
+    made once."""
+    dynamic = first.dynamic_dimensions.get(name, [])
+    chosen: dict[int, str] = {}
 
     def call(*arrays):
         size = 1
@@ -251,15 +280,15 @@ def _by_size(
                 shape = np.shape(arrays[argument])
                 if dimension < len(shape):
                     size = max(size, int(shape[dimension]))
-        part = chosen.get(size)
-        if part is None:
-            part = large if sized.driver(size) == "local-task" else small
+        driver = chosen.get(size)
+        if driver is None:
+            driver = sized.driver(size)
             if len(chosen) < _CHOICES:
-                chosen[size] = part
-        return part.functions[name](*arrays)
+                chosen[size] = driver
+        return drivers.on(driver).functions[name](*arrays)
 
     call.__name__ = name
-    call.__doc__ = getattr(large.functions[name], "__doc__", None)
+    call.__doc__ = getattr(first.functions[name], "__doc__", None)
     return call
 
 
