@@ -28,6 +28,7 @@ WRITERS = [
     "op_complexity",
     "trig_speed",
     "sum_accuracy",
+    "symbolic_batch",
     "wide_calls",
 ]
 
