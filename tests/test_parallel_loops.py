@@ -216,6 +216,30 @@ def test_callers_on_several_threads_share_the_pool(tmp_path: Path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.toolchain
 @pytest.mark.iree
+def test_idle_workers_sleep_after_their_short_spin(tmp_path: Path, monkeypatch):
+    """A worker with nothing to do watches for work for SPIN_NANOSECONDS (0.1 ms), then
+    sleeps (``abi/async_runtime.c``, ``wait_for_change``): over half a second after a split
+    call the process's three workers take next to no CPU time; workers that kept spinning
+    would take about 1.5 s of it."""
+    import time
+
+    from rewriter.compile import compile_module, load
+
+    monkeypatch.setenv("REWRITER_THREADS", "4")
+    library = tmp_path / "libdouble.so"
+    compile_module(DOUBLE.format(n=SPLIT), library, threads=2, cache=False)
+    main = load(library).main
+    x = np.arange(SPLIT, dtype=np.float32)
+    for _ in range(3):
+        assert np.array_equal(main(x), x * 2)
+    start = time.process_time()
+    time.sleep(0.5)
+    assert time.process_time() - start < 0.1
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
 def test_one_thread_is_the_one_thread_pipeline(tmp_path: Path):
     from rewriter.compile import compile_module
 
