@@ -6,13 +6,14 @@ linear op, 64x for a quadratic one); issue 36 asks for 1k to 1M, and the fifth s
 first of the series past 1M (a last step of 1.95x to 1,000,000 would not compare with
 the others). 64,000 elements of f32 (256 KB an array) stay in a core's 2 MB L2 cache,
 512,000 (2 MB) no longer do, and 4,096,000 (16 MB) are past any private cache: the last
-two steps say more about memory and about XLA's threads (it splits large loops in 2 on
-this 2-core machine, where the compiled path runs one thread) than about the algorithm.
+two steps say more about memory and about threads (XLA splits large loops in 2 on this
+2-core machine, as the compiled path does from 131,072 iterations) than about the algorithm.
 
 Run from the repository root: ``python benchmarks/op_complexity.py [OP ...] [--sizes N,...]``.
 Each op is exported with jax at each size, compiled on both paths and timed against
 ``jax.jit`` on the same input, in one process: ms per call, the least of ``--repeat``
-medians (each over half a second), the three paths taking turns.
+medians (each over half a second), the three paths taking turns. Inputs are 64-byte
+aligned, as ``jax.jit`` reads them in place (``report.aligned``).
 Then a markdown table: each path's ms per call at each size, and its growth from one size
 to the next (time at 8x the elements over time at the size before), beside XLA's. A path
 whose growth is well above XLA's has a worse complexity (a quadratic loop grows 64x). XLA's
@@ -24,8 +25,8 @@ call is skipped, and so is a path that cannot compile or run it (the reason is p
 Prints the load average first and last. ``--clock cpu`` measures the CPU time of the
 process (every thread) instead of wall time: the work a path does, which load on shared
 cores inflates less than the wall time it takes. ``--one-core`` runs everything on one CPU: XLA
-splits large elementwise loops in 2 (``outer_dimension_partitions``) and IREE's task
-system has a worker per core, while the compiled path's loops run on one thread.
+splits large elementwise loops in 2 (``outer_dimension_partitions``), IREE's task system
+has a worker per core and the compiled path's pool a thread per core.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
-from benchmarks.report import figures, sizes  # noqa: E402
+from benchmarks.report import aligned, figures, sizes  # noqa: E402
 from rewriter.compile import LoadError, ToolchainError, compile_module, load  # noqa: E402
 from rewriter.iree import BuildError  # noqa: E402
 from rewriter.iree import load as load_iree  # noqa: E402
@@ -191,7 +192,7 @@ def measure(
         for path in PATHS:
             results[name, path] = []
         for size in sizes:
-            arguments = OPS[name][1](size)
+            arguments = [aligned(array) for array in OPS[name][1](size)]
             text = _export(name, size, arguments)
             functions: dict[str, Callable[..., object]] = {}
             for path in PATHS:

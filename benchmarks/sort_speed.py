@@ -2,7 +2,8 @@
 
 Run from the repository root: ``python benchmarks/sort_speed.py [PROGRAM ...] [--sizes N,...]``.
 Each program is exported with jax for each size, compiled on both paths and timed against
-``jax.jit(f)`` on the same random input, side by side in one process (median ms per call).
+``jax.jit(f)`` on the same random input, 64-byte aligned as ``jax.jit`` reads it in place
+(``report.aligned``), side by side in one process (median ms per call).
 A path that cannot compile or run a size prints why in its column. Prints the load
 average first.
 """
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
-from benchmarks.report import figures, header, row, sizes  # noqa: E402
+from benchmarks.report import aligned, figures, header, row, sizes  # noqa: E402
 from rewriter.compile import LoadError, ToolchainError, compile_module, load  # noqa: E402
 from rewriter.iree import BuildError  # noqa: E402
 from rewriter.iree import load as load_iree  # noqa: E402
@@ -94,7 +95,7 @@ def main(names: list[str], sizes: list[int]) -> None:
     for name in names:
         function, make = PROGRAMS[name]
         for size in sizes:
-            arguments = make(size)
+            arguments = [aligned(array) for array in make(size)]
             text = rewriter.export(function, *arguments).text
             jit_ms = median_ms(jax.jit(function), arguments)
             columns = timed_paths(text, arguments, jit_ms, work, f"{name}-{size}")
