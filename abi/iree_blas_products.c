@@ -52,9 +52,17 @@ typedef struct {
     int64_t a, b, c, rows, cols;
 } block;
 
-/* Whether the product has no rows: a batch of 0, read at run time (a product of a symbolic
- * batch, whose workgroups give each ceil(m / count) rows and number 1 for no rows). */
-static int empty(const product *p) { return p->m == 0; }
+/* Whether the product has no rows or no batch items: a size of 0 read at run time (a product
+ * of a symbolic batch, whose workgroups number at least 1: rows of 0, or a leading batch
+ * dimension of 0). */
+static int empty(const product *p) {
+    if (p->m == 0)
+        return 1;
+    for (int64_t d = 0; d < p->batch_rank; ++d)
+        if (p->batch[d] == 0)
+            return 1;
+    return 0;
+}
 
 /* The block of task `p->task`: tasks walk the batch items, in each the row blocks, in each
  * the column blocks. */

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import jax
@@ -29,7 +30,9 @@ from rewriter.iree.blas_products import (
     ROUTED_ELEMENTS,
     DotDimensions,
     Layout,
+    RunTimeBatch,
     RunTimeRows,
+    batch_at_run_time,
     layout_of,
     rows_at_run_time,
 )
@@ -432,6 +435,62 @@ def test_other_products_of_dynamic_shape_stay_with_iree(lhs, rhs, dims):
     assert rows_at_run_time(lhs, rhs, dims) is None
 
 
+# (lhs shape, rhs shape, dimension numbers) with a leading batch dimension of any size.
+LEADING_BATCH = [
+    ((5, 16, 32), (5, 32, 24), DotDimensions((0,), (0,), (2,), (1,))),  # bij,bjk->bik
+    ((5, 24, 3, 16), (5, 20, 3, 16), DotDimensions((0, 2), (0, 2), (3,), (3,))),  # scores
+    ((5, 3, 24, 20), (5, 20, 3, 16), DotDimensions((0, 1), (0, 2), (3,), (1,))),  # mixing
+    ((5, 3, 16, 32), (5, 3, 32, 16), DotDimensions((0, 1), (0, 1), (3,), (2,))),  # merged
+]
+
+
+@pytest.mark.parametrize("lhs_shape, rhs_shape, dims", LEADING_BATCH)
+def test_a_leading_batch_at_run_time_gives_the_layout_of_every_batch(lhs_shape, rhs_shape, dims):
+    """``batch_at_run_time``'s layout, with its first batch size set to a batch's, is
+    ``layout_of``'s for that batch, and gemm on it gives dot_general's numbers, for batches
+    of 2 to 5 (a batch of 1 drops the dimension from ``layout_of``'s layout, and is read
+    at run time as any other)."""
+    found = batch_at_run_time([None, *lhs_shape[1:]], [None, *rhs_shape[1:]], dims)
+    assert found is not None
+    layout, batch = found
+    assert batch.items == batch.merged * int(np.prod(layout.batch[1:]))
+    rng = np.random.default_rng(7)
+    for size in (2, 3, 5):
+        lhs_at = (size, *lhs_shape[1:])
+        rhs_at = (size, *rhs_shape[1:])
+        first = size * batch.merged
+        at_run_time = replace(layout, batch=(first, *layout.batch[1:]))
+        assert at_run_time == layout_of(lhs_at, rhs_at, dims, split=False)
+        assert at_run_time.tasks == size * batch.items
+        lhs, rhs = rng.standard_normal(lhs_at), rng.standard_normal(rhs_at)
+        expected = dot_general(lhs, rhs, dims)
+        got = gemm_as_c_does(at_run_time, lhs, rhs, expected.shape)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_leading_batch_merges_with_the_batch_dimensions_after_it():
+    """``bhij,bhjk->bhik``: ``b`` and ``h`` lie one after the other in all three tensors,
+    so they are one batch dimension of ``b * h`` items, ``merged`` = h."""
+    dims = DotDimensions((0, 1), (0, 1), (3,), (2,))
+    layout, batch = batch_at_run_time([None, 3, 16, 32], [None, 3, 32, 16], dims)
+    assert len(layout.batch) == 1 and batch == RunTimeBatch(3, 3)
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, dims",
+    [
+        ([4, None, 8], [4, 8, 6], DotDimensions((0,), (0,), (2,), (1,))),  # rows, not batch
+        ([None, 3, 8], [5, 8, 6], DotDimensions((0,), (0,), (2,), (1,))),  # rhs batch static
+        ([3, None, 8], [3, None, 6], DotDimensions((0, 1), (0, 1), (2,), (2,))),  # 2nd batch
+        ([None, 3, 8], [None, 8, None], DotDimensions((0,), (0,), (2,), (1,))),  # n too
+        ([None, 2, 2], [None, 2, 2], DotDimensions((0,), (0,), (2,), (1,))),  # 8 an item
+        ([None, 3, 8], [None, 6, 8], DotDimensions((0,), (0,), (1,), (2,))),  # a.T: no gemm
+    ],
+)
+def test_other_products_of_a_dynamic_batch_stay_with_iree(lhs, rhs, dims):
+    assert batch_at_run_time(lhs, rhs, dims) is None
+
+
 @runs_modules
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_products_of_a_symbolic_batch_run_in_the_blas_with_jax_numbers(dtype, tmp_path):
@@ -460,3 +519,55 @@ def test_products_of_a_symbolic_batch_run_in_the_blas_with_jax_numbers(dtype, tm
                 tolerance = 2e-5 if dtype == np.float32 else 1e-13  # as the static products'
                 got = main(x, *weights)
                 np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+@runs_modules
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batched_products_of_a_symbolic_batch_run_in_the_blas_with_jax_numbers(dtype, tmp_path):
+    """An attention's two batched products, exported with a symbolic batch: each is a
+    gemm dispatch of one workgroup a batch item (``batch_at_run_time``), on both drivers,
+    with jax.jit's numbers for batches of 1, 3 and 5."""
+
+    def attention(q, k, v):
+        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, precision="highest")
+        weights = jax.nn.softmax(scores, axis=-1)
+        return jnp.einsum("bhqk,bkhd->bqhd", weights, v, precision="highest")
+
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 24, 3, 16"), dtype)
+    with jax.enable_x64(dtype == np.float64):
+        text = rewriter.export(attention, spec, spec, spec).text
+        path = tmp_path / "attention.iree.mlir"
+        path.write_text(rewriter.rewrite(text, abi="iree").text)
+        element = "f32" if dtype == np.float32 else "f64"
+        sources = executable_sources(path, tmp_path, blas_products=(element,))
+        assert sources.count(f"call @{IMPORT_PREFIX}{element}(") == 2
+        assert "batch_matmul" not in sources and "linalg.matmul" not in sources
+        rng = np.random.default_rng(3)
+        for driver in ("local-task", "local-sync"):
+            main = load(path, imports={}, driver=driver).main
+            for batch in (1, 3, 5):
+                q, k, v = (rng.standard_normal((batch, 24, 3, 16)).astype(dtype) for _ in "qkv")
+                expected = np.asarray(jax.jit(attention)(q, k, v))
+                tolerance = 2e-5 if dtype == np.float32 else 1e-13  # as the static products'
+                got = main(q, k, v)
+                assert got.shape == expected.shape
+                np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+@runs_modules
+def test_a_batch_of_none_computes_nothing(tmp_path):
+    """Without jax's shape assertions (which refuse a batch of 0), a batch of 0 reaches the
+    gemm dispatch as one workgroup with a first batch size of 0: it computes nothing (a
+    division by that size stopped the process with SIGFPE) and the result is empty."""
+
+    def scores(q, k):
+        return jnp.einsum("bqhd,bkhd->bhqk", q, k, precision="highest")
+
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 24, 3, 16"), np.float32)
+    text = rewriter.export(scores, spec, spec).text
+    unchecked = "\n".join(line for line in text.splitlines() if "@shape_assertion" not in line)
+    path = tmp_path / "scores.iree.mlir"
+    path.write_text(rewriter.rewrite(unchecked, abi="iree").text)
+    empty = np.zeros((0, 24, 3, 16), np.float32)
+    for driver in ("local-task", "local-sync"):
+        assert load(path, imports={}, driver=driver).main(empty, empty).shape == (0, 3, 24, 24)

@@ -5,8 +5,9 @@ f64 ``stablehlo.dot_general`` takes 20 ms of its code against 2.9 ms of OpenBLAS
 ``dgemm``; its f32 512 x 512 product takes 2.3-2.9 ms against 1.3-1.5 of ``sgemm``. So,
 when ``load`` can serve them (a BLAS found, and a HAL driver with the executable plugin),
 ``route_products_to_blas`` replaces each static ``stablehlo.dot_general`` of the chosen
-element types, and each of a symbolic batch (``rows_at_run_time``), by a call of a
-private function holding one ``flow.dispatch`` of a
+element types, and each of a symbolic batch (``rows_at_run_time``: rows read at run time;
+``batch_at_run_time``: a leading batch dimension read at run time, as an attention's), by a
+call of a private function holding one ``flow.dispatch`` of a
 hand-written executable (``@rw_blas_product_N``), as ``dispatches.py`` does for FFI calls:
 its code passes the bindings' base pointers and offsets, its workgroup's id and the
 product's layout to the executable import ``rw_iree_blas_gemm_f64`` (``_f32``), which the
@@ -48,6 +49,7 @@ ELEMENTS = ("f32", "f64")
 # shape_sweep blocks and attentions ran 0 to 30% faster with it despite the fusions lost.
 ROUTED_ELEMENTS = ("f32", "f64")
 MAX_BATCH = 3  # as abi/iree_blas_products.c
+_FIRST_BATCH = 11  # the place of the first batch size in ``Layout.constants``
 _BLAS_INT_MAX = 2**31 - 1
 # A product whose items have fewer multiply-adds stays IREE's: gemm's call and a dispatch of
 # its own cost more than IREE's code for it, fused with its neighbours, takes.
@@ -232,7 +234,7 @@ def route_products_to_blas(module: Any, elements: Collection[str], split: bool =
     of a large product (module doc)."""
     from iree.compiler import ir
 
-    found: list[tuple[Any, str, Layout, RunTimeRows | None]] = []
+    found: list[tuple[Any, str, Layout, AtRunTime | None]] = []
 
     def visit(operation):
         if operation.name == "stablehlo.dot_general":
@@ -244,7 +246,7 @@ def route_products_to_blas(module: Any, elements: Collection[str], split: bool =
     module.operation.walk(visit)
     if not found:
         return 0
-    functions: dict[tuple[tuple[str, ...], Layout, RunTimeRows | None], str] = {}
+    functions: dict[tuple[tuple[str, ...], Layout, AtRunTime | None], str] = {}
     definitions: list[str] = []
     for operation, element, layout, rows in found:
         types = tuple(str(value.type) for value in (*operation.operands, operation.results[0]))
@@ -273,16 +275,17 @@ def route_products_to_blas(module: Any, elements: Collection[str], split: bool =
 
 def _chosen(
     ir: Any, operation: Any, elements: Collection[str], split: bool
-) -> tuple[str, Layout, RunTimeRows | None] | None:
-    """(element type, layout, its rows read at run time or None) of a dot_general that the
-    BLAS computes, or None."""
+) -> tuple[str, Layout, AtRunTime | None] | None:
+    """(element type, layout, what of it is read at run time or None) of a dot_general
+    that the BLAS computes, or None."""
     types = [ir.RankedTensorType(v.type) for v in (*operation.operands, operation.results[0])]
     element = {str(t.element_type) for t in types}
     if len(element) != 1 or (name := element.pop()) not in elements:
         return None
     dims = DotDimensions.parse(str(operation.attributes["dot_dimension_numbers"]))
     if not all(t.has_static_shape for t in types):
-        found = rows_at_run_time(_shape(types[0]), _shape(types[1]), dims, split)
+        lhs, rhs = _shape(types[0]), _shape(types[1])
+        found = rows_at_run_time(lhs, rhs, dims, split) or batch_at_run_time(lhs, rhs, dims)
         return None if found is None else (name, *found)
     layout = layout_of(list(types[0].shape), list(types[1].shape), dims, split)
     if layout is None or layout.m * layout.n * layout.k < MIN_ITEM_WORK:
@@ -343,22 +346,65 @@ def rows_at_run_time(
     return layout, RunTimeRows(dynamic, static, split)
 
 
+@dataclass(frozen=True)
+class RunTimeBatch:
+    """A product whose leading batch dimension (the first of the lhs, the rhs and the
+    result) is known at run time only: the layout's first batch size is that size times
+    ``merged`` (the batch dimensions merged with it), and each of its units is ``items``
+    batch items, one a workgroup."""
+
+    merged: int
+    items: int
+
+
+AtRunTime = RunTimeRows | RunTimeBatch
+# A leading batch size the layout is worked out with: its strides and the others' do not
+# depend on it, and unlike 1 it is neither dropped nor merged as a size of 1 would be.
+_STAND_IN = 2
+
+
+def batch_at_run_time(
+    lhs_shape: Sequence[int | None], rhs_shape: Sequence[int | None], dims: DotDimensions
+) -> tuple[Layout, RunTimeBatch] | None:
+    """The layout of a batched product of a symbolic batch, ``(b, ...) x (b, ...)`` with
+    ``b`` the first batch dimension of both operands and every other size static (an
+    attention's products of ``bqhd,bkhd->bhqk``): ``layout_of`` with a stand-in for ``b``,
+    whose first batch size the dispatch reads at run time. Row-major strides do not depend
+    on the leading size, so the rest of the layout holds for any ``b``. None for another
+    product, or one whose items are under ``MIN_ITEM_WORK``."""
+    if not dims.lhs_batch or dims.lhs_batch[0] != 0 or dims.rhs_batch[0] != 0:
+        return None
+    if lhs_shape[0] is not None or rhs_shape[0] is not None:
+        return None
+    if None in lhs_shape[1:] or None in rhs_shape[1:]:
+        return None
+    lhs = [_STAND_IN, *cast(Sequence[int], lhs_shape[1:])]
+    rhs = [_STAND_IN, *cast(Sequence[int], rhs_shape[1:])]
+    layout = layout_of(lhs, rhs, dims, split=False)
+    if layout is None or layout.m * layout.n * layout.k < MIN_ITEM_WORK:
+        return None
+    merged = layout.batch[0] // _STAND_IN
+    return layout, RunTimeBatch(merged, merged * prod(layout.batch[1:]))
+
+
 def _definitions(
     name: str,
     function: str,
     element: str,
     layout: Layout,
     types: Sequence[str],
-    rows: RunTimeRows | None = None,
+    at_run_time: AtRunTime | None = None,
 ) -> str:
-    """The executable ``@name`` that calls gemm, and ``@function`` that dispatches it; with
-    ``rows``, the product's rows are the dispatch's operand ``%m``, its workgroups as many
-    blocks of rows as ``rows`` says (``_rows_lines``)."""
+    """The executable ``@name`` that calls gemm, and ``@function`` that dispatches it. With
+    ``RunTimeRows``, the product's rows are the dispatch's operand ``%m``, its workgroups as
+    many blocks of rows as ``_rows_lines`` says; with ``RunTimeBatch``, the leading batch
+    size is its operand ``%nb``, its workgroups every batch item."""
     body = ["%c0 = arith.constant 0 : index"]
     arguments = "%p0: !stream.binding, %p1: !stream.binding, %q0: !stream.binding"
-    if rows is None:
+    read: dict[int, str] = {}  # the layout's values read at run time, by their place
+    if at_run_time is None:
         sizes: list[int | str] = [prod(_static_shape(t)) for t in types]
-    else:
+    elif isinstance(at_run_time, RunTimeRows):
         arguments += ", %m: index"
         body += [
             f"%ck = arith.constant {layout.k} : index",
@@ -367,6 +413,21 @@ def _definitions(
             "%m_n = arith.muli %m, %cn : index",
         ]
         sizes = ["%m_k", layout.k * layout.n, "%m_n"]
+    else:
+        arguments += ", %nb: index"
+        sizes = []
+        for number, type_ in enumerate(types):
+            body += [
+                f"%per{number} = arith.constant {_elements_after_first(type_)} : index",
+                f"%size{number} = arith.muli %nb, %per{number} : index",
+            ]
+            sizes.append(f"%size{number}")
+        body += [
+            f"%merged = arith.constant {at_run_time.merged} : index",
+            "%items = arith.muli %nb, %merged : index",
+            "%batch0 = arith.index_cast %items : index to i64",
+        ]
+        read = {_FIRST_BATCH: "%batch0"}
     values: list[str] = []
     for binding, size in zip(("p0", "p1", "q0"), sizes, strict=True):
         body.extend(binding_base(binding, size, element))
@@ -374,8 +435,7 @@ def _definitions(
     body.append("%id = stream.dispatch.workgroup.id[0] : index")
     values.append("%id")
     call_types = [f"memref<{element}>", "index"] * 3 + ["index"]
-    at_run_time = {}
-    if rows is not None:  # m and the rows of a block: the layout's 0s
+    if isinstance(at_run_time, RunTimeRows):  # m and the rows of a block: the layout's 0s
         body += [
             "%count = stream.dispatch.workgroup.count[0] : index",
             "%c1 = arith.constant 1 : index",
@@ -384,10 +444,10 @@ def _definitions(
             "%rows_m = arith.index_cast %m : index to i64",
             "%rows_block = arith.index_cast %block_rows : index to i64",
         ]
-        at_run_time = {0: "%rows_m", 8: "%rows_block"}
+        read = {0: "%rows_m", 8: "%rows_block"}
     for index, value in enumerate(layout.constants()):
-        if index in at_run_time:
-            values.append(at_run_time[index])
+        if index in read:
+            values.append(read[index])
         else:
             body.append(f"%k{index} = arith.constant {value} : i64")
             values.append(f"%k{index}")
@@ -396,7 +456,7 @@ def _definitions(
     signature = ", ".join(call_types)
     body.append(f"func.call @{symbol}({', '.join(values)}) : ({signature}) -> ()")
     lhs, rhs, result = types
-    if rows is None:
+    if at_run_time is None:
         return "\n".join(
             [
                 *executable_lines(name, {symbol: signature}, arguments, body, layout.tasks),
@@ -406,6 +466,21 @@ def _definitions(
                 "}",
             ]
         )
+    if isinstance(at_run_time, RunTimeBatch):
+        count = _batch_lines(at_run_time)
+        executable = executable_lines(name, {symbol: signature}, arguments, body, count=count)
+        call = [
+            f"func.func private @{function}(%a0: {lhs}, %a1: {rhs}) -> {result} {{",
+            "  %c0 = arith.constant 0 : index",
+            f"  %d0 = tensor.dim %a0, %c0 : {lhs}",
+            f"  %e0 = tensor.dim %a1, %c0 : {rhs}",
+            f"  %r = flow.dispatch @{name}::@{name}[%d0](%a0, %a1, %d0) : "
+            f"({lhs}{{%d0}}, {rhs}{{%e0}}, index) -> {result}{{%d0}}",
+            f"  return %r : {result}",
+            "}",
+        ]
+        return "\n".join([*executable, *call])
+    rows = at_run_time
     count = _rows_lines(rows)
     executable = executable_lines(name, {symbol: signature}, arguments, body, count=count)
     sizes_of = [f"%d{d}" for d in rows.dynamic]
@@ -428,6 +503,17 @@ def _definitions(
     return "\n".join([*executable, *call])
 
 
+def _batch_lines(batch: RunTimeBatch) -> tuple[list[str], str]:
+    """The workgroup count of a product of a run-time batch from its workload ``%w`` (the
+    leading batch size): one a batch item, at least 1 (a batch of 0 computes nothing)."""
+    return [
+        "%one = arith.constant 1 : index",
+        f"%per = arith.constant {batch.items} : index",
+        "%all = arith.muli %w, %per : index",
+        "%blocks = arith.maxui %all, %one : index",
+    ], "%blocks"
+
+
 def _rows_lines(rows: RunTimeRows) -> tuple[list[str], str]:
     """The workgroup count of a product of ``rows`` from its workload ``%w`` (its rows):
     one, or for ``split`` one per ``_MIN_BLOCK_SIDE`` rows, at least 1 and at most
@@ -448,3 +534,9 @@ def _static_shape(type_: str) -> list[int]:
     """The dimensions of ``tensor<2x3xf64>``."""
     inner = type_[len("tensor<") : -1]
     return [int(d) for d in inner.split("x")[:-1]]
+
+
+def _elements_after_first(type_: str) -> int:
+    """The elements of ``tensor<?x3x4xf32>`` per unit of its first size: 12."""
+    inner = type_[len("tensor<") : -1]
+    return prod(int(d) for d in inner.split("x")[1:-1])
