@@ -3,7 +3,8 @@
 Run from the repository root: ``python benchmarks/symbolic_batch.py [--markdown]``. Each
 program is exported once with ``symbolic_shape("b, ...")`` and run by ``jax.jit``,
 ``rewriter.compile`` and ``rewriter.iree`` (``load`` without a driver: each call on the
-driver its sizes choose, ``rewriter/iree/drivers.py``) at batches of 1 to 1024, the paths in
+driver its sizes choose, ``rewriter/iree/drivers.py``) at batches of 1 to 1024 (an
+attention of 128 tokens, ``blocks.attention``'s program, at batches of 1 to 64), the paths in
 turns: the least of 5 medians of a call's wall time in ms, and its ratio to ``jax.jit``'s,
 with the driver the IREE call ran on. Inputs are 64-byte aligned (``report.aligned``). One
 OpenBLAS thread, as ``speed.py``, unless ``OPENBLAS_NUM_THREADS`` is set.
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rewriter  # noqa: E402
-from benchmarks.blocks import block  # noqa: E402
+from benchmarks.blocks import attention, block  # noqa: E402
 from benchmarks.report import aligned, figures, header, row  # noqa: E402
 from benchmarks.sort_speed import median_ms  # noqa: E402
 from rewriter.compile import compile_module, load  # noqa: E402
@@ -36,19 +37,42 @@ from rewriter.iree import load as load_iree  # noqa: E402
 from rewriter.iree.drivers import work_by_size  # noqa: E402
 
 BATCHES = (1, 8, 128, 1024)
+ATTENTION_BATCHES = (1, 4, 16, 64)  # of 128 tokens each
 
 
-def programs() -> dict[str, tuple[Callable[..., object], list[np.ndarray], int]]:
-    """name: (function, its inputs after the batch, the width of a row of the batch)."""
+def attention_of_any_batch(tokens: int, width: int, heads: int) -> Callable[..., object]:
+    """``blocks.attention``'s program, its batch read from its input (a reshape of -1)."""
+    scale = np.float32(1 / np.sqrt(width // heads))
+
+    def attention_of(x, wq, wk, wv, wo):
+        def split(t):
+            return t.reshape(-1, tokens, heads, width // heads)
+
+        q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) * scale
+        mixed = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
+        return x + mixed.reshape(-1, tokens, width) @ wo
+
+    return attention_of
+
+
+def programs() -> dict[str, tuple[Callable[..., object], list[np.ndarray], tuple[int, ...]]]:
+    """name: (function, its inputs after the batch, the shape of an item of the batch)."""
     made = block("f32", 1, 256)
+    heads = attention("f32", 1, 128, 256, 8)
     return {
-        "block, width 256": (made.function, made.inputs[1:], 256),
+        "block, width 256": (made.function, made.inputs[1:], (256,)),
         "tanh(x) * 2 + exp(-x * x), width 1024": (
             lambda x: jnp.tanh(x) * 2 + jnp.exp(-x * x),
             [],
-            1024,
+            (1024,),
         ),
-        "softmax, width 1024": (lambda x: jax.nn.softmax(x, axis=-1), [], 1024),
+        "softmax, width 1024": (lambda x: jax.nn.softmax(x, axis=-1), [], (1024,)),
+        "attention, 128 tokens, width 256, 8 heads": (
+            attention_of_any_batch(128, 256, 8),
+            heads.inputs[1:],
+            (128, 256),
+        ),
     }
 
 
@@ -56,8 +80,9 @@ def main() -> None:
     print(header("program", "batch", "jax.jit ms", "compile ms (x jit)", "iree ms (x jit)",
                  "iree driver"))  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="symbolic-batch-"))
-    for number, (name, (function, rest, width)) in enumerate(programs().items()):
-        spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(f"b, {width}"), np.float32)
+    for number, (name, (function, rest, item)) in enumerate(programs().items()):
+        dimensions = ", ".join(str(size) for size in item)
+        spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(f"b, {dimensions}"), np.float32)
         text = rewriter.export(function, spec, *rest).text
         library = work / f"{number}.so"
         compile_module(rewriter.rewrite(text).text, library)
@@ -70,9 +95,9 @@ def main() -> None:
             "compile": load(library).main,
             "iree": load_iree(module, imports={}).main,
         }
-        for batch in BATCHES:
+        for batch in ATTENTION_BATCHES if len(item) > 1 else BATCHES:
             rng = np.random.default_rng(batch)
-            x = aligned(rng.standard_normal((batch, width)).astype(np.float32))
+            x = aligned(rng.standard_normal((batch, *item)).astype(np.float32))
             arguments = [x, *rest]
             best = dict.fromkeys(runs, float("inf"))
             for _ in range(5):
