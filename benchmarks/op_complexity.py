@@ -7,7 +7,7 @@ first of the series past 1M (a last step of 1.95x to 1,000,000 would not compare
 the others). 64,000 elements of f32 (256 KB an array) stay in a core's 2 MB L2 cache,
 512,000 (2 MB) no longer do, and 4,096,000 (16 MB) are past any private cache: the last
 two steps say more about memory and about threads (XLA splits large loops in 2 on this
-2-core machine, as the compiled path does from 131,072 iterations) than about the algorithm.
+2-core machine, as the compiled path does from 65,536 iterations) than about the algorithm.
 
 Run from the repository root: ``python benchmarks/op_complexity.py [OP ...] [--sizes N,...]``.
 Each op is exported with jax at each size, compiled on both paths and timed against

@@ -150,7 +150,7 @@ define ptr @rw_entry_main(ptr %0, ptr %1) {
     assert noalias_bodies(before) == after
 
 
-SIZE = 1 << 20  # four blocks of parallel_loops.MIN_TASK_SIZE: split
+SIZE = 1 << 20  # 16 blocks of parallel_loops.MIN_TASK_SIZE: split
 
 
 def _indexed(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

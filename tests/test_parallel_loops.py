@@ -15,7 +15,7 @@ from mlir_tools import require_tool
 
 from rewriter.compile.parallel_loops import own_blocks
 
-SPLIT = 1 << 20  # elements: 8 blocks of MIN_TASK_SIZE, split on any number of threads
+SPLIT = 1 << 20  # elements: 16 blocks of MIN_TASK_SIZE, split on any number of threads
 
 
 def _threads_now() -> int:
@@ -168,13 +168,13 @@ module @big {{
 @pytest.mark.slow
 @pytest.mark.toolchain
 @pytest.mark.iree
-@pytest.mark.parametrize(("size", "added"), [(SPLIT, 2), (1 << 18, 2), (1 << 17, 0), (1000, 0)])
+@pytest.mark.parametrize(("size", "added"), [(SPLIT, 2), (1 << 17, 2), (1 << 16, 0), (1000, 0)])
 def test_a_large_loop_starts_the_pool_and_a_small_one_does_not(
     size, added, tmp_path: Path, monkeypatch
 ):
     """The pool (REWRITER_THREADS - 1 workers) starts on the first block handed over: a
-    loop of a million elements hands blocks over, and so does one of 262,144 (two blocks of
-    MIN_TASK_SIZE); one of 131,072 or of a thousand runs as one block on the caller's thread
+    loop of a million elements hands blocks over, and so does one of 131,072 (two blocks of
+    MIN_TASK_SIZE); one of 65,536 or of a thousand runs as one block on the caller's thread
     and its library holds no runtime at all."""
     from rewriter.compile import compile_module, load
 

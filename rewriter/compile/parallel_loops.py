@@ -25,13 +25,17 @@ from ..abi import bridge_dir
 # microseconds on a loaded machine, and the block's data moved to the other core's cache)
 # costs more than it saves. A split block's body is vectorized as the one-thread loop (perf
 # of speed.py's conv split from 65,536: the loop bodies' samples the same, 5,200 against
-# 5,300); what a split adds is the kernel's wake-ups and context switches (568 samples to
-# 1,194 of 32,000), and on a machine whose other cores are busy the wait for a worker that
-# runs late. From 131,072 iterations the loops of 262,144 (a 16 x 32 x 32 x 16 activation's
-# fill, ReLU and copy) split in two: speed.py's conv 0.93 -> 0.82 ms wall with a core free
-# (jax.jit 0.75), attention 1.93 -> 1.74, CPU time the same; 65,536 gained little more
-# (0.80, 1.64) for 1-2% more CPU time.
-MIN_TASK_SIZE = 131072
+# 5,300); what a split adds is the handover of a block to a worker (cheap while the pool's
+# threads watch for work: abi/async_runtime.c), and on a machine whose other cores are busy
+# the wait for a worker that runs late. The pass gives every block but the last this many
+# iterations and the last the rest, so a loop of less than twice as many is split unevenly:
+# at 131,072, the GELU of a 300 x 512 f64 block (153,600 iterations) ran 131,072 on one
+# thread and 22,528 on the other, 0.28 ms wall as on one thread; at 65,536 (65,536 twice,
+# and 22,528), 0.16 ms (jax.jit 0.13-0.16). benchmarks/shape_sweep.py's compile path on an
+# Intel Xeon, 44 blocks in one run each way: worst wall time 1.33x -> 1.24x jax.jit's, the
+# time of nearly every block down 2 to 20%; 32,768 was no better, the smallest convolutions
+# slower (4 images of 32 x 32, f32: 0.16 -> 0.20 ms).
+MIN_TASK_SIZE = 65536
 
 # A call of the async runtime in LLVM IR (convert-async-to-llvm declares all of its
 # functions in every module, called or not).
