@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import rewriter
-from rewriter.iree import blas_gemm, compile_module, load, plugin
+from rewriter.iree import blas_gemm, blas_products, compile_module, load, plugin
 from rewriter.iree import runtime as iree_runtime
 from rewriter.iree.blas_products import (
     IMPORT_PREFIX,
@@ -123,7 +123,13 @@ def test_the_layout_gives_dot_general(lhs_shape, rhs_shape, dims):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_products_are_split_only_when_single_and_large():
+@pytest.fixture
+def four_cpus(monkeypatch):
+    """Products cut as on a machine of four CPUs or more (``most_blocks``: 4)."""
+    monkeypatch.setattr(blas_products, "default_threads", lambda: 4)
+
+
+def test_products_are_split_only_when_single_and_large(four_cpus):
     single = layout_of((300, 400), (400, 200), FITTING[0][2])
     assert single is not None and single.tasks == 4
     assert (single.rows, single.cols) == (75, 200)
@@ -134,12 +140,25 @@ def test_products_are_split_only_when_single_and_large():
     assert small is not None and small.tasks == 1
 
 
-def test_a_split_packs_the_smaller_operand_again():
+def test_a_split_packs_the_smaller_operand_again(four_cpus):
     """A block of rows repacks all of B, one of columns all of A: a wide product is cut in
     columns."""
     wide = layout_of((200, 400), (400, 300), FITTING[0][2])
     assert wide is not None and wide.tasks == 4
     assert (wide.rows, wide.cols) == (200, 75)
+
+
+@pytest.mark.parametrize(("cpus", "blocks"), [(1, 1), (2, 2), (3, 3), (4, 4), (64, 4)])
+def test_a_product_is_cut_in_a_block_a_cpu_at_most_four(cpus, blocks, monkeypatch):
+    """Each block packs the other operand again: no more blocks than local-task's workers,
+    one a CPU."""
+    monkeypatch.setattr(blas_products, "default_threads", lambda: cpus)
+    single = layout_of((300, 400), (400, 200), FITTING[0][2])
+    assert single is not None and single.tasks == blocks
+    assert (single.rows, single.cols) == (-(-300 // blocks), 200)
+    wide = layout_of((200, 400), (400, 300), FITTING[0][2])
+    assert wide is not None and wide.tasks == blocks
+    assert (wide.rows, wide.cols) == (200, -(-300 // blocks))
 
 
 def test_products_are_whole_when_not_split():
@@ -319,9 +338,11 @@ def workgroups(sources: str) -> list[int]:
 
 
 @runs_modules
-def test_a_large_product_is_split_for_local_task_only(tmp_path):
+@pytest.mark.parametrize("cpus", [4, 2])
+def test_a_large_product_is_split_for_local_task_only(cpus, tmp_path, monkeypatch):
     """On local-sync the blocks of a product run one after the other, each packing an
-    operand again: the product stays whole. local-task's workers share four blocks."""
+    operand again: the product stays whole. local-task's workers share a block a CPU."""
+    monkeypatch.setattr(blas_products, "default_threads", lambda: cpus)
     path, inputs, expected = rewritten(
         lambda a, b: a @ b, [(128, 256), (256, 512)], tmp_path, np.float32
     )
@@ -331,7 +352,7 @@ def test_a_large_product_is_split_for_local_task_only(tmp_path):
         counts[driver] = workgroups(sources)
         got = load(path, imports={}, driver=driver).main(*inputs)
         np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
-    assert counts == {"local-sync": [1], "local-task": [4]}
+    assert counts == {"local-sync": [1], "local-task": [cpus]}
 
 
 DRIVER_FIRST = """

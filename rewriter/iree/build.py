@@ -71,6 +71,7 @@ from ..inputs.streams import run_tool
 from ..inputs.temporary import temporary_folder
 from ..plan.naming import NamePool
 from ..syntax.diagnostics import Diagnostic, RewriteError
+from .blas_products import most_blocks
 from .drivers import PARTS_KEY, SIZES_KEY, WORK_KEY, SizedWork, driver_for, work_by_size
 from .signatures import (
     METADATA_KEY,
@@ -260,7 +261,7 @@ def compile_module(
     split = (driver or driver_for(work)) == "local-task"
     key = None
     if cache and bindings is not None:
-        chosen = (products, split) if products else None
+        chosen = (products, most_blocks() if split else 1) if products else None
         key = _cache_key(
             text, command, bindings, _selection_key(ffi_dispatch), chosen, native_sorts
         )
@@ -338,13 +339,13 @@ def _cache_key(
     command: list[str],
     bindings: str,
     dispatch: object = None,
-    products: tuple[list[str], bool] | None = None,
+    products: tuple[list[str], int] | None = None,
     native_sorts: bool = False,
 ) -> str:
     """The key of a compile in the cache: the module, iree-compile's flags and identity,
     this machine's CPU when the code is for it (``=host``), the bindings that rewrite the
-    module first and the rewriter's own code; the products given to the BLAS and whether
-    they are cut in blocks; whether sorts are dispatches."""
+    module first and the rewriter's own code; the products given to the BLAS and the most
+    blocks one is cut in; whether sorts are dispatches."""
     host_cpu = compile_cache.host_cpu()
     return compile_cache.key_of(
         {
@@ -356,7 +357,7 @@ def _cache_key(
             "iree-base-compiler": bindings,
             "rewriter": compile_cache.package_identity(),
             **({"ffi_dispatch": dispatch} if dispatch is not None else {}),
-            **({"blas_products": products[0], "split": products[1]} if products else {}),
+            **({"blas_products": products[0], "blocks": products[1]} if products else {}),
             **({"native_sorts": True} if native_sorts else {}),
         }
     )
