@@ -9,7 +9,9 @@ past the shorter argument (``x + y`` of ``(b,)`` arrays called with 5 and 3 elem
 ``lax.top_k(x, 2)`` under ``b >= 2`` read past a 1-element argument.
 
 Both paths write each assertion as ``cf.assert`` of its predicate with jax's message (each
-``{N}`` placeholder, a size jax formats in, written ``?``): IREE's runtime fails the call
+``{N}`` placeholder, a size jax formats in, written ``?``), the predicate computed by
+scalar ops where it can be (``host_scalars.py``: on IREE's host, with no dispatch and no
+wait for one): IREE's runtime fails the call
 with the message; the compiled code aborts the process. Neither is reached from ``load``
 or the C API: both paths run a copy of the predicates first (``shape_checks.py``), and
 the compiled path compares the sizes of one dimension variable (``Entry.shared_sizes``);
@@ -21,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .host_scalars import HostScalars
 from .mlir_walk import operations_named
 
 SHAPE_ASSERTION = "shape_assertion"
@@ -46,9 +49,11 @@ def checked_shape_assertions(module: Any) -> int:
         if "error_message" in attributes:
             message = re.sub(r"\{\d+\}", "?", ir.StringAttr(attributes["error_message"]).value)
         with ir.InsertionPoint(call), call.location:
-            flag = ir.Operation.create(
-                "tensor.extract", results=[kind.element_type], operands=[holds]
-            ).result
+            flag = HostScalars(ir).scalar_of(holds)
+            if flag is None:
+                flag = ir.Operation.create(
+                    "tensor.extract", results=[kind.element_type], operands=[holds]
+                ).result
             ir.Operation.create(
                 "cf.assert", operands=[flag], attributes={"msg": ir.StringAttr.get(message)}
             )

@@ -8,7 +8,8 @@ arguments: the ops the assertions' predicates are computed by (a copy: sizes rea
 the arguments, integer arithmetic),
 and one result per number of the message: the number of the first assertion that fails
 (0: none fails), then the values jax formats into its message (``{0}``, ``{1}``, ...), as
-i64 (on the IREE path one ``tensor<Nxi64>`` of them, ``rewriter/iree/build.py``).
+i64 scalars, computed by scalar ops where they can be (``host_scalars.py``: on IREE, on
+the host, with no dispatch to wait for).
 ``load``'s functions (both paths') and the C API call it first, with the call's own
 arguments, and raise ``ValueError`` or return ``STATUS_INVALID_ARGUMENT`` with jax's
 message, the values in place, as ``Exported.call`` does; the program does not run. The
@@ -25,6 +26,7 @@ import re
 from typing import Any
 
 from ..plan.naming import NamePool, c_identifier
+from .host_scalars import HostScalars
 from .shape_assertions import SHAPE_ASSERTION
 
 CHECK_PREFIX = "rw_check_"
@@ -88,8 +90,6 @@ def add_shape_checks(
     module: Any,
     functions: list[tuple[str, Any]],
     pool: NamePool,
-    *,
-    as_tensor: bool = False,
 ) -> dict[str, tuple[str, list[str], int]]:
     """A check (``add_shape_check``) for each of ``functions`` (its name and its op) that
     holds assertions, named ``rw_check_F`` from ``pool`` (a ``NamePool`` of the module's
@@ -99,20 +99,17 @@ def add_shape_checks(
         if not assertions_of(ir, function):
             continue
         symbol = pool.claim(CHECK_PREFIX + c_identifier(name))
-        messages, values = add_shape_check(ir, module, function, symbol, as_tensor=as_tensor)
+        messages, values = add_shape_check(ir, module, function, symbol)
         if messages:
             added[name] = (symbol, messages, values)
     return added
 
 
-def add_shape_check(
-    ir: Any, module: Any, function: Any, symbol: str, *, as_tensor: bool = False
-) -> tuple[list[str], int]:
+def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[list[str], int]:
     """Add ``@symbol``, the check of ``function``'s assertions (the module's doc), at the end
     of ``module``; return the messages of the assertions it checks, in the order of their
     numbers (1, 2, ...), and how many values follow the number. No function is added, and
-    ``([], 0)`` returned, when no assertion can be checked. ``as_tensor``: the numbers come
-    back as one ``tensor<Nxi64>`` (the IREE path's functions return tensors)."""
+    ``([], 0)`` returned, when no assertion can be checked."""
     block = function.regions[0].blocks[0]
     order = {op.operation: index for index, op in enumerate(block.operations)}
     checked: list[tuple[Any, set[int]]] = []
@@ -131,8 +128,7 @@ def add_shape_check(
     i64 = ir.IntegerType.get_signless(64)
     copied = set().union(*(needed for _, needed in checked))
     with function.context, ir.Location.unknown(), ir.InsertionPoint(module.body):
-        packed = ir.RankedTensorType.get([1 + values], i64)
-        returned = [packed] if as_tensor else [i64] * (1 + values)
+        returned = [i64] * (1 + values)
         check = ir.Operation.create(
             "func.func",
             attributes={
@@ -145,14 +141,20 @@ def add_shape_check(
         body = check.regions[0].blocks.append(*arguments)
         mapping = {a: b for a, b in zip(block.arguments, body.arguments, strict=True)}
         with ir.InsertionPoint(body):
-            _copy(block, copied, order, mapping)
+            scalar_of = _host_scalars(ir, checked, mapping)
+            if scalar_of is None:  # the tensor ops copied, each value read from its tensor
+                _copy(block, copied, order, mapping)
+
+                def scalar_of(value: Any) -> Any:
+                    return _scalar(ir, mapping[value])
+
             zero = _i64_constant(ir, 0)
             results = [zero] * (1 + values)
             for number in range(len(checked), 0, -1):  # the first that fails wins
                 assertion = checked[number - 1][0]
-                holds = _scalar(ir, mapping[assertion.operands[0]])
+                holds = scalar_of(assertion.operands[0])
                 candidates = [_i64_constant(ir, number)]
-                candidates += [_as_i64(ir, _scalar(ir, mapping[v])) for v in assertion.operands[1:]]
+                candidates += [_as_i64(ir, scalar_of(v)) for v in assertion.operands[1:]]
                 candidates += [zero] * (1 + values - len(candidates))
                 for index, candidate in enumerate(candidates):
                     results[index] = ir.Operation.create(
@@ -160,14 +162,23 @@ def add_shape_check(
                         results=[i64],
                         operands=[holds, results[index], candidate],
                     ).result
-            if as_tensor:
-                results = [
-                    ir.Operation.create(
-                        "tensor.from_elements", results=[packed], operands=results
-                    ).result
-                ]
             ir.Operation.create("func.return", operands=results)
     return [message_of(ir, assertion) for assertion, _ in checked], values
+
+
+def _host_scalars(ir: Any, checked: list[tuple[Any, set[int]]], mapping: dict) -> Any:
+    """A function from each value of the ``checked`` assertions to its scalar, written at
+    the insertion point by scalar ops that read the sizes of the check's own arguments
+    (``host_scalars.py``: no dispatch on IREE); None when one of them has no scalar form
+    (the scalar ops written for the others are then unused, and canonicalization drops
+    them)."""
+    scalars = HostScalars(ir, mapping)
+    values = [v for assertion, _ in checked for v in assertion.operands]
+    written = [scalars.scalar_of(v) for v in values]
+    if any(w is None for w in written):
+        return None
+    found = dict(zip(values, written, strict=True))
+    return found.__getitem__
 
 
 def _copy(block: Any, positions: set[int], order: dict[Any, int], mapping: dict) -> None:

@@ -496,7 +496,7 @@ def _write_with_metadata(
 
 def _add_shape_checks(ir, module) -> None:
     """For each public function with jax's shape assertions, a public function that checks
-    them (``shape_checks.add_shape_check``, its numbers as one tensor), named in the
+    them (``shape_checks.add_shape_check``, its numbers i64 scalars), named in the
     function's ``SHAPE_CHECK_KEY``: ``load`` calls it first and raises jax's message."""
     from ..compile.shape_checks import add_shape_checks
 
@@ -509,7 +509,7 @@ def _add_shape_checks(ir, module) -> None:
         for op in module.body.operations
         if "sym_name" in op.operation.attributes
     )
-    checks = add_shape_checks(ir, module, list(functions.items()), pool, as_tensor=True)
+    checks = add_shape_checks(ir, module, list(functions.items()), pool)
     for name, (symbol, messages, _) in checks.items():
         check = json.dumps({"function": symbol, "messages": messages})
         _add_reflection(ir, functions[name], SHAPE_CHECK_KEY, check)
