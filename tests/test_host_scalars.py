@@ -86,6 +86,22 @@ def test_the_scalars_give_what_the_tensor_ops_give(scalars, path, tmp_path, monk
         assert str(raised.value) == f"main: sizes {expected}"
 
 
+@on_both_paths
+def test_a_size_of_an_intermediate_tensor_is_read_from_the_tensor(path, tmp_path):
+    """A size read from a tensor the function computes has no scalar form (the check, a
+    function of its own, sees only the arguments): the assertion keeps its tensor ops and
+    still stops the call with its numbers."""
+    text = ARITHMETIC.replace(
+        "%n = stablehlo.get_dimension_size %arg0,",
+        "%neg = stablehlo.negate %arg0 : tensor<?xf32>\n"
+        "    %n = stablehlo.get_dimension_size %neg,",
+    )
+    main = main_on(path, text, tmp_path)
+    with pytest.raises(ValueError) as raised:
+        main(np.zeros(5, np.float32))
+    assert str(raised.value) == f"main: sizes {' '.join(str(v) for v in expected_sizes(5))}"
+
+
 def elementwise(x):
     return jnp.tanh(x) * 2 + jnp.exp(-x * x)
 

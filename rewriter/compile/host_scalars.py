@@ -68,9 +68,10 @@ _DIVISIONS = {"stablehlo.divide": "arith.divsi", "stablehlo.remainder": "arith.r
 class HostScalars:
     """Scalars of 0-d integer tensors, written at the insertion point and remembered.
 
-    ``arguments`` maps a block argument (a tensor whose sizes a ``get_dimension_size``
-    reads) to the value to read them from instead (the same argument of a copy of the
-    function); by default, the argument itself."""
+    A size is read from a block argument (as jax's assertions read the function's
+    arguments; a size of any other tensor has no scalar form here). ``arguments`` maps an
+    argument to the value to read it from instead (the same argument of a copy of the
+    function, where the check runs); by default, the argument itself."""
 
     def __init__(self, ir: Any, arguments: dict[Any, Any] | None = None) -> None:
         self.ir = ir
@@ -137,9 +138,9 @@ def _integer_element(ir: Any, value: Any) -> Any | None:
 def _dimension_size(scalars: HostScalars, operation: Any, element: Any, _: list[Any]) -> Any:
     ir = scalars.ir
     shaped = operation.operands[0]
+    if not isinstance(shaped, ir.BlockArgument) or not isinstance(shaped.type, ir.RankedTensorType):
+        return None  # jax reads the sizes of the function's arguments, which a copy maps
     shaped = scalars.arguments.get(shaped, shaped)
-    if not isinstance(shaped.type, ir.RankedTensorType):
-        return None
     index = ir.IndexType.get()
     dimension = ir.IntegerAttr(operation.attributes["dimension"]).value
     at = ir.IntegerAttr.get(index, dimension)
