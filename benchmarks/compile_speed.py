@@ -39,7 +39,7 @@ def layer_norm(x):
 
 
 def block(x, w):
-    """4 layers of layer norm, GELU and a 512x512 matmul, batch 128 (issue 14's block)."""
+    """4 layers of layer norm, GELU and a 512x512 matmul, batch 128."""
     for layer in range(4):
         x = x + jax.nn.gelu(layer_norm(x) @ w[layer])
     return x

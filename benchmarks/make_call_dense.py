@@ -13,8 +13,8 @@ and call count, exported with jax like a user's program:
 - ``layouts``: column-major operands (``input_layouts``), so every call goes through a
   layout wrapper.
 
-``--large``: ``large.mlir``, 70,000 calls of ``many_targets`` with ops between them (52 MB), the
-"50 MB export" of issue 13.
+``--large``: ``large.mlir``, 70,000 calls of ``many_targets`` with ops between them (52 MB), an
+export of the size users have (tens of MB).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def many_targets(calls: int):
 
 def large(calls: int):
     """``many_targets`` with ops between the calls, as in a model: about 740 bytes a call,
-    so 70,000 calls make an export of 52 MB, the size issue 13 asks for."""
+    so 70,000 calls make an export of 52 MB, the size of a large model's export."""
 
     def model(x):
         for i in range(calls):

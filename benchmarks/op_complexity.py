@@ -2,8 +2,8 @@
 rewriter.iree, from 1,000 to 4,096,000 elements.
 
 The sizes go up 8x a step, so that every step's growth reads the same way (8x for a
-linear op, 64x for a quadratic one); issue 36 asks for 1k to 1M, and the fifth size is the
-first of the series past 1M (a last step of 1.95x to 1,000,000 would not compare with
+linear op, 64x for a quadratic one), from 1k to past 1M: the fifth size is the first of
+the series past 1M (a last step of 1.95x to 1,000,000 would not compare with
 the others). 64,000 elements of f32 (256 KB an array) stay in a core's 2 MB L2 cache,
 512,000 (2 MB) no longer do, and 4,096,000 (16 MB) are past any private cache: the last
 two steps say more about memory and about threads (XLA splits large loops in 2 on this

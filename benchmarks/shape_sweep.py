@@ -339,7 +339,7 @@ class Worst:
                 self.ratio, self.label = ratio, label
 
 
-LIMIT = 1.2  # issue 36: at most 1.2x jax.jit on every block
+LIMIT = 1.2  # the target: at most 1.2x jax.jit on every block
 
 
 def main(argv: Sequence[str] | None = None) -> int:

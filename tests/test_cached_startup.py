@@ -1,4 +1,4 @@
-"""A compile served from the cache does only what it must (issue 36): it runs no tool (not
+"""A compile served from the cache does only what it must: it runs no tool (not
 even clang's questions), imports none of the stages' modules, and remembers the BLAS it
 found only while nothing that answer came from changed. Its speed is shown by
 ``benchmarks/compile_time.py`` (column ``cached``), not timed here."""

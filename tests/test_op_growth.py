@@ -1,5 +1,5 @@
 """What the compiled path makes of ops whose time grew faster than XLA's with their size
-(benchmarks/op_complexity.py, issue 36): structural checks of the bufferized module, not
+(benchmarks/op_complexity.py): structural checks of the bufferized module, not
 timings."""
 
 from __future__ import annotations
