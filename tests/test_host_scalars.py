@@ -122,3 +122,51 @@ def test_a_symbolic_batch_on_iree_has_no_dispatch_but_its_program(tmp_path):
     compile_module(source, tmp_path / "program.vmfb", extra_args=extra, cache=False)
     executables = sorted(p.name for p in dump.glob("*.mlir"))
     assert len(executables) == 1 and "elementwise" in (dump / executables[0]).read_text()
+
+
+def counted_checks(monkeypatch) -> list[int]:
+    """How many times each loaded function's shape check runs: a list with one count a
+    check, in the order load made them."""
+    from rewriter.iree import runtime
+
+    counts: list[int] = []
+    made = runtime._checked
+
+    def counting(name, function, check, messages, sizes_only=False):
+        counts.append(0)
+        at = len(counts) - 1
+
+        def counted(*arrays):
+            counts[at] += 1
+            return check(*arrays)
+
+        return made(name, function, counted, messages, sizes_only)
+
+    monkeypatch.setattr(runtime, "_checked", counting)
+    return counts
+
+
+@pytest.mark.slow
+@pytest.mark.iree
+@pytest.mark.parametrize("scalars", [True, False], ids=["host_scalars", "tensor_ops"])
+def test_a_check_of_sizes_alone_runs_once_a_shape(scalars, tmp_path, monkeypatch):
+    """A check written by scalar ops reads nothing but sizes: load runs it once for each
+    shape that passes (it is a call into IREE of its own, as long as a small program), and
+    on every call that breaks an assertion. A check of copied tensor ops runs every call."""
+    from rewriter.iree import load
+
+    if not scalars:
+        monkeypatch.setattr(host_scalars.HostScalars, "scalar_of", lambda self, value: None)
+    counts = counted_checks(monkeypatch)
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape("b, 8"), np.float32)
+    source = tmp_path / "program.iree.mlir"
+    source.write_text(rewriter.rewrite(rewriter.export(elementwise, spec).text, abi="iree").text)
+    main = load(source, imports={}, driver="local-sync").main
+    rng = np.random.default_rng(3)
+    for rows in (3, 3, 5, 3, 5):
+        x = rng.standard_normal((rows, 8)).astype(np.float32)
+        np.testing.assert_allclose(main(x), elementwise(x), rtol=2e-6, atol=2e-6)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="Expected value >= 1 for dimension variable 'b'"):
+            main(np.zeros((0, 8), np.float32))
+    assert counts == ([2 + 2] if scalars else [5 + 2])

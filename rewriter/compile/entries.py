@@ -111,12 +111,12 @@ def prepare(text: str) -> tuple[str, list[Entry]]:
         checks = add_shape_checks(ir, module, functions, pool)
         for index, entry in enumerate(entries):
             if entry.name in checks:
-                check, messages, values = checks[entry.name]
+                check = checks[entry.name]
                 entries[index] = replace(
                     entry,
-                    check_symbol=f"_mlir_ciface_{check}",
-                    check_messages=tuple(messages),
-                    check_values=values,
+                    check_symbol=f"_mlir_ciface_{check.symbol}",
+                    check_messages=tuple(check.messages),
+                    check_values=check.values,
                 )
     return module.operation.get_asm(enable_debug_info=True), entries
 

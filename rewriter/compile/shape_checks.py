@@ -23,7 +23,7 @@ block or a call is left to the ``cf.assert`` alone (no check copies it).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..plan.naming import NamePool, c_identifier
 from .host_scalars import HostScalars
@@ -85,31 +85,42 @@ def _scalar_integer(ir: Any, value: Any) -> bool:
     )
 
 
+class ShapeCheck(NamedTuple):
+    """The check of one function's assertions: its symbol, the assertions' messages (in
+    the order of their numbers, 1, 2, ...), how many values follow the number, and whether
+    it reads nothing but the arguments' sizes (every value a scalar op of
+    ``host_scalars.py``): then its result is the same for arguments of the same shapes."""
+
+    symbol: str
+    messages: list[str]
+    values: int
+    sizes_only: bool
+
+
 def add_shape_checks(
     ir: Any,
     module: Any,
     functions: list[tuple[str, Any]],
     pool: NamePool,
-) -> dict[str, tuple[str, list[str], int]]:
+) -> dict[str, ShapeCheck]:
     """A check (``add_shape_check``) for each of ``functions`` (its name and its op) that
     holds assertions, named ``rw_check_F`` from ``pool`` (a ``NamePool`` of the module's
-    symbols); by function name: the check's symbol, its messages and its count of values."""
+    symbols), by function name."""
     added = {}
     for name, function in functions:
         if not assertions_of(ir, function):
             continue
         symbol = pool.claim(CHECK_PREFIX + c_identifier(name))
-        messages, values = add_shape_check(ir, module, function, symbol)
-        if messages:
-            added[name] = (symbol, messages, values)
+        check = add_shape_check(ir, module, function, symbol)
+        if check.messages:
+            added[name] = check
     return added
 
 
-def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[list[str], int]:
+def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> ShapeCheck:
     """Add ``@symbol``, the check of ``function``'s assertions (the module's doc), at the end
-    of ``module``; return the messages of the assertions it checks, in the order of their
-    numbers (1, 2, ...), and how many values follow the number. No function is added, and
-    ``([], 0)`` returned, when no assertion can be checked."""
+    of ``module``. No function is added, and a check of no messages returned, when no
+    assertion can be checked."""
     block = function.regions[0].blocks[0]
     order = {op.operation: index for index, op in enumerate(block.operations)}
     checked: list[tuple[Any, set[int]]] = []
@@ -118,7 +129,7 @@ def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[l
         if needed is not None:
             checked.append((assertion, needed))
     if not checked:
-        return [], 0
+        return ShapeCheck(symbol, [], 0, sizes_only=False)
     # At least one value: two results or more come back through a pointer, the first
     # parameter of MLIR's C interface, as an entry's do; one would be returned.
     values = max(1, *(len(assertion.operands) - 1 for assertion, _ in checked))
@@ -142,6 +153,7 @@ def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[l
         mapping = {a: b for a, b in zip(block.arguments, body.arguments, strict=True)}
         with ir.InsertionPoint(body):
             scalar_of = _host_scalars(ir, checked, mapping)
+            sizes_only = scalar_of is not None
             if scalar_of is None:  # the tensor ops copied, each value read from its tensor
                 _copy(block, copied, order, mapping)
 
@@ -163,7 +175,8 @@ def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> tuple[l
                         operands=[holds, results[index], candidate],
                     ).result
             ir.Operation.create("func.return", operands=results)
-    return [message_of(ir, assertion) for assertion, _ in checked], values
+    messages = [message_of(ir, assertion) for assertion, _ in checked]
+    return ShapeCheck(symbol, messages, values, sizes_only)
 
 
 def _host_scalars(ir: Any, checked: list[tuple[Any, set[int]]], mapping: dict) -> Any:

@@ -510,9 +510,11 @@ def _add_shape_checks(ir, module) -> None:
         if "sym_name" in op.operation.attributes
     )
     checks = add_shape_checks(ir, module, list(functions.items()), pool)
-    for name, (symbol, messages, _) in checks.items():
-        check = json.dumps({"function": symbol, "messages": messages})
-        _add_reflection(ir, functions[name], SHAPE_CHECK_KEY, check)
+    for name, check in checks.items():
+        recorded: dict[str, object] = {"function": check.symbol, "messages": check.messages}
+        if check.sizes_only:
+            recorded["sizes_only"] = True
+        _add_reflection(ir, functions[name], SHAPE_CHECK_KEY, json.dumps(recorded))
 
 
 def _add_reflection(ir, operation, key: str, value: str) -> None:

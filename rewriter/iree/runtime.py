@@ -377,7 +377,7 @@ def _with_shape_checks(
 ) -> dict[str, Callable[..., object]]:
     """``functions`` with each that has a check of jax's shape assertions
     (``build.SHAPE_CHECK_KEY``) calling it first, and without the checks themselves."""
-    checks: dict[str, tuple[str, tuple[str, ...]]] = {}
+    checks: dict[str, tuple[str, tuple[str, ...], bool]] = {}
     for name in functions:
         function = program.lookup_function(name)
         recorded = (function.reflection if function else {}).get(SHAPE_CHECK_KEY)
@@ -385,13 +385,18 @@ def _with_shape_checks(
             continue
         check = json.loads(recorded)
         if check["function"] in functions:
-            checks[name] = (check["function"], tuple(check["messages"]))
+            sizes_only = check.get("sizes_only") is True
+            checks[name] = (check["function"], tuple(check["messages"]), sizes_only)
     checked = dict(functions)
-    for name, (check, messages) in checks.items():
-        checked[name] = _checked(name, functions[name], functions[check], messages)
-    for check, _ in checks.values():
+    for name, (check, messages, sizes_only) in checks.items():
+        checked[name] = _checked(name, functions[name], functions[check], messages, sizes_only)
+    for check, _, _ in checks.values():
         checked.pop(check, None)
     return checked
+
+
+# The shapes whose check passed that a function remembers (``_checked``), at most.
+_PASSED_SHAPES = 64
 
 
 def _checked(
@@ -399,15 +404,26 @@ def _checked(
     function: Callable[..., object],
     check: Callable[..., object],
     messages: tuple[str, ...],
+    sizes_only: bool = False,
 ) -> Callable[..., object]:
     """``function``, which first runs ``check`` on its arguments and raises ``ValueError``
     with jax's message of the first assertion they break, numbers in place, as
-    ``Exported.call`` does (``shape_checks.py``)."""
+    ``Exported.call`` does (``shape_checks.py``).
+
+    A check that reads nothing but the arguments' sizes (``sizes_only``) passes again for
+    arguments of shapes it passed: those shapes are remembered (up to ``_PASSED_SHAPES``)
+    and the check, a call of its own into IREE (10 us, as long as a small program's), is
+    not run again for them. A check that failed is run on every call."""
+    passed: set[tuple[tuple[int, ...], ...]] = set()
 
     def call(*arrays):
-        numbers = np.asarray(check(*arrays))
-        if numbers[0]:
-            raise ValueError(f"{name}: {failed_check(messages, [int(n) for n in numbers])}")
+        shapes = tuple(np.shape(a) for a in arrays) if sizes_only else None
+        if shapes is None or shapes not in passed:
+            numbers = np.asarray(check(*arrays))
+            if numbers[0]:
+                raise ValueError(f"{name}: {failed_check(messages, [int(n) for n in numbers])}")
+            if shapes is not None and len(passed) < _PASSED_SHAPES:
+                passed.add(shapes)
         return function(*arrays)
 
     call.__name__ = name
