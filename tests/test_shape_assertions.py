@@ -34,6 +34,12 @@ def two_largest(x):
     return lax.top_k(x, 2)[0]
 
 
+def halves_added(x):
+    return x.reshape(2, -1).sum(0)
+
+
+EVEN = jax.ShapeDtypeStruct(export.symbolic_shape("2*n"), np.float32)
+
 CASES = {  # name: (program, shapes, good inputs, inputs that break an assertion, message)
     "sizes_of_one_symbol": (
         added,
@@ -48,6 +54,15 @@ CASES = {  # name: (program, shapes, good inputs, inputs that break an assertion
         [np.arange(4, dtype=np.float32)],
         [np.ones(1, np.float32)],
         "Input shapes do not match the symbolic shape constraint b >= 2",
+    ),
+    # jax computes n of a size 2*n by calls of its @divmod: the check copies the calls (a
+    # process abort on the compiled path, IREE's RuntimeError, without them)
+    "a_size_of_two_n": (
+        halves_added,
+        [EVEN],
+        [np.arange(6, dtype=np.float32)],
+        [np.ones(5, np.float32)],
+        "Division had remainder 1 when computing the value of 'n'",
     ),
 }
 

@@ -16,17 +16,23 @@ message, the values in place, as ``Exported.call`` does; the program does not ru
 assertions stay in the entry's function, where they become ``cf.assert``: never reached
 when the check passed.
 
-An assertion whose predicate or values come from an op with regions, an op of another
-block or a call is left to the ``cf.assert`` alone (no check copies it).
+A predicate may call a function of the module whose ops compute and nothing else (jax's
+``@divmod``, ``@floor_divide`` and ``@remainder`` of a size ``2*n``: StableHLO ops with
+no regions, no custom call, calls only of such functions): the check copies the call. An
+assertion whose predicate or values come from an op with regions, an op of another block
+or a call of any other function is left to the ``cf.assert`` alone (no check copies it):
+a broken one stops IREE's call with IREE's message and aborts the compiled code.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..plan.naming import NamePool, c_identifier
 from .host_scalars import HostScalars
+from .mlir_walk import functions_by_name
 from .shape_assertions import SHAPE_ASSERTION
 
 CHECK_PREFIX = "rw_check_"
@@ -123,9 +129,10 @@ def add_shape_check(ir: Any, module: Any, function: Any, symbol: str) -> ShapeCh
     assertion can be checked."""
     block = function.regions[0].blocks[0]
     order = {op.operation: index for index, op in enumerate(block.operations)}
+    computes = _ComputingFunctions(module)
     checked: list[tuple[Any, set[int]]] = []
     for assertion in assertions_of(ir, function):
-        needed = _computed_by(ir, list(assertion.operands), block, order)
+        needed = _computed_by(ir, list(assertion.operands), block, order, computes)
         if needed is not None:
             checked.append((assertion, needed))
     if not checked:
@@ -208,10 +215,47 @@ def _copy(block: Any, positions: set[int], order: dict[Any, int], mapping: dict)
             mapping[old] = new
 
 
-def _computed_by(ir: Any, values: list[Any], block: Any, order: dict[Any, int]) -> set[int] | None:
+class _ComputingFunctions:
+    """Which functions of a module compute and do nothing else: every op a StableHLO op
+    with no regions but a custom call, a ``func.return``, or a call of such a function."""
+
+    def __init__(self, module: Any) -> None:
+        self._functions = functions_by_name(module)
+        self._known: dict[str, bool] = {}
+
+    def __call__(self, call: Any) -> bool:
+        """Whether ``call`` (a ``func.call``) calls such a function."""
+        return self._computes(str(call.attributes["callee"]).lstrip("@").strip('"'))
+
+    def _computes(self, name: str) -> bool:
+        if name not in self._known:
+            self._known[name] = False  # a function that calls itself is refused
+            function = self._functions.get(name)
+            self._known[name] = function is not None and all(
+                self._computing_op(op.operation) for op in function.regions[0].blocks[0]
+            )
+        return self._known[name]
+
+    def _computing_op(self, op: Any) -> bool:
+        if op.regions:
+            return False
+        if op.name == "func.call":
+            return self(op)
+        if op.name == "func.return":
+            return True
+        return op.name.startswith("stablehlo.") and op.name != "stablehlo.custom_call"
+
+
+def _computed_by(
+    ir: Any,
+    values: list[Any],
+    block: Any,
+    order: dict[Any, int],
+    computes: Callable[[Any], bool],
+) -> set[int] | None:
     """The positions in ``block`` of the ops that ``values`` are computed by; None when one
-    of them is no op of ``block`` with its operands there (an op with regions, a call, a
-    value of another block)."""
+    of them is no op of ``block`` with its operands there (an op with regions, a call of a
+    function that does more than compute (``computes``), a value of another block)."""
     needed: set[int] = set()
     stack = list(values)
     while stack:
@@ -222,7 +266,9 @@ def _computed_by(ir: Any, values: list[Any], block: Any, order: dict[Any, int]) 
             continue
         op = value.owner.operation
         position = order.get(op)
-        if position is None or op.regions or op.name in ("func.call", "stablehlo.custom_call"):
+        if position is None or op.regions or op.name == "stablehlo.custom_call":
+            return None
+        if op.name == "func.call" and not computes(op):
             return None
         if position not in needed:
             needed.add(position)
