@@ -703,6 +703,54 @@ def test_a_broken_shape_constraint_is_an_error_with_jaxs_message(tmp_path: Path)
     assert run.stdout.splitlines() == ["1 0", f"main: {message}", "0 9 7"]
 
 
+def halves_added(x):
+    return x.reshape(2, -1).sum(0)
+
+
+HALVES = r"""
+#include <stdio.h>
+
+#include "halves.h"
+
+int main(void) {
+    float x[6] = {1, 2, 3, 4, 5, 6}, r[3] = {0, 0, 0};
+    halves_f32_1d five = {x, {5}}, six = {x, {6}};
+    halves_f32_1d three = {r, {3}};
+    int status = halves_main(&five, &three);
+    printf("%d\n%s\n", status, halves_last_error());
+    status = halves_main(&six, &three);
+    printf("%d %g %g %g\n", status, r[0], r[1], r[2]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.jax
+@pytest.mark.toolchain("valgrind")
+def test_a_size_of_two_n_broken_is_an_error_with_jaxs_message(tmp_path: Path):
+    """Exported for a size ``2*n``, whose ``n`` jax computes by calls of its ``@divmod``
+    (which the check copies): 5 elements return STATUS_INVALID_ARGUMENT and the message
+    ``Exported.call`` raises, where the compiled code aborted the process; 6 run."""
+    import jax
+    import numpy as np
+
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("2*n"), np.float32)
+    exported = jax.export.export(jax.jit(halves_added))(spec)
+    with pytest.raises(ValueError) as raised:
+        exported.call(np.ones(5, np.float32))
+    module = tmp_path / "halves.mlir"
+    module.write_text(exported.mlir_module())
+    run = compile_cli(
+        module, tmp_path / "libhalves.a", "--header", str(tmp_path / "halves.h"),
+        "--prefix", "halves_", "--target-cpu", "generic",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run = run_under_valgrind(HALVES, tmp_path / "libhalves.a", tmp_path / "halves")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == ["1", f"main: {raised.value}", "0 5 7 9"]
+
+
 @pytest.mark.parametrize("clash", ["module", "output"])
 def test_a_header_that_is_the_module_or_the_output_is_a_usage_error(tmp_path: Path, clash):
     module = tmp_path / "model.mlir"
