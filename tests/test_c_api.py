@@ -652,6 +652,18 @@ def two_largest(x):
     return jax.lax.top_k(x, 2)[0]
 
 
+def export_and_its_error(function, spec, broken, module: Path) -> str:
+    """``function`` exported at ``spec`` and written to ``module``; the message
+    ``Exported.call`` raises for the argument ``broken``."""
+    import jax
+
+    exported = jax.export.export(jax.jit(function))(spec)
+    with pytest.raises(ValueError) as raised:
+        exported.call(broken)
+    module.write_text(exported.mlir_module())
+    return str(raised.value)
+
+
 def constrained_export(folder: Path) -> tuple[Path, str]:
     """``two_largest`` exported for ``b >= 2``, written to ``folder``, and the message
     ``Exported.call`` raises for one element."""
@@ -659,12 +671,22 @@ def constrained_export(folder: Path) -> tuple[Path, str]:
     import numpy as np
 
     spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b", constraints=["b >= 2"]), np.float32)
-    exported = jax.export.export(jax.jit(two_largest))(spec)
-    with pytest.raises(ValueError) as raised:
-        exported.call(np.ones(1, np.float32))
     module = folder / "largest.mlir"
-    module.write_text(exported.mlir_module())
-    return module, str(raised.value)
+    return module, export_and_its_error(two_largest, spec, np.ones(1, np.float32), module)
+
+
+def c_program_output(module: Path, prefix: str, program: str, folder: Path) -> list[str]:
+    """The lines ``program`` prints, run under valgrind, built against ``module``
+    compiled into a static library with its header ``{prefix}.h`` (names ``{prefix}_``)."""
+    library, header = folder / f"lib{prefix}.a", folder / f"{prefix}.h"
+    run = compile_cli(
+        module, library, "--header", str(header), "--prefix", f"{prefix}_",
+        "--target-cpu", "generic",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run = run_under_valgrind(program, library, folder / prefix)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout.splitlines()
 
 
 CONSTRAINED = r"""
@@ -693,14 +715,8 @@ def test_a_broken_shape_constraint_is_an_error_with_jaxs_message(tmp_path: Path)
     and the message ``Exported.call`` raises, its numbers in place, before the compiled
     code reads the argument (``lax.top_k(x, 2)`` would read past it); four elements run."""
     module, message = constrained_export(tmp_path)
-    run = compile_cli(
-        module, tmp_path / "liblargest.a", "--header", str(tmp_path / "largest.h"),
-        "--prefix", "largest_", "--target-cpu", "generic",
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    run = run_under_valgrind(CONSTRAINED, tmp_path / "liblargest.a", tmp_path / "constrained")
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.splitlines() == ["1 0", f"main: {message}", "0 9 7"]
+    lines = c_program_output(module, "largest", CONSTRAINED, tmp_path)
+    assert lines == ["1 0", f"main: {message}", "0 9 7"]
 
 
 def halves_added(x):
@@ -736,19 +752,10 @@ def test_a_size_of_two_n_broken_is_an_error_with_jaxs_message(tmp_path: Path):
     import numpy as np
 
     spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("2*n"), np.float32)
-    exported = jax.export.export(jax.jit(halves_added))(spec)
-    with pytest.raises(ValueError) as raised:
-        exported.call(np.ones(5, np.float32))
     module = tmp_path / "halves.mlir"
-    module.write_text(exported.mlir_module())
-    run = compile_cli(
-        module, tmp_path / "libhalves.a", "--header", str(tmp_path / "halves.h"),
-        "--prefix", "halves_", "--target-cpu", "generic",
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    run = run_under_valgrind(HALVES, tmp_path / "libhalves.a", tmp_path / "halves")
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.splitlines() == ["1", f"main: {raised.value}", "0 5 7 9"]
+    message = export_and_its_error(halves_added, spec, np.ones(5, np.float32), module)
+    lines = c_program_output(module, "halves", HALVES, tmp_path)
+    assert lines == ["1", f"main: {message}", "0 5 7 9"]
 
 
 @pytest.mark.parametrize("clash", ["module", "output"])
