@@ -245,6 +245,39 @@ def test_a_chosen_linking_is_not_changed(tmp_path):
         compile_module(source, extra_args=("--iree-llvmcpu-link-embedded=true",))
 
 
+def positional_encoding(x):
+    """f64 ``sin`` of a constant expression, as a transformer's positional encoding: IREE
+    evaluates it at compile time in an executable it links embedded, which lacks ``sin``."""
+    return x * jnp.sin(jnp.arange(x.size, dtype=x.dtype) * 0.01)
+
+
+def _positional_encoding_source(tmp_path: Path) -> tuple[Path, np.ndarray, np.ndarray]:
+    x = np.linspace(-3, 3, 1000)
+    with jax.enable_x64(True):
+        text = jax.export.export(jax.jit(positional_encoding))(x).mlir_module()
+        expected = np.asarray(jax.jit(positional_encoding)(x))
+    assert re.search(r"stablehlo\.sine .*f64", text)
+    source = tmp_path / "encoding.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    return source, x, expected
+
+
+def test_f64_libm_functions_of_constant_expressions_run_in_iree(tmp_path):
+    """Without constant evaluation at compile time (whose executables failed to link:
+    "undefined symbol: sin"), the module computes the expression when it is loaded."""
+    source, x, expected = _positional_encoding_source(tmp_path)
+    vmfb = tmp_path / "encoding.vmfb"
+    compile_module(source, vmfb)
+    np.testing.assert_array_equal(load(vmfb, imports={}).main(x), expected)
+
+
+def test_a_chosen_constant_evaluation_is_not_changed(tmp_path):
+    """With ``--iree-opt-const-eval=true`` given, the missing ``sin`` is an error."""
+    source, _, _ = _positional_encoding_source(tmp_path)
+    with pytest.raises(BuildError, match="undefined symbol: sin"):
+        compile_module(source, extra_args=("--iree-opt-const-eval=true",))
+
+
 def test_f64_cbrt_keeps_zeros_infinities_and_nan(tmp_path):
     """IREE cannot compile f64 cbrt; rewriter.iree computes sign(x) * pow(|x|, 1/3)
     (rewriter/iree/exact_math.py), which must keep cbrt's special values. pow calls no

@@ -18,10 +18,14 @@ A module whose f64 math needs a libm function that IREE's embedded linking lacks
 ``cos``, ``tanh``, ``atan2`` on f64, ...: "iree-lld: error: undefined symbol: sin") is
 compiled again with ``--iree-llvmcpu-link-embedded=false``: its executables become system
 shared libraries, and those functions come from the C library of the process that loads
-them (``iree.runtime`` in Python). f32 ``atan2`` and f64 ``cbrt``, which IREE gets wrong or
-cannot compile, are rewritten first (``exact_math.py``); f32 ``atan2`` becomes libm's f64
-``atan2``, so its module is linked as a system library from the start (and when that
-cannot be, cross-compiling or with embedded linking chosen, IREE's f32 ``atan2`` stays);
+them (``iree.runtime`` in Python). When the executables that need them are those IREE
+compiles to evaluate the module's constant expressions (a positional encoding's
+``sin(arange(n) * w)`` in f64), which it links embedded whatever the flags, the module is
+compiled again with ``--iree-opt-const-eval=false``: it computes them when it is loaded.
+f32 ``atan2`` and f64 ``cbrt``, which IREE gets wrong or cannot compile, are rewritten
+first (``exact_math.py``); f32 ``atan2`` becomes libm's f64 ``atan2``, so its module is
+linked as a system library from the start (and when that cannot be, cross-compiling or
+with embedded linking chosen, IREE's f32 ``atan2`` stays);
 f32 ``sin``, ``cos`` and ``tan`` are computed in f64 by reductions and polynomials that
 need no libm (``rewriter/compile/f32_in_f64.py``), but those of a dynamic shape become
 libm's f64 ones, on the same condition; a module with any of them is still linked as a
@@ -129,6 +133,8 @@ def layout_flags(text: str) -> tuple[str, ...]:
 
 
 SYSTEM_LINKING = "--iree-llvmcpu-link-embedded=false"
+CONST_EVAL_FLAG = "--iree-opt-const-eval"
+CONST_EVAL_OFF = f"{CONST_EVAL_FLAG}=false"
 # The key, in the module's iree.reflection, of the element types whose products are
 # dispatches that call a BLAS (JSON; absent when none are): load needs the BLAS for them.
 BLAS_PRODUCTS_KEY = "rewriter.blas_products"
@@ -161,6 +167,8 @@ _LIBM = frozenset(
     for suffix in ("", "f")
 )
 _UNDEFINED = re.compile(r"iree-lld: error: undefined symbol: (\w+)")
+# An executable that calls one: `>>>               /tmp/module_linked-1a2b3c.o:(name)`.
+_CALLER = re.compile(r"^>>> +\S+:\((\w+)\)$", re.M)
 _INSTALL = {"iree-compile": "iree-base-compiler", "iree-dump-module": "iree-base-runtime"}
 
 
@@ -291,8 +299,11 @@ def compile_module(
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
         done = _run([*command, str(embedded), "-o", str(vmfb)])
-        if done.returncode != 0 and _needs_system_libm(done.stderr, command):
-            command.append(SYSTEM_LINKING)
+        while done.returncode != 0:
+            flags = _flags_for_libm(done.stderr, command)
+            if not flags:
+                break
+            command.extend(flags)
             done = _run([*command, str(embedded), "-o", str(vmfb)])
         if done.returncode != 0:
             # The copy holds the metadata; the user's own file gives diagnostics with its
@@ -363,11 +374,33 @@ def _cache_key(
     )
 
 
-def _needs_system_libm(stderr: str, command: list[str]) -> bool:
-    """Whether the embedded link failed only for want of libm functions (and the caller
-    did not choose the linking)."""
+def _flags_for_libm(stderr: str, command: list[str]) -> list[str]:
+    """The flags that a compile which failed only for want of libm functions takes to
+    compile again; none when it failed otherwise, or those flags are in ``command``
+    already (the caller's own choice, or a retry's).
+
+    Two kinds of executable may call them: the module's own, which become system shared
+    libraries (SYSTEM_LINKING), and those of IREE's constant evaluation (``jit_eval_*``:
+    the compiler runs the module's constant expressions, a positional encoding's
+    ``sin(arange(n) * w)`` in f64 among them, as executables it links embedded whatever
+    the flags say), which are then not evaluated at compile time (CONST_EVAL_OFF): the
+    module computes them when it is loaded, by the same code. lld names a few of the
+    executables that call a missing function ("referenced 5 more times"), so a compile
+    may fail again for the other kind."""
     missing = set(_UNDEFINED.findall(stderr))
-    return bool(missing) and missing <= _LIBM and not _linking_chosen(command)
+    if not missing or not missing <= _LIBM:
+        return []
+    callers = set(_CALLER.findall(stderr))
+    flags = []
+    if any(caller.startswith("jit_eval_") for caller in callers) and not any(
+        argument.startswith(CONST_EVAL_FLAG) for argument in command
+    ):
+        flags.append(CONST_EVAL_OFF)
+    if any(not caller.startswith("jit_eval_") for caller in callers) and not _linking_chosen(
+        command
+    ):
+        flags.append(SYSTEM_LINKING)
+    return flags
 
 
 def _linking_chosen(command: list[str]) -> bool:
