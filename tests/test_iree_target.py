@@ -24,6 +24,7 @@ from mlir_tools import iree_tool
 
 import rewriter
 from rewriter.iree import BuildError, compile_module, load, target_flags
+from rewriter.iree.build import CONST_EVAL_OFF, SYSTEM_LINKING, _flags_for_libm
 
 ROOT = Path(__file__).resolve().parent.parent
 # IREE's name of this machine's architecture in executable formats (embedded-elf-x86_64).
@@ -329,3 +330,33 @@ def test_f32_atan2_stays_iree_s_own_where_no_system_library_can_be(
     vmfb = tmp_path / "atan2.vmfb"
     compile_module(f32_atan2, vmfb, **options)
     assert executable_formats(vmfb) == {form}
+
+
+def _lld_error(*callers: str, symbol: str = "sin") -> str:
+    """iree-lld's error for ``symbol``, referenced from executables ``callers``."""
+    references = "".join(
+        f">>> referenced by -:5\n>>>               /tmp/module_linked-275bd6.o:({caller})\n"
+        for caller in callers
+    )
+    return f"iree-lld: error: undefined symbol: {symbol}\n{references}Linking failed\n"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "chosen", "flags"),
+    [
+        (_lld_error("main_dispatch_0_elementwise_1000_f64"), [], [SYSTEM_LINKING]),
+        (_lld_error("jit_eval_39_dispatch_0_elementwise_1000_f64"), [], [CONST_EVAL_OFF]),
+        (
+            _lld_error("jit_eval_1_dispatch_0", "main_dispatch_2"),
+            [],
+            [CONST_EVAL_OFF, SYSTEM_LINKING],
+        ),
+        (_lld_error(), [], [SYSTEM_LINKING]),  # no caller named
+        (_lld_error("main_dispatch_0", symbol="rw_kernel"), [], []),  # not libm's
+        (_lld_error("jit_eval_3_dispatch_0"), ["--iree-opt-const-eval=true"], []),
+        (_lld_error("main_dispatch_0"), [SYSTEM_LINKING], []),  # a retry's, or the caller's
+        ("error: something else\n", [], []),
+    ],
+)
+def test_flags_for_libm_follow_the_executables_that_call_it(stderr, chosen, flags):
+    assert _flags_for_libm(stderr, ["iree-compile", *chosen]) == flags

@@ -396,9 +396,9 @@ def _flags_for_libm(stderr: str, command: list[str]) -> list[str]:
         argument.startswith(CONST_EVAL_FLAG) for argument in command
     ):
         flags.append(CONST_EVAL_OFF)
-    if any(not caller.startswith("jit_eval_") for caller in callers) and not _linking_chosen(
-        command
-    ):
+    # No caller named (another lld's output): the module's own, as the likelier.
+    module_calls = not callers or any(not caller.startswith("jit_eval_") for caller in callers)
+    if module_calls and not _linking_chosen(command):
         flags.append(SYSTEM_LINKING)
     return flags
 
