@@ -157,3 +157,24 @@ def test_every_fft_gives_the_transform_as_jax_does(name, wide, path, tmp_path):
     bound = relative_bound(CASES[name][3], unit_roundoff(got.dtype)) * np.linalg.norm(exact)
     assert np.max(np.abs(expected - exact)) <= bound  # XLA's DUCC, the bound's sanity
     assert np.max(np.abs(got - exact)) <= bound, (name, path)
+
+
+@pytest.mark.toolchain
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["compile", "iree"])
+@pytest.mark.parametrize(("length", "wide"), [(12, False), (3000, False), (9, True), (1, False)])
+def test_rfft_keeps_the_real_bins_real(length, wide, path, tmp_path):
+    """``X_0`` and, for an even length, ``X_(n/2)`` of real samples are real: XLA's
+    transform gives an imaginary part of +0.0, so the phase of a negative sum is pi."""
+    x = -np.abs(real_normal((3, length), np.float64 if wide else np.float32)) - 0.5  # sums < 0
+    with jax.enable_x64(wide):
+        text = rewriter.export(jnp.fft.rfft, x).text
+        expected = np.asarray(jax.jit(jnp.fft.rfft)(x))
+    got = main_on(path, text, tmp_path)(x)
+    real_bins = [0, length // 2] if length % 2 == 0 else [0]
+    assert np.all(x.sum(axis=1) < 0)
+    assert np.array_equal(expected.imag[:, real_bins], np.zeros((3, len(real_bins))))
+    assert np.array_equal(got.imag[:, real_bins], expected.imag[:, real_bins])
+    assert not np.signbit(got.imag[:, real_bins]).any()
+    assert np.allclose(np.angle(expected[:, 0]), np.pi)
+    np.testing.assert_array_equal(np.angle(got[:, 0]), np.angle(expected[:, 0]))

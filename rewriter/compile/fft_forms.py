@@ -15,9 +15,11 @@ array fails to compile on both paths ("failed to legalize operation 'stablehlo.f
   power-of-two length m >= 2n - 1: ``IFFT_m(FFT_m(a) FFT_m(b))``. ``w`` and ``FFT_m(b)`` are
   constants computed in complex128 (numpy) and rounded to the element type, the inverse's
   ``1/n`` folded into the last chirp. ``RFFT`` is the ``FFT`` of the real samples, its first
-  n/2 + 1 outputs; ``IRFFT`` the real part of the ``IFFT`` of the Hermitian extension
-  (``X_(n-k) = conj(X_k)``), whose imaginary parts of ``X_0`` (and ``X_(n/2)``) only reach
-  the imaginary part, which is dropped, as XLA drops them.
+  n/2 + 1 outputs, the imaginary parts of ``X_0`` (and ``X_(n/2)``) exactly 0, as XLA's real
+  transform gives them (after the ``FFT`` along other dimensions of an ``rfftn``, those
+  bins keep that transform's rounding); ``IRFFT`` the real part of the ``IFFT`` of the
+  Hermitian extension (``X_(n-k) = conj(X_k)``), whose imaginary parts of ``X_0`` (and
+  ``X_(n/2)``) only reach the imaginary part, which is dropped, as XLA drops them.
 
 The results are the transform's up to rounding: a transform computed by FFTs of length m
 is within a few ``log2(m)`` unit roundoffs of its norm (tests/test_fft_forms.py checks
@@ -151,7 +153,7 @@ class _Writer:
         if step == "RFFT":
             flat = self.to_complex(flat, [lines, n])
             done = self.transform(flat, lines, n, inverse=False)
-            done = self.slice(done, [lines, n], n // 2 + 1)
+            done = self.real_ends(self.slice(done, [lines, n], n // 2 + 1), lines, n)
         elif step == "IRFFT":
             full = self.hermitian(flat, lines, n)
             done = self.transform(full, lines, n, inverse=True)
@@ -190,6 +192,42 @@ class _Writer:
             f"{out} = stablehlo.slice {x} [0:{shape[0]}, 0:{keep}] : "
             f"({self.tensor(shape, self.complex)}) -> {self.tensor([shape[0], keep], self.complex)}"
         )
+        return out
+
+    def real_ends(self, x: str, lines: int, n: int) -> str:
+        """``x``, the n/2 + 1 outputs of each line's transform of real samples, with the
+        imaginary parts of ``X_0`` and, for an even n, ``X_(n/2)`` exactly 0: they are
+        sums of the real samples (with signs), whose imaginary part is 0, as XLA's real
+        transform gives it; the complex transform leaves its rounding there (a phase of -pi
+        where jax.jit gives pi, for a negative sum)."""
+        half = n // 2 + 1
+        inner = half - 2 if n % 2 == 0 else half - 1  # the columns between the real ones
+        whole = self.tensor([lines, half], self.complex)
+        reals = self.tensor([lines, half], self.real)
+        column = self.tensor([lines, 1], self.real)
+        real, imaginary, zero, out = (self.fresh() for _ in range(4))
+        self.lines += [
+            f"{real} = stablehlo.real {x} : ({whole}) -> {reals}",
+            f"{imaginary} = stablehlo.imag {x} : ({whole}) -> {reals}",
+            f"{zero} = stablehlo.constant dense<0.0> : {column}",
+        ]
+        parts = [(zero, column)]
+        if inner > 0:
+            cut = self.fresh()
+            part = self.tensor([lines, inner], self.real)
+            self.lines.append(
+                f"{cut} = stablehlo.slice {imaginary} [0:{lines}, 1:{inner + 1}] : "
+                f"({reals}) -> {part}"
+            )
+            parts.append((cut, part))
+        if n % 2 == 0 and half > 1:
+            parts.append((zero, column))
+        joined = self.fresh()
+        self.lines += [
+            f"{joined} = stablehlo.concatenate {', '.join(v for v, _ in parts)}, dim = 1 : "
+            f"({', '.join(t for _, t in parts)}) -> {reals}",
+            f"{out} = stablehlo.complex {real}, {joined} : {whole}",
+        ]
         return out
 
     def hermitian(self, x: str, lines: int, n: int) -> str:
