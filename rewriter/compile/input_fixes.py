@@ -12,6 +12,8 @@ from typing import Any
 from . import contexts
 from .broadcast_divisors import multiply_by_reciprocals
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
+from .complex_abs import ABS, complex_abs
+from .complex_divide import DIVIDE, complex_divide
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .dynamic_index_gathers import GATHER, dynamic_index_gathers
@@ -71,6 +73,8 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (f32_math_in_f64, WIDENED),  # IREE's f32 sin, cos, tan reduce in f32
     (f32_cbrt_erf, (CBRT, ERF)),  # IREE's f32 cbrt 12 ulp off, erf underflows (pow after)
     (accurate_power, (POWER,)),  # IREE's: exp(y * log(x)), 1000 ulp off, pow(x, 0) NaN
+    (complex_abs, (ABS,)),  # IREE's: sqrt(a^2 + b^2), inf from 1.9e19 (f32) on (a divide)
+    (complex_divide, (DIVIDE,)),  # IREE's: by c^2 + d^2, 0 or inf (after the reciprocals)
 )
 
 

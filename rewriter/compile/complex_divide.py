@@ -1,0 +1,210 @@
+"""The quotient of complex numbers without overflow or underflow, as XLA computes it.
+
+IREE 3.13's StableHLO input pipeline divides ``(a + bi) / (c + di)`` as
+``((ac + bd) + (bc - ad) i) / (c^2 + d^2)``: the squares of the divisor overflow once a
+part is above the square root of the largest float and underflow below the square root of
+the smallest, so ``1 / (3e30 + 4e30j)`` in complex64 is 0 on both paths and
+``1 / (3e-30 + 4e-30j)`` is ``-inf - inf j``, where ``jax.jit`` gives ``1.2e-31 - 1.6e-31j``
+and ``1.2e29 - 1.6e29j``. XLA's CPU compiler (``ElementalIrEmitter::EmitComplexDivide``)
+uses Smith's algorithm, which divides by the larger part of the divisor first:
+
+    |c| < |d|:   r = c / d, t = d + r c,  quotient ((r a + b) / t, (r b - a) / t)
+    otherwise:   r = d / c, t = c + r d,  quotient ((r b + a) / t, (b - r a) / t)
+
+and, where both parts of that come out NaN, C99's answers for the corner cases (Annex G):
+a zero divisor and a numerator not all NaN give ``copysign(inf, c)`` times the numerator's
+parts; an infinite numerator part over a finite divisor gives ``inf`` times the quotient of
+the numerator's infinities (each part as ``copysign(1, part)`` when infinite, else
+``copysign(0, part)``) by the divisor, taken as ``(a c + b d, b c - a d)``; a finite
+numerator over a divisor with an infinite part gives ``0`` times the numerator's product
+with the divisor's infinities, taken alike. ``complex_divide`` writes every
+``stablehlo.divide`` of complex elements, static or dynamic shape, as those ops, in XLA's
+order (a sign is read from the bits: ``bitcast_convert`` to an integer, compared with 0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .mlir_walk import Splats, op_result, operations_where
+
+DIVIDE = "stablehlo.divide"
+
+
+def complex_divide(module: Any) -> int:
+    """Rewrite every ``stablehlo.divide`` of complex elements in the ``iree.compiler.ir``
+    module as the module's doc says; return how many."""
+    from iree.compiler import ir
+
+    def of_complex(operation: Any) -> bool:
+        if operation.name != DIVIDE:
+            return False
+        given = operation.results[0].type
+        return isinstance(given, ir.RankedTensorType) and isinstance(
+            given.element_type, ir.ComplexType
+        )
+
+    found = operations_where(module, of_complex)
+    for operation in found:
+        with ir.InsertionPoint(operation), operation.location:
+            quotient = _Smith(ir, operation.results[0].type).divide(*operation.operands)
+        operation.results[0].replace_all_uses_with(quotient)
+        operation.erase()
+    return len(found)
+
+
+class _Smith:
+    """The ops of one quotient at the insertion point, on tensors of the complex ``kind``'s
+    shape."""
+
+    def __init__(self, ir: Any, kind: Any) -> None:
+        self.ir = ir
+        self.kind = kind
+        element = ir.ComplexType(kind.element_type).element_type
+        self.real = ir.RankedTensorType.get(kind.shape, element)
+        self.boolean = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(1))
+        width = 64 if isinstance(element, ir.F64Type) else 32
+        self.bits = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(width))
+        self.splats: Splats | None = None
+
+    def op(self, name: str, *operands: Any, result: Any = None, **attributes: Any) -> Any:
+        return op_result(self.ir, name, result or self.real, *operands, **attributes)
+
+    def number(self, value: float) -> Any:
+        assert self.splats is not None
+        return self.splats(value, self.real)
+
+    def compare(self, direction: str, left: Any, right: Any, kind: str = "FLOAT") -> Any:
+        ir = self.ir
+        return self.op(
+            "stablehlo.compare",
+            left,
+            right,
+            result=self.boolean,
+            comparison_direction=ir.Attribute.parse(
+                f"#stablehlo<comparison_direction {direction}>"
+            ),
+            compare_type=ir.Attribute.parse(f"#stablehlo<comparison_type {kind}>"),
+        )
+
+    def add(self, left: Any, right: Any) -> Any:
+        return self.op("stablehlo.add", left, right)
+
+    def subtract(self, left: Any, right: Any) -> Any:
+        return self.op("stablehlo.subtract", left, right)
+
+    def multiply(self, left: Any, right: Any) -> Any:
+        return self.op("stablehlo.multiply", left, right)
+
+    def quotient(self, left: Any, right: Any) -> Any:
+        return self.op("stablehlo.divide", left, right)
+
+    def both(self, name: str, left: Any, right: Any) -> Any:
+        return self.op(name, left, right, result=self.boolean)
+
+    def select(self, condition: Any, chosen: Any, other: Any) -> Any:
+        return self.op("stablehlo.select", condition, chosen, other, result=other.type)
+
+    def is_nan(self, x: Any) -> Any:
+        return self.compare("NE", x, x)
+
+    def negative_sign(self, x: Any) -> Any:
+        """Whether ``x``'s sign bit is set (-0.0 and NaN of that sign too)."""
+        bits = self.op("stablehlo.bitcast_convert", x, result=self.bits)
+        zero = Splats(self.ir, x).integer(0, self.bits)
+        return self.compare("LT", bits, zero, "SIGNED")
+
+    def signed(self, magnitude: float, x: Any) -> Any:
+        """``copysign(magnitude, x)``."""
+        return self.select(self.negative_sign(x), self.number(-magnitude), self.number(magnitude))
+
+    def unit_if_infinite(self, x: Any, infinite: Any) -> Any:
+        """``copysign(1 if infinite else 0, x)``."""
+        negative = self.negative_sign(x)
+        one = self.select(negative, self.number(-1.0), self.number(1.0))
+        zero = self.select(negative, self.number(-0.0), self.number(0.0))
+        return self.select(infinite, one, zero)
+
+    def divide(self, numerator: Any, divisor: Any) -> Any:
+        self.splats = Splats(self.ir, numerator)
+        a, b = (self.op(name, numerator) for name in ("stablehlo.real", "stablehlo.imag"))
+        c, d = (self.op(name, divisor) for name in ("stablehlo.real", "stablehlo.imag"))
+        # Smith's algorithm
+        c_by_d = self.quotient(c, d)
+        c_by_d_denominator = self.add(d, self.multiply(c_by_d, c))
+        d_by_c = self.quotient(d, c)
+        d_by_c_denominator = self.add(c, self.multiply(d_by_c, d))
+        abs_c, abs_d = self.op("stablehlo.abs", c), self.op("stablehlo.abs", d)
+        c_smaller = self.compare("LT", abs_c, abs_d)
+        real = self.select(
+            c_smaller,
+            self.quotient(self.add(self.multiply(c_by_d, a), b), c_by_d_denominator),
+            self.quotient(self.add(self.multiply(d_by_c, b), a), d_by_c_denominator),
+        )
+        imaginary = self.select(
+            c_smaller,
+            self.quotient(self.subtract(self.multiply(c_by_d, b), a), c_by_d_denominator),
+            self.quotient(self.subtract(b, self.multiply(d_by_c, a)), d_by_c_denominator),
+        )
+        zero, infinity = self.number(0.0), self.number(float("inf"))
+        # 1: a zero divisor, a numerator not all NaN
+        zero_divisor = self.both(
+            "stablehlo.and",
+            self.both(
+                "stablehlo.and", self.compare("EQ", abs_c, zero), self.compare("EQ", abs_d, zero)
+            ),
+            self.both("stablehlo.or", self.compare("EQ", a, a), self.compare("EQ", b, b)),
+        )
+        scale = self.signed(float("inf"), c)
+        zero_divisor_parts = (self.multiply(scale, a), self.multiply(scale, b))
+        # 2: an infinite numerator part, a finite divisor
+        abs_a, abs_b = self.op("stablehlo.abs", a), self.op("stablehlo.abs", b)
+        a_infinite, b_infinite = (self.compare("EQ", x, infinity) for x in (abs_a, abs_b))
+        c_finite, d_finite = (self.finite(x, infinity) for x in (abs_c, abs_d))
+        infinite_over_finite = self.both(
+            "stablehlo.and",
+            self.both("stablehlo.or", a_infinite, b_infinite),
+            self.both("stablehlo.and", c_finite, d_finite),
+        )
+        a_unit, b_unit = self.unit_if_infinite(a, a_infinite), self.unit_if_infinite(b, b_infinite)
+        infinite_parts = (
+            self.multiply(infinity, self.add(self.multiply(a_unit, c), self.multiply(b_unit, d))),
+            self.multiply(
+                infinity, self.subtract(self.multiply(b_unit, c), self.multiply(a_unit, d))
+            ),
+        )
+        # 3: a finite numerator, a divisor with an infinite part
+        c_infinite, d_infinite = (self.compare("EQ", x, infinity) for x in (abs_c, abs_d))
+        a_finite, b_finite = (self.finite(x, infinity) for x in (abs_a, abs_b))
+        finite_over_infinite = self.both(
+            "stablehlo.and",
+            self.both("stablehlo.or", c_infinite, d_infinite),
+            self.both("stablehlo.and", a_finite, b_finite),
+        )
+        c_unit, d_unit = self.unit_if_infinite(c, c_infinite), self.unit_if_infinite(d, d_infinite)
+        vanishing_parts = (
+            self.multiply(zero, self.add(self.multiply(a, c_unit), self.multiply(b, d_unit))),
+            self.multiply(zero, self.subtract(self.multiply(b, c_unit), self.multiply(a, d_unit))),
+        )
+        both_nan = self.both("stablehlo.and", self.is_nan(real), self.is_nan(imaginary))
+        parts = []
+        for index, smith in enumerate((real, imaginary)):
+            corner = self.select(
+                zero_divisor,
+                zero_divisor_parts[index],
+                self.select(
+                    infinite_over_finite,
+                    infinite_parts[index],
+                    self.select(finite_over_infinite, vanishing_parts[index], smith),
+                ),
+            )
+            parts.append(self.select(both_nan, corner, smith))
+        return self.op("stablehlo.complex", *parts, result=self.kind)
+
+    def finite(self, magnitude: Any, infinity: Any) -> Any:
+        """``magnitude != inf``, ordered (false for NaN), as LLVM's ``fcmp one``."""
+        return self.both(
+            "stablehlo.and",
+            self.compare("EQ", magnitude, magnitude),
+            self.compare("NE", magnitude, infinity),
+        )
