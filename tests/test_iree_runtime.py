@@ -574,3 +574,28 @@ def test_a_closed_module_says_so(vmfb):
     model.close()
     with pytest.raises(LoadError, match="main: the module was closed; load it again"):
         main(np.ones((10, 10), np.float32))
+
+
+UNSCOPED_AND_FFT = """
+module {
+  func.func private @kernel(tensor<12xf32>) -> tensor<12xf32>
+  func.func public @main(%x: tensor<12xf32>) -> tensor<7xcomplex<f32>> {
+    %0 = func.call @kernel(%x) : (tensor<12xf32>) -> tensor<12xf32>
+    %1 = stablehlo.fft %0, type = RFFT, length = [12] : (tensor<12xf32>) -> tensor<7xcomplex<f32>>
+    return %1 : tensor<7xcomplex<f32>>
+  }
+}
+"""
+
+
+def test_load_reports_the_failure_of_the_module_it_compiled(tmp_path):
+    """The user's file fails first on the rfft of 12 points, which IREE cannot lower and
+    the input fixes rewrite; the module compiled, fixed, fails on the unscoped extern:
+    that is the error, not the one the fixes removed."""
+    path = tmp_path / "unscoped.mlir"
+    path.write_text(UNSCOPED_AND_FFT)
+    with pytest.raises(LoadError) as error:
+        load(path, imports={})
+    message = str(error.value)
+    assert "must reference a function in a module" in message
+    assert "stablehlo.fft" not in message

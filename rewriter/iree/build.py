@@ -169,6 +169,8 @@ _LIBM = frozenset(
 _UNDEFINED = re.compile(r"iree-lld: error: undefined symbol: (\w+)")
 # An executable that calls one: `>>>               /tmp/module_linked-1a2b3c.o:(name)`.
 _CALLER = re.compile(r"^>>> +\S+:\((\w+)\)$", re.M)
+# A diagnostic's message: `<stdin>:6:38: error: failed to legalize ...`.
+_ERROR = re.compile(r"error: (.*)")
 _INSTALL = {"iree-compile": "iree-base-compiler", "iree-dump-module": "iree-base-runtime"}
 
 
@@ -307,9 +309,13 @@ def compile_module(
             done = _run([*command, str(embedded), "-o", str(vmfb)])
         if done.returncode != 0:
             # The copy holds the metadata; the user's own file gives diagnostics with its
-            # own lines and columns.
+            # own lines and columns, when it fails for the same reason.
             original = _run([*command, str(path), "-o", os.devnull])
-            stderr = original.stderr if original.returncode != 0 else done.stderr
+            stderr = done.stderr
+            if original.returncode != 0 and _first_error(original.stderr) == _first_error(
+                done.stderr
+            ):
+                stderr = original.stderr
             raise BuildError(f"iree-compile failed:\n{stderr.strip()}")
         data = vmfb.read_bytes()
         if key is not None:
@@ -317,6 +323,16 @@ def compile_module(
     if output is not None:
         write_output(output, data)
     return data, signatures
+
+
+def _first_error(stderr: str) -> str | None:
+    """The message of the first error in iree-compile's ``stderr``, without its location:
+    the module the rewriter compiled (its input fixes applied) and the user's own file
+    fail alike when these agree. Where they differ, the user's file fails for something
+    the fixes change (an op IREE cannot lower, which they rewrite), and the failure to
+    report is the compiled module's."""
+    found = _ERROR.search(stderr)
+    return found.group(1) if found else None
 
 
 def binding_alignment(command: list[str]) -> int:
