@@ -178,3 +178,67 @@ def test_rfft_keeps_the_real_bins_real(length, wide, path, tmp_path):
     assert not np.signbit(got.imag[:, real_bins]).any()
     assert np.allclose(np.angle(expected[:, 0]), np.pi)
     np.testing.assert_array_equal(np.angle(got[:, 0]), np.angle(expected[:, 0]))
+
+
+@pytest.mark.toolchain
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["compile", "iree"])
+@pytest.mark.parametrize(("length", "wide"), [(12, False), (9, True)])
+def test_rfft_of_a_symbolic_batch_keeps_the_real_bins_real(length, wide, path, tmp_path):
+    """The same of the product by the transform's matrix: its columns for those bins have
+    imaginary parts of exactly 0, and a product's sum starts from +0.0 (no -0.0 from
+    samples all negative)."""
+    x = -np.abs(real_normal((3, length), np.float64 if wide else np.float32)) - 0.5
+    with jax.enable_x64(wide):
+        spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(f"b, {length}"), x.dtype)
+        text = jax.export.export(jax.jit(jnp.fft.rfft))(spec).mlir_module()
+        expected = np.asarray(jax.jit(jnp.fft.rfft)(x))
+    got = main_on(path, text, tmp_path)(x)
+    real_bins = [0, length // 2] if length % 2 == 0 else [0]
+    assert not np.signbit(expected.imag[:, real_bins]).any()
+    np.testing.assert_array_equal(got.imag[:, real_bins], expected.imag[:, real_bins])
+    assert not np.signbit(got.imag[:, real_bins]).any()
+    np.testing.assert_array_equal(np.angle(got[:, 0]), np.angle(expected[:, 0]))
+
+
+# name: (jax function, numpy's, the symbolic shape, input dtype, the batch sizes run)
+DYNAMIC = {
+    "rfft_batch": (jnp.fft.rfft, np.fft.rfft, "b, 16", np.float32),
+    "rfft_batch_12_f64": (jnp.fft.rfft, np.fft.rfft, "b, 12", np.float64),
+    "fft_batch_rank3": (jnp.fft.fft, np.fft.fft, "b, 3, 10", np.complex64),
+    "ifft_batch_f64": (jnp.fft.ifft, np.fft.ifft, "b, 8", np.complex128),
+    "irfft_batch_odd": (irfft_n(15), lambda z: np.fft.irfft(z, n=15), "b, 8", np.complex64),
+    "irfft_batch_even": (irfft_n(16), lambda z: np.fft.irfft(z, n=16), "b, 9", np.complex128),
+}
+
+
+@pytest.mark.toolchain
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["compile", "iree"])
+@pytest.mark.parametrize("name", list(DYNAMIC))
+def test_an_fft_of_a_symbolic_batch_gives_the_transform(name, path, tmp_path):
+    """Both paths failed to compile it ("failed to legalize operation 'stablehlo.fft'");
+    it is a product by the transform's matrix in f64: within one rounding to the element
+    type of numpy's complex128 transform (and a few f64 ones), at every batch size."""
+    function, exact_of, shape, dtype = DYNAMIC[name]
+    wide = np.dtype(dtype).itemsize == 16 or dtype == np.float64
+    with jax.enable_x64(wide):
+        spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(shape), dtype)
+        text = jax.export.export(jax.jit(function))(spec).mlir_module()
+        main = main_on(path, text, tmp_path)
+        for batch in (1, 4, 7):
+            sizes = [batch, *(int(s) for s in shape.split(",")[1:])]
+            x = made_of(sizes, dtype)
+            got = main(x)
+            expected = np.asarray(jax.jit(function)(x))
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            exact = exact_of(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64))
+            eps = np.finfo(got.real.dtype).eps
+            bound = eps * np.max(np.abs(exact)) + 64 * np.finfo(np.float64).eps * np.abs(x).sum()
+            assert np.max(np.abs(got - exact)) <= bound, (name, path, batch)
+
+
+def made_of(sizes: list[int], dtype) -> np.ndarray:
+    if np.issubdtype(dtype, np.complexfloating):
+        return complex_normal(tuple(sizes), dtype)
+    return real_normal(tuple(sizes), dtype)

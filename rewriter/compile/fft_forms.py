@@ -21,6 +21,10 @@ array fails to compile on both paths ("failed to legalize operation 'stablehlo.f
   Hermitian extension (``X_(n-k) = conj(X_k)``), whose imaginary parts of ``X_0`` (and
   ``X_(n/2)``) only reach the imaginary part, which is dropped, as XLA drops them.
 
+A 1-D transform along the last axis of a tensor whose other sizes are dynamic (a symbolic
+batch), which neither IREE nor the writer below takes (its slices and reshapes are of
+static sizes), is a product of each line by the transform's matrix (``_dense_transform``).
+
 The results are the transform's up to rounding: a transform computed by FFTs of length m
 is within a few ``log2(m)`` unit roundoffs of its norm (tests/test_fft_forms.py checks
 against numpy's complex128 transform, as XLA's DUCC is). Lengths above ``LONGEST`` stay as
@@ -62,7 +66,9 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
     lengths = list(ir.DenseI64ArrayAttr(operation.attributes["fft_length"]))
     given = ir.RankedTensorType(operation.operands[0].type)
     result = ir.RankedTensorType(operation.results[0].type)
-    if not (given.has_static_shape and result.has_static_shape) or 0 in given.shape:
+    if not (given.has_static_shape and result.has_static_shape):
+        return _dense_transform(ir, kind, lengths, given, result, name)
+    if 0 in given.shape:
         return None
     if any(n > LONGEST for n in lengths) or not lengths:
         return None
@@ -89,6 +95,139 @@ def _function_text(ir: Any, operation: Any, name: str) -> str | None:
         x, shape = writer.along(x, shape, rank - 1, "IRFFT", lengths[-1])
     head = f"func.func private @{name}(%x: {given}) -> {result} {{"
     return "\n".join([head, *writer.lines, f"return {x} : {result}", "}"])
+
+
+# The longest transform of a dynamic shape, computed as a product by a dense matrix: its
+# constants (n x (n/2 + 1) complex f64 numbers for an RFFT) stay within 8 MB.
+DENSE_LONGEST = 1024
+
+
+def _dense_transform(
+    ir: Any, kind: str, lengths: list[int], given: Any, result: Any, name: str
+) -> str | None:
+    """The function of a 1-D transform along the last axis of a tensor whose other sizes
+    are dynamic (a symbolic batch), of rank 3 at most: the product of each line by the
+    transform's matrix (``dense_matrices``), as ``dot_general`` ops of static inner sizes,
+    which both paths compute for any batch (``dynamic_reshapes``). In f64 for f32 elements
+    too, then rounded: within a few f64 unit roundoffs of the transform, where an FFT is
+    within ``log2(n)`` of the element type's. None for the forms it does not take."""
+    if len(lengths) != 1 or not 2 <= given.rank <= 3 or lengths[0] > DENSE_LONGEST:
+        return None
+    last = given.rank - 1
+    if given.is_dynamic_dim(last) or result.is_dynamic_dim(last):
+        return None
+    complex_type = str(result.element_type if kind != "IRFFT" else given.element_type)
+    if complex_type not in _COMPLEX:
+        return None
+    n = lengths[0]
+    real = _REAL[complex_type]
+    inputs = 1 if kind == "RFFT" else 2  # real, or real and imaginary parts
+    outputs = 1 if kind == "IRFFT" else 2
+    matrices = dense_matrices(kind, n)
+    rows, columns = matrices[0][0].shape
+
+    leading = ["?" if given.is_dynamic_dim(d) else str(given.shape[d]) for d in range(last)]
+
+    def tensor(size: int, element: str) -> str:
+        """The type of the operand's leading sizes, then ``size``, of ``element``."""
+        return f"tensor<{'x'.join([*leading, str(size)])}x{element}>"
+
+    lines = [f"func.func private @{name}(%x: {given}) -> {result} {{"]
+    parts = ["%x"] if inputs == 1 else ["%x_re", "%x_im"]
+    if inputs == 2:
+        for part, op in zip(parts, ("real", "imag"), strict=True):
+            lines.append(f"  {part} = stablehlo.{op} %x : ({given}) -> {tensor(rows, real)}")
+    wide = []
+    for index, part in enumerate(parts):
+        if real == "f64":
+            wide.append(part)
+            continue
+        lines.append(
+            f"  %w{index} = stablehlo.convert {part} : ({tensor(rows, real)}) -> "
+            f"{tensor(rows, 'f64')}"
+        )
+        wide.append(f"%w{index}")
+    sums = []
+    for out in range(outputs):
+        terms = []
+        for index, operand in enumerate(wide):
+            matrix = matrices[out][index]
+            data = np.ascontiguousarray(matrix, np.float64).tobytes().hex().upper()
+            constant, product = f"%m{out}_{index}", f"%p{out}_{index}"
+            lines += [
+                f'  {constant} = stablehlo.constant dense<"0x{data}"> : '
+                f"tensor<{rows}x{columns}xf64>",
+                f"  {product} = stablehlo.dot_general {operand}, {constant}, "
+                f"contracting_dims = [{last}] x [0] : ({tensor(rows, 'f64')}, "
+                f"tensor<{rows}x{columns}xf64>) -> {tensor(columns, 'f64')}",
+            ]
+            terms.append(product)
+        total = terms[0]
+        for term_index, term in enumerate(terms[1:]):
+            added = f"%s{out}_{term_index}"
+            lines.append(f"  {added} = stablehlo.add {total}, {term} : {tensor(columns, 'f64')}")
+            total = added
+        if real != "f64":
+            narrow = f"%n{out}"
+            lines.append(
+                f"  {narrow} = stablehlo.convert {total} : ({tensor(columns, 'f64')}) -> "
+                f"{tensor(columns, real)}"
+            )
+            total = narrow
+        sums.append(total)
+    if outputs == 2:
+        lines.append(
+            f"  %y = stablehlo.complex {sums[0]}, {sums[1]} : {tensor(columns, complex_type)}"
+        )
+        sums = ["%y"]
+    lines += [f"  return {sums[0]} : {result}", "}"]
+    return "\n".join(lines)
+
+
+def dense_matrices(kind: str, n: int) -> list[list[np.ndarray]]:
+    """The real matrices of the 1-D ``kind`` of length n, by output part (real, imaginary)
+    and input part (real, imaginary): output part ``o`` is the sum over input parts ``i``
+    of ``input_i @ matrices[o][i]``. The angles are ``2 pi r / n`` with ``r = jk mod n``
+    taken exactly; where ``4 r`` is a multiple of n the sine and cosine are exactly 0 or
+    +-1, so that the imaginary parts of an RFFT's ``X_0`` and ``X_(n/2)`` are 0, as XLA's.
+    IRFFT reads ``X_0 .. X_(n/2)`` of the Hermitian extension ``X_(n-k) = conj(X_k)`` and
+    drops the imaginary parts of ``X_0`` (and ``X_(n/2)``), as XLA does."""
+    j = np.arange(n)
+    if kind == "IRFFT":
+        m = n // 2 + 1
+        k = np.arange(m)
+        cos, sin = _unit_circle(np.outer(k, j) % n, n)
+        weight = np.full(m, 2.0)
+        weight[0] = 1.0
+        if n % 2 == 0:
+            weight[-1] = 1.0
+        real_rows = weight[:, None] * cos / n
+        imaginary_rows = -weight[:, None] * sin / n
+        imaginary_rows[0] = 0.0
+        if n % 2 == 0:
+            imaginary_rows[-1] = 0.0
+        return [[real_rows, imaginary_rows]]
+    columns = n // 2 + 1 if kind == "RFFT" else n
+    cos, sin = _unit_circle(np.outer(j, np.arange(columns)) % n, n)
+    sign = 1.0 if kind == "IFFT" else -1.0
+    scale = 1.0 / n if kind == "IFFT" else 1.0
+    # (a + b i)(cos + sign sin i) = (a cos - b sign sin) + (a sign sin + b cos) i
+    real_part = [cos * scale, -sign * sin * scale]
+    imaginary_part = [sign * sin * scale, cos * scale]
+    if kind == "RFFT":
+        return [real_part[:1], imaginary_part[:1]]
+    return [real_part, imaginary_part]
+
+
+def _unit_circle(r: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cos`` and ``sin`` of ``2 pi r / n``, exact where ``4 r`` is a multiple of n."""
+    angle = 2 * np.pi * r / n
+    cos, sin = np.cos(angle), np.sin(angle)
+    quarter = (4 * r) % n == 0
+    turns = (4 * r[quarter]) // n  # 0, 1, 2, 3 quarter turns
+    cos[quarter] = np.array([1.0, 0.0, -1.0, 0.0])[turns]
+    sin[quarter] = np.array([0.0, 1.0, 0.0, -1.0])[turns]
+    return cos, sin
 
 
 class _Writer:
