@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import Splats, op_result, operations_where
+from .mlir_walk import Splats, of_complex_elements, op_result, replace_each
 
 ABS = "stablehlo.abs"
 
@@ -28,23 +28,12 @@ ABS = "stablehlo.abs"
 def complex_abs(module: Any) -> int:
     """Rewrite every ``stablehlo.abs`` of complex elements in the ``iree.compiler.ir``
     module as the module's doc says; return how many."""
-    from iree.compiler import ir
-
-    def of_complex(operation: Any) -> bool:
-        if operation.name != ABS:
-            return False
-        given = operation.operands[0].type
-        return isinstance(given, ir.RankedTensorType) and isinstance(
-            given.element_type, ir.ComplexType
-        )
-
-    found = operations_where(module, of_complex)
-    for operation in found:
-        with ir.InsertionPoint(operation), operation.location:
-            result = _scaled_abs(ir, operation.operands[0], operation.results[0].type)
-        operation.results[0].replace_all_uses_with(result)
-        operation.erase()
-    return len(found)
+    return replace_each(
+        module,
+        ABS,
+        of_complex_elements,
+        lambda ir, operation, _: _scaled_abs(ir, operation.operands[0], operation.results[0].type),
+    )
 
 
 def _scaled_abs(ir: Any, z: Any, kind: Any) -> Any:

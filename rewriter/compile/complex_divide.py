@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import Splats, op_result, operations_where
+from .mlir_walk import Splats, of_complex_elements, op_result, replace_each
 
 DIVIDE = "stablehlo.divide"
 
@@ -34,23 +34,12 @@ DIVIDE = "stablehlo.divide"
 def complex_divide(module: Any) -> int:
     """Rewrite every ``stablehlo.divide`` of complex elements in the ``iree.compiler.ir``
     module as the module's doc says; return how many."""
-    from iree.compiler import ir
-
-    def of_complex(operation: Any) -> bool:
-        if operation.name != DIVIDE:
-            return False
-        given = operation.results[0].type
-        return isinstance(given, ir.RankedTensorType) and isinstance(
-            given.element_type, ir.ComplexType
-        )
-
-    found = operations_where(module, of_complex)
-    for operation in found:
-        with ir.InsertionPoint(operation), operation.location:
-            quotient = _Smith(ir, operation.results[0].type).divide(*operation.operands)
-        operation.results[0].replace_all_uses_with(quotient)
-        operation.erase()
-    return len(found)
+    return replace_each(
+        module,
+        DIVIDE,
+        of_complex_elements,
+        lambda ir, operation, kind: _Smith(ir, kind).divide(*operation.operands),
+    )
 
 
 class _Smith:

@@ -266,6 +266,15 @@ def replace_each(
     return count
 
 
+def of_complex_elements(ir: Any, operation: Any) -> Any:
+    """``operation``'s first operand's type when it is a ranked tensor of complex elements,
+    else None: the ``form`` of ``replace_each`` for the complex arithmetic fixes."""
+    given = operation.operands[0].type
+    if isinstance(given, ir.RankedTensorType) and isinstance(given.element_type, ir.ComplexType):
+        return given
+    return None
+
+
 def outline_into_functions(
     module: Any,
     name: str,
