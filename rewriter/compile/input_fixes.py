@@ -38,6 +38,7 @@ from .tokens import TOKEN_TYPES, erase_tokens
 from .two_level_sums import across_rows, expanded_whole_and_trailing
 from .unrolled_windows import unrolled_windows
 from .unsigned_reverse import reverse_signless
+from .unsigned_windows import WINDOW, unsigned_windows
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
 from .window_scatters import SELECT_AND_SCATTER, window_scatters
@@ -48,6 +49,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
+    (unsigned_windows, (WINDOW,)),  # IREE: no cumulative max or min of unsigned ones
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
     (dynamic_scans, (REDUCE_WINDOW,)),  # IREE: no cumsum of dynamic shape (before the next)
     (dynamic_window_scans, (DYNAMIC_REDUCE_WINDOW,)),  # cumsum along a symbolic dimension
