@@ -1,7 +1,7 @@
-"""Window maxima and minima of unsigned integers on both paths
-(rewriter/compile/unsigned_windows.py): ``lax.cummax`` and ``cummin`` of unsigned arrays
-failed to compile on both; each is jax.jit's to the bit, the largest and smallest values
-of the type included."""
+"""Windows of unsigned integers on both paths (rewriter/compile/unsigned_windows.py):
+``jnp.cumsum``, ``cumprod``, ``lax.cummax`` and ``cummin`` of unsigned arrays failed to
+compile on both; each is jax.jit's to the bit, the largest and smallest values of the type
+included (sums and products wrap around)."""
 
 from __future__ import annotations
 
@@ -38,21 +38,26 @@ PROGRAMS = {
     "cummax": lax.cummax,
     "cummin": lax.cummin,
     "cummax_reversed": lambda x: lax.cummax(x, reverse=True),
+    "cumsum": lambda x: jax.numpy.cumsum(x, dtype=x.dtype),
+    "cumprod_reversed": lambda x: lax.cumprod(x % x.dtype.type(5) + x.dtype.type(1), reverse=True),
+    "cumulative_xor": lambda x: lax.associative_scan(lax.bitwise_xor, x),
     "pooled_minimum": pooled_minimum,
 }
 
 
-def test_unsigned_window_extrema_become_signed_ones_and_nothing_else():
+def test_unsigned_windows_become_windows_of_their_bits():
     x = values(np.uint16)
-    changed, text = applied(unsigned_windows, lambda v: (lax.cummax(v), jax.numpy.cumsum(v)), x)
-    assert changed == 1  # the sum keeps its window
-    assert "stablehlo.xor" in text and "dense<-32768> : tensor<100xi16>" in text
+    changed, text = applied(unsigned_windows, lambda v: (lax.cummax(v), lax.cumsum(v)), x)
+    assert changed == 2
+    assert text.count("dense<-32768> : tensor<100xi16>") == 2  # the max's alone, in and out
+    assert "}) : (tensor<100xui16>, tensor<ui16>) -> tensor<100xui16>" not in text  # a window
+    assert text.count("}) : (tensor<100xi16>, tensor<i16>) -> tensor<100xi16>") == 2  # of bits
 
 
 @on_both_paths
 @pytest.mark.parametrize("dtype", UNSIGNED)
 @pytest.mark.parametrize("name", list(PROGRAMS))
-def test_unsigned_window_extrema_are_jax_jits(name, dtype, path, tmp_path):
+def test_unsigned_windows_are_jax_jits(name, dtype, path, tmp_path):
     x = values(dtype)
     function = PROGRAMS[name]
     with jax.enable_x64(dtype == np.uint64):
