@@ -33,6 +33,7 @@ import math
 from typing import Any
 
 from .mlir_walk import (
+    constant_attribute,
     elementwise_lines,
     one_op_body,
     outline_into_functions,
@@ -137,7 +138,10 @@ def is_identity(ir: Any, value: Any, body: str) -> bool:
         value = value.owner.operands[0]
     if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
         return False
-    attribute = ir.DenseElementsAttr(value.owner.attributes["value"])
+    found = constant_attribute(ir, value.owner)
+    if found is None:
+        return False
+    attribute = ir.DenseElementsAttr(found)
     if not attribute.is_splat:
         return False
     splat = attribute.get_splat_value()

@@ -433,6 +433,18 @@ def functions_by_name(module: Any) -> dict[str, Any]:
     return found
 
 
+def constant_attribute(ir: Any, operation: Any) -> Any:
+    """The ``value`` attribute of a constant op, or None when its elements are complex:
+    the bindings cannot give a dense attribute of complex elements to Python ("Can't cast
+    unknown element type"), and no fix reads a complex constant's value."""
+    kind = operation.results[0].type
+    if isinstance(kind, ir.ShapedType) and isinstance(
+        ir.ShapedType(kind).element_type, ir.ComplexType
+    ):
+        return None
+    return operation.attributes["value"]
+
+
 def splat_value(ir: Any, value: Any) -> float | None:
     """The number of a float ``value`` that is a splat constant (through
     ``broadcast_in_dim``s), or None: a reduce's initial value, say."""
@@ -441,9 +453,10 @@ def splat_value(ir: Any, value: Any) -> float | None:
         if owner.name == "stablehlo.broadcast_in_dim":
             value = owner.operands[0]
             continue
-        if owner.name != "stablehlo.constant":
+        found = constant_attribute(ir, owner) if owner.name == "stablehlo.constant" else None
+        if found is None:
             return None
-        attribute = ir.DenseElementsAttr(owner.attributes["value"])
+        attribute = ir.DenseElementsAttr(found)
         if not attribute.is_splat:
             return None
         return float(ir.FloatAttr(attribute.get_splat_value()).value)

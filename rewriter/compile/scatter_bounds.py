@@ -176,9 +176,7 @@ def _padded(ir, operand, padding: list[int]) -> Any:
     operand_type = ir.RankedTensorType(operand.type)
     shape = [size + extra for size, extra in zip(operand_type.shape, padding, strict=True)]
     padded_type = ir.RankedTensorType.get(shape, operand_type.element_type)
-    scalar = ir.RankedTensorType.get([], operand_type.element_type)
-    zero = ir.Attribute.parse(f"dense<{_zero(ir, operand_type.element_type)}> : {scalar}")
-    value = _create(ir, "stablehlo.constant", scalar, [], {"value": zero})
+    value = _zero_value(ir, operand_type.element_type)
     zeros = [0] * len(padding)
     attributes = {
         "edge_padding_low": ir.DenseI64ArrayAttr.get(zeros),
@@ -205,13 +203,20 @@ def _slice_back(ir, scatter, result, padding: list[int]) -> None:
     result.replace_all_uses_except(kept.result, kept)
 
 
-def _zero(ir, element) -> str:
-    """Zero of ``element`` as a dense attribute writes it (the padding is never read)."""
-    if isinstance(element, ir.IntegerType):
-        return "false" if ir.IntegerType(element).width == 1 else "0"
+def _zero_value(ir, element) -> Any:
+    """A 0-d tensor of zero of ``element`` (the padding is never read): a constant, or of
+    complex elements ``stablehlo.complex`` of two, as the bindings cannot read back a dense
+    attribute of complex elements ("Can't cast unknown element type")."""
+    scalar = ir.RankedTensorType.get([], element)
     if isinstance(element, ir.ComplexType):
-        return "(0.0, 0.0)"
-    return "0.0"
+        part = _zero_value(ir, ir.ComplexType(element).element_type)
+        return _create(ir, "stablehlo.complex", scalar, [part, part])
+    if isinstance(element, ir.IntegerType):
+        text = "false" if ir.IntegerType(element).width == 1 else "0"
+    else:
+        text = "0.0"
+    zero = ir.Attribute.parse(f"dense<{text}> : {scalar}")
+    return _create(ir, "stablehlo.constant", scalar, [], {"value": zero})
 
 
 def _create(ir, name: str, type_, operands: list[Any], attributes: dict | None = None) -> Any:

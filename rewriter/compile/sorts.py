@@ -30,7 +30,7 @@ from typing import Any
 
 from . import contexts
 from .composites import call_decompositions
-from .mlir_walk import operations_named
+from .mlir_walk import constant_attribute, operations_named
 
 TAG = "rw.sort:"
 TAG_PATTERN = re.compile(r'"rw\.sort:([0-9,]*)"')
@@ -349,7 +349,7 @@ class _Reader:
         op = self._owner(value)
         if op is None or op.name != "stablehlo.constant":
             return False
-        attribute = op.attributes["value"]
+        attribute = constant_attribute(self.ir, op)
         if not isinstance(attribute, self.ir.DenseFPElementsAttr) or not attribute.is_splat:
             return False
         return bool(test(self.ir.FloatAttr(attribute.get_splat_value()).value))

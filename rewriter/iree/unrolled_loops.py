@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..compile.mlir_walk import constant_attribute
+
 MAX_TRIPS = 8
 MAX_OPS = 256  # ops of the body (nested ones included) times the trips
 _CONDITION_OPS = ("stablehlo.constant", "stablehlo.compare")
@@ -98,7 +100,7 @@ def _integer_constant(ir: Any, value: Any) -> int | None:
     owner = _defining(ir, value)
     if owner is None or owner.name != "stablehlo.constant":
         return None
-    attribute = owner.attributes["value"]
+    attribute = constant_attribute(ir, owner)
     if not isinstance(attribute, ir.DenseIntElementsAttr) or not attribute.is_splat:
         return None
     if ir.RankedTensorType(value.type).rank != 0:
