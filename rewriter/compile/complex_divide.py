@@ -100,7 +100,8 @@ class _Smith:
     def negative_sign(self, x: Any) -> Any:
         """Whether ``x``'s sign bit is set (-0.0 and NaN of that sign too)."""
         bits = self.op("stablehlo.bitcast_convert", x, result=self.bits)
-        zero = Splats(self.ir, x).integer(0, self.bits)
+        assert self.splats is not None
+        zero = self.splats.integer(0, self.bits)
         return self.compare("LT", bits, zero, "SIGNED")
 
     def signed(self, magnitude: float, x: Any) -> Any:
@@ -148,33 +149,17 @@ class _Smith:
         zero_divisor_parts = (self.multiply(scale, a), self.multiply(scale, b))
         # 2: an infinite numerator part, a finite divisor
         abs_a, abs_b = self.op("stablehlo.abs", a), self.op("stablehlo.abs", b)
-        a_infinite, b_infinite = (self.compare("EQ", x, infinity) for x in (abs_a, abs_b))
-        c_finite, d_finite = (self.finite(x, infinity) for x in (abs_c, abs_d))
-        infinite_over_finite = self.both(
-            "stablehlo.and",
-            self.both("stablehlo.or", a_infinite, b_infinite),
-            self.both("stablehlo.and", c_finite, d_finite),
+        infinite_over_finite, (a_infinite, b_infinite) = self.infinite_over_finite(
+            (abs_a, abs_b), (abs_c, abs_d), infinity
         )
         a_unit, b_unit = self.unit_if_infinite(a, a_infinite), self.unit_if_infinite(b, b_infinite)
-        infinite_parts = (
-            self.multiply(infinity, self.add(self.multiply(a_unit, c), self.multiply(b_unit, d))),
-            self.multiply(
-                infinity, self.subtract(self.multiply(b_unit, c), self.multiply(a_unit, d))
-            ),
-        )
+        infinite_parts = self.by_conjugate(a_unit, b_unit, c, d, infinity)
         # 3: a finite numerator, a divisor with an infinite part
-        c_infinite, d_infinite = (self.compare("EQ", x, infinity) for x in (abs_c, abs_d))
-        a_finite, b_finite = (self.finite(x, infinity) for x in (abs_a, abs_b))
-        finite_over_infinite = self.both(
-            "stablehlo.and",
-            self.both("stablehlo.or", c_infinite, d_infinite),
-            self.both("stablehlo.and", a_finite, b_finite),
+        finite_over_infinite, (c_infinite, d_infinite) = self.infinite_over_finite(
+            (abs_c, abs_d), (abs_a, abs_b), infinity
         )
         c_unit, d_unit = self.unit_if_infinite(c, c_infinite), self.unit_if_infinite(d, d_infinite)
-        vanishing_parts = (
-            self.multiply(zero, self.add(self.multiply(a, c_unit), self.multiply(b, d_unit))),
-            self.multiply(zero, self.subtract(self.multiply(b, c_unit), self.multiply(a, d_unit))),
-        )
+        vanishing_parts = self.by_conjugate(a, b, c_unit, d_unit, zero)
         both_nan = self.both("stablehlo.and", self.is_nan(real), self.is_nan(imaginary))
         parts = []
         for index, smith in enumerate((real, imaginary)):
@@ -189,6 +174,27 @@ class _Smith:
             )
             parts.append(self.select(both_nan, corner, smith))
         return self.op("stablehlo.complex", *parts, result=self.kind)
+
+    def infinite_over_finite(
+        self, infinite: tuple[Any, Any], finite: tuple[Any, Any], infinity: Any
+    ) -> tuple[Any, tuple[Any, Any]]:
+        """Whether a part of one number is infinite (magnitudes ``infinite``) and both of
+        the other's are finite (``finite``), and which of the first's are infinite."""
+        first, second = (self.compare("EQ", x, infinity) for x in infinite)
+        finite_first, finite_second = (self.finite(x, infinity) for x in finite)
+        condition = self.both(
+            "stablehlo.and",
+            self.both("stablehlo.or", first, second),
+            self.both("stablehlo.and", finite_first, finite_second),
+        )
+        return condition, (first, second)
+
+    def by_conjugate(self, a: Any, b: Any, c: Any, d: Any, scale: Any) -> tuple[Any, Any]:
+        """``scale`` times the parts of ``(a + bi)(c - di)``: ``(a c + b d, b c - a d)``, in
+        XLA's order."""
+        real = self.add(self.multiply(a, c), self.multiply(b, d))
+        imaginary = self.subtract(self.multiply(b, c), self.multiply(a, d))
+        return self.multiply(scale, real), self.multiply(scale, imaginary)
 
     def finite(self, magnitude: Any, infinity: Any) -> Any:
         """``magnitude != inf``, ordered (false for NaN), as LLVM's ``fcmp one``."""
