@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import Splats, of_complex_elements, op_result, replace_each
+from .mlir_walk import of_complex_elements, replace_each
+from .part_ops import PartOps
 
 DIVIDE = "stablehlo.divide"
 
@@ -38,75 +39,15 @@ def complex_divide(module: Any) -> int:
         module,
         DIVIDE,
         of_complex_elements,
-        lambda ir, operation, kind: _Smith(ir, kind).divide(*operation.operands),
+        lambda ir, operation, kind: _Smith(ir, kind, operation.operands[0]).divide(
+            *operation.operands
+        ),
     )
 
 
-class _Smith:
+class _Smith(PartOps):
     """The ops of one quotient at the insertion point, on tensors of the complex ``kind``'s
     shape."""
-
-    def __init__(self, ir: Any, kind: Any) -> None:
-        self.ir = ir
-        self.kind = kind
-        element = ir.ComplexType(kind.element_type).element_type
-        self.real = ir.RankedTensorType.get(kind.shape, element)
-        self.boolean = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(1))
-        width = 64 if isinstance(element, ir.F64Type) else 32
-        self.bits = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(width))
-        self.splats: Splats | None = None
-
-    def op(self, name: str, *operands: Any, result: Any = None, **attributes: Any) -> Any:
-        return op_result(self.ir, name, result or self.real, *operands, **attributes)
-
-    def number(self, value: float) -> Any:
-        assert self.splats is not None
-        return self.splats(value, self.real)
-
-    def compare(self, direction: str, left: Any, right: Any, kind: str = "FLOAT") -> Any:
-        ir = self.ir
-        return self.op(
-            "stablehlo.compare",
-            left,
-            right,
-            result=self.boolean,
-            comparison_direction=ir.Attribute.parse(
-                f"#stablehlo<comparison_direction {direction}>"
-            ),
-            compare_type=ir.Attribute.parse(f"#stablehlo<comparison_type {kind}>"),
-        )
-
-    def add(self, left: Any, right: Any) -> Any:
-        return self.op("stablehlo.add", left, right)
-
-    def subtract(self, left: Any, right: Any) -> Any:
-        return self.op("stablehlo.subtract", left, right)
-
-    def multiply(self, left: Any, right: Any) -> Any:
-        return self.op("stablehlo.multiply", left, right)
-
-    def quotient(self, left: Any, right: Any) -> Any:
-        return self.op("stablehlo.divide", left, right)
-
-    def both(self, name: str, left: Any, right: Any) -> Any:
-        return self.op(name, left, right, result=self.boolean)
-
-    def select(self, condition: Any, chosen: Any, other: Any) -> Any:
-        return self.op("stablehlo.select", condition, chosen, other, result=other.type)
-
-    def is_nan(self, x: Any) -> Any:
-        return self.compare("NE", x, x)
-
-    def negative_sign(self, x: Any) -> Any:
-        """Whether ``x``'s sign bit is set (-0.0 and NaN of that sign too)."""
-        bits = self.op("stablehlo.bitcast_convert", x, result=self.bits)
-        assert self.splats is not None
-        zero = self.splats.integer(0, self.bits)
-        return self.compare("LT", bits, zero, "SIGNED")
-
-    def signed(self, magnitude: float, x: Any) -> Any:
-        """``copysign(magnitude, x)``."""
-        return self.select(self.negative_sign(x), self.number(-magnitude), self.number(magnitude))
 
     def unit_if_infinite(self, x: Any, infinite: Any) -> Any:
         """``copysign(1 if infinite else 0, x)``."""
@@ -116,9 +57,8 @@ class _Smith:
         return self.select(infinite, one, zero)
 
     def divide(self, numerator: Any, divisor: Any) -> Any:
-        self.splats = Splats(self.ir, numerator)
-        a, b = (self.op(name, numerator) for name in ("stablehlo.real", "stablehlo.imag"))
-        c, d = (self.op(name, divisor) for name in ("stablehlo.real", "stablehlo.imag"))
+        a, b = self.parts(numerator)
+        c, d = self.parts(divisor)
         # Smith's algorithm
         c_by_d = self.quotient(c, d)
         c_by_d_denominator = self.add(d, self.multiply(c_by_d, c))
@@ -173,7 +113,7 @@ class _Smith:
                 ),
             )
             parts.append(self.select(both_nan, corner, smith))
-        return self.op("stablehlo.complex", *parts, result=self.kind)
+        return self.complex(*parts)
 
     def infinite_over_finite(
         self, infinite: tuple[Any, Any], finite: tuple[Any, Any], infinity: Any

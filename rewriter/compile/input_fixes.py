@@ -15,6 +15,7 @@ from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .complex_abs import ABS, complex_abs
 from .complex_divide import DIVIDE, complex_divide
 from .complex_expm1 import complex_expm1
+from .complex_tanh import TAN, TANH, complex_tanh
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .dynamic_index_gathers import GATHER, dynamic_index_gathers
@@ -72,6 +73,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (window_scatters, (SELECT_AND_SCATTER,)),  # IREE: windows apart only, the last tie
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
     (multiply_by_reciprocals, ("stablehlo.divide",)),  # as XLA: a * (1 / b) for a / b
+    (complex_tanh, (TANH, TAN)),  # IREE's lose a part near 0 (before the real expm1, sin, cos)
     (complex_expm1, (EXPM1,)),  # IREE's: exp(z) - 1 (before the real expm1, sin and cos)
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
     (f32_math_in_f64, WIDENED),  # IREE's f32 sin, cos, tan reduce in f32
