@@ -30,6 +30,7 @@ from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
 from .gather_bounds import clamp_gather_indices
 from .host_converts import CONVERT, host_converts
+from .narrow_float_converts import narrow_float_converts
 from .padded_windows import REDUCE_WINDOW, explicit_window_padding
 from .power import POWER, accurate_power
 from .reversed_slices import REVERSE, slices_of_reverses
@@ -55,6 +56,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (unsigned_windows, (WINDOW,)),  # IREE: no cumulative op of unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
     (host_converts, (CONVERT,)),  # IREE's VM: no i32 -> f64 (a symbolic size's median)
+    (narrow_float_converts, (CONVERT,)),  # IREE: f8 and f4 to and from f32 only
     (dynamic_scans, (REDUCE_WINDOW,)),  # IREE: no cumsum of dynamic shape (before the next)
     (dynamic_window_scans, (DYNAMIC_REDUCE_WINDOW,)),  # cumsum along a symbolic dimension
     (explicit_window_padding, (REDUCE_WINDOW,)),  # IREE: dynamic windows only unpadded

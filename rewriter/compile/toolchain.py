@@ -80,7 +80,8 @@ BUFFERIZE = (
 # replace some of them (sorts.py).
 LOOPS = (
     "builtin.module(func.func(iree-linalg-ext-to-loops, iree-codegen-memrefcopy-to-linalg, "
-    "iree-codegen-math-transform), convert-linalg-to-loops)"
+    "iree-codegen-math-transform), convert-linalg-to-loops, "
+    "func.func(iree-convert-unsupported-float-arith{enable-ext-trunc-emulation}))"
 )
 # On several threads the linalg ops become scf.parallel loops (parallel_loops.py).
 PARALLEL_LOOPS = LOOPS.replace("convert-linalg-to-loops", "convert-linalg-to-parallel-loops")
