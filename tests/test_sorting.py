@@ -308,3 +308,16 @@ def test_the_scan_of_f32_keys_is_vectorized(tmp_path: Path):
         for found in re.findall(r"sort_calls\.c:(\d+):\d+: remark: vectorized", result.stderr)
     }
     assert {made, tested} <= vectorized, result.stderr
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_sorts_of_no_entries(path: str, tmp_path: Path):
+    """A sort along a dimension of length 0 gives empty results; IREE's sort import raised
+    ValueError ("cannot reshape array of size 0") on it."""
+
+    def function(x):
+        return jnp.argsort(x.ravel()), jnp.sort(x, axis=0), *jax.lax.top_k(x.T, 0)
+
+    x = np.zeros((0, 3), np.float32)
+    run = PATHS[path](rewriter.export(function, x).text, tmp_path)
+    assert_same(run(x), jax.jit(function)(x))

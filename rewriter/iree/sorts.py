@@ -165,7 +165,8 @@ def sort_server(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
     def run(*operands: np.ndarray) -> tuple[np.ndarray, ...]:
         moved = [np.moveaxis(np.asarray(a), dimension, -1) for a in operands]
         size = moved[0].shape[-1]
-        lines = [a.reshape(-1, size) for a in moved]
+        count = int(np.prod(moved[0].shape[:-1]))  # not -1: no length of 0 divides into it
+        lines = [a.reshape(count, size) for a in moved]
         order = np.broadcast_to(np.arange(size), lines[0].shape)
         if 0 < wanted < size and len(keys) == 1:
             codes = key_codes(lines[keys[0].operand], keys[0].code)
