@@ -16,6 +16,7 @@ from .column_stacks import CONCATENATE, column_stacks
 from .complex_abs import ABS, complex_abs
 from .complex_divide import DIVIDE, complex_divide
 from .complex_expm1 import complex_expm1
+from .complex_splats import complex_splats
 from .complex_tanh import TAN, TANH, complex_tanh
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
@@ -87,6 +88,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (accurate_power, (POWER,)),  # IREE's: exp(y * log(x)), 1000 ulp off, pow(x, 0) NaN
     (complex_abs, (ABS,)),  # IREE's: sqrt(a^2 + b^2), inf from 1.9e19 (f32) on (a divide)
     (complex_divide, (DIVIDE,)),  # IREE's: by c^2 + d^2, 0 or inf (after the reciprocals)
+    (complex_splats, ("complex<f64>",)),  # IREE: no fill of a 128-bit value
 )
 
 
