@@ -43,7 +43,10 @@ from .shape_assertions import SHAPE_ASSERTION, checked_shape_assertions
 from .tokens import TOKEN_TYPES, erase_tokens
 from .two_level_sums import across_rows, expanded_whole_and_trailing
 from .unrolled_windows import unrolled_windows
+from .unsigned_moves import GATHER as UNSIGNED_GATHER
+from .unsigned_moves import unsigned_moves
 from .unsigned_reverse import reverse_signless
+from .unsigned_sizes import DIMENSION_SIZE, TENSOR_DIM, unsigned_dims, unsigned_sizes
 from .unsigned_windows import WINDOW, unsigned_windows
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
@@ -66,6 +69,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (wide_accumulation, ACCUMULATIONS),  # f16 and bf16 products and sums in f32, as XLA
     (across_rows, ("stablehlo.reduce",)),  # long sums down columns in blocks (after the above)
     (expanded_whole_and_trailing, ("stablehlo.reduce",)),  # whole, rows, adjacent dimensions
+    (unsigned_moves, (UNSIGNED_GATHER, SCATTER)),  # of unsigned elements, dynamic shape
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
     (one_slice_dynamic_gathers, (DYNAMIC_GATHER,)),  # x[1:] along a symbolic dimension
     (dynamic_index_gathers, (GATHER,)),  # IREE: no gather at indices of dynamic shape
@@ -89,6 +93,8 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (complex_abs, (ABS,)),  # IREE's: sqrt(a^2 + b^2), inf from 1.9e19 (f32) on (a divide)
     (complex_divide, (DIVIDE,)),  # IREE's: by c^2 + d^2, 0 or inf (after the reciprocals)
     (complex_splats, ("complex<f64>",)),  # IREE: no fill of a 128-bit value
+    (unsigned_sizes, (DIMENSION_SIZE,)),  # IREE: a size of an unsigned tensor, which
+    (unsigned_dims, (TENSOR_DIM,)),  # the fixes read too (after them)
 )
 
 
