@@ -76,3 +76,63 @@ def test_a_division_by_a_broadcast_is_jax_jits_bit_for_bit(dtype, tmp_path: Path
     for one, other in zip(got, expected, strict=True):
         assert np.asarray(one).dtype == other.dtype
         assert np.array_equal(np.asarray(one), other)
+
+
+# Divisions by jax's broadcasts of a symbolic batch: by a constant, by row sums (a static
+# dimension spread from 1 to 8), and by a column (only the dynamic batch spreads).
+DYNAMIC_MODULE = """\
+func.func @f(%a: tensor<?x8xf32>, %rows: tensor<?x1xf32>, %column: tensor<1x8xf32>,
+             %shape: tensor<2xi32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %c = stablehlo.constant dense<255.0> : tensor<f32>
+  %cs = stablehlo.dynamic_broadcast_in_dim %c, %shape, dims = []
+      : (tensor<f32>, tensor<2xi32>) -> tensor<?x8xf32>
+  %by_constant = stablehlo.divide %a, %cs : tensor<?x8xf32>
+  %rs = stablehlo.dynamic_broadcast_in_dim %rows, %shape, dims = [0, 1]
+      : (tensor<?x1xf32>, tensor<2xi32>) -> tensor<?x8xf32>
+  %by_rows = stablehlo.divide %a, %rs : tensor<?x8xf32>
+  %ks = stablehlo.dynamic_broadcast_in_dim %column, %shape, dims = [0, 1]
+      : (tensor<1x8xf32>, tensor<2xi32>) -> tensor<?x8xf32>
+  %by_column = stablehlo.divide %a, %ks : tensor<?x8xf32>
+  return %by_constant, %by_rows, %by_column : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
+"""
+
+
+def test_a_division_by_a_dynamic_broadcast_that_surely_spreads_becomes_a_multiply():
+    from iree.compiler import ir
+
+    from rewriter.compile.broadcast_divisors import multiply_by_dynamic_reciprocals
+
+    context = contexts.context()
+    module = ir.Module.parse(DYNAMIC_MODULE, context)
+    with context:
+        assert multiply_by_dynamic_reciprocals(module) == 2
+        assert module.operation.verify()
+    text = str(module)
+    assert text.count("stablehlo.multiply") == 2
+    assert "stablehlo.divide %arg0, %" in text  # the column's: it may copy one to one
+
+
+def _of_a_symbolic_batch(a, pixels):
+    return a / a.sum(1, keepdims=True), pixels.astype(np.float32) / 255
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
+@pytest.mark.parametrize("path", ["compile", "iree"])
+def test_divisions_of_a_symbolic_batch_are_jax_jits_bit_for_bit(path, tmp_path: Path):
+    from iree_fixes import main_on
+
+    (batch,) = jax.export.symbolic_shape("b")
+    specs = [jax.ShapeDtypeStruct((batch, 8), np.float32)]
+    specs.append(jax.ShapeDtypeStruct((batch, 8), np.uint8))
+    text = jax.export.export(jax.jit(_of_a_symbolic_batch))(*specs).mlir_module()
+    main = main_on(path, text, tmp_path)
+    for rows in (1, 5):
+        rng = np.random.default_rng(rows)
+        a = rng.uniform(1, 2, (rows, 8)).astype(np.float32)
+        pixels = rng.integers(0, 256, (rows, 8)).astype(np.uint8)
+        expected = jax.jit(_of_a_symbolic_batch)(a, pixels)
+        for one, other in zip(main(a, pixels), expected, strict=True):
+            assert np.array_equal(one, np.asarray(other))

@@ -86,3 +86,70 @@ def multiply_by_reciprocals(module: Any) -> int:
         operation.results[0].replace_all_uses_with(product.result)
         operation.erase()
     return count
+
+
+DYNAMIC_BROADCAST = "stablehlo.dynamic_broadcast_in_dim"
+
+
+def multiply_by_dynamic_reciprocals(module: Any) -> int:
+    """The same of a divisor that is a ``dynamic_broadcast_in_dim`` (jax's broadcast in a
+    module of symbolic shapes: ``x / x.sum(1, keepdims=True)`` of ``symbolic_shape("b,
+    1024")``, ``x / 255`` of a symbolic batch), where ``jax.jit``, which compiles each call
+    at its own sizes, multiplies by the reciprocal. It runs before ``dynamic_broadcasts``
+    writes those broadcasts as IREE lowers them.
+
+    Taken where XLA's simplifier takes it whatever the sizes: a constant divisor (XLA
+    multiplies by ``1 / c``, a 0-d division too), or a broadcast that spreads a dimension
+    of static size 1, or adds one, to a static size above 1 (so to more elements). Where
+    only a dynamic size spreads, the broadcast may copy one element to one, which XLA
+    leaves a division; those stay divisions. Returns how many."""
+    from iree.compiler import ir
+
+    from .mlir_walk import Splats, op_result
+
+    count = 0
+    for operation in operations_named(module, "stablehlo.divide"):
+        result = ir.RankedTensorType(operation.results[0].type)
+        if str(result.element_type) not in ELEMENT_TYPES:
+            continue
+        dividend, divisor = operation.operands[0], operation.operands[1]
+        broadcast = _producer(divisor)
+        if broadcast is None or broadcast.name != DYNAMIC_BROADCAST or _is_constant(dividend):
+            continue
+        source = broadcast.operands[0]
+        small = ir.RankedTensorType(source.type)
+        dimensions = list(ir.DenseI64ArrayAttr(broadcast.attributes["broadcast_dimensions"]))
+        if not (_is_constant(source) or _spreads_statically(small, result, dimensions)):
+            continue
+        count += 1
+        with ir.InsertionPoint(operation), operation.location:
+            ones = Splats(ir, source)(1.0, small)
+            inverse = op_result(ir, "stablehlo.divide", small, ones, source)
+            spread = ir.Operation.create(
+                DYNAMIC_BROADCAST,
+                results=[result],
+                operands=[inverse, *list(broadcast.operands)[1:]],
+                attributes={name: broadcast.attributes[name] for name in broadcast.attributes},
+            ).result
+            product = op_result(ir, "stablehlo.multiply", result, dividend, spread)
+        operation.results[0].replace_all_uses_with(product)
+        operation.erase()
+    return count
+
+
+def _spreads_statically(small: Any, result: Any, dimensions: list[int]) -> bool:
+    """Whether the broadcast of ``small`` to ``result`` along ``dimensions`` makes a
+    dimension of static size above 1 from one of static size 1, or from none."""
+    from iree.compiler import ir
+
+    def static_above_one(size: int) -> bool:
+        return not ir.ShapedType.is_dynamic_size(size) and size > 1
+
+    for position, size in enumerate(result.shape):
+        if not static_above_one(size):
+            continue
+        if position not in dimensions:
+            return True
+        if small.shape[dimensions.index(position)] == 1:
+            return True
+    return False

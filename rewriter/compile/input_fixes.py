@@ -10,7 +10,8 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from . import contexts
-from .broadcast_divisors import multiply_by_reciprocals
+from .broadcast_divisors import DYNAMIC_BROADCAST as DIVISOR_BROADCAST
+from .broadcast_divisors import multiply_by_dynamic_reciprocals, multiply_by_reciprocals
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .column_stacks import CONCATENATE, column_stacks
 from .complex_abs import ABS, complex_abs
@@ -73,6 +74,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
     (one_slice_dynamic_gathers, (DYNAMIC_GATHER,)),  # x[1:] along a symbolic dimension
     (dynamic_index_gathers, (GATHER,)),  # IREE: no gather at indices of dynamic shape
+    (multiply_by_dynamic_reciprocals, (DIVISOR_BROADCAST,)),  # as XLA (before the next)
     (column_stacks, (CONCATENATE,)),  # IREE: a stack of index columns (before the next)
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
     (symbolic_reshapes, (DYNAMIC_RESHAPE, DOT_GENERAL)),  # IREE lowers no dynamic_reshape
