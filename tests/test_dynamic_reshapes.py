@@ -207,3 +207,19 @@ def test_reshapes_of_several_dynamic_sizes_give_jax_jits_elements(name, path, tm
         got, expected = np.asarray(main(x)), np.asarray(jax.jit(program)(x))
         assert got.shape == expected.shape
         np.testing.assert_array_equal(got, expected)  # elements moved, pairs summed alike
+
+
+SEQUENCES = jax.ShapeDtypeStruct(export.symbolic_shape("b, t, 8"), np.float32)
+
+
+@on_both_paths
+def test_a_product_of_a_symbolic_batch_and_length_with_a_matrix(path, tmp_path):
+    """``x @ w`` of ``(b, t, 8)``: the rows collapsed, and the product reshaped back to two
+    dynamic sizes (its expansion crashed mlir-opt-22's ``expand-strided-metadata``)."""
+    main = main_on(path, rewriter.export(times_weights, SEQUENCES).text, tmp_path)
+    for batch, length in ((1, 1), (2, 5), (3, 7)):
+        x = np.random.default_rng(batch).normal(size=(batch, length, 8)).astype(np.float32)
+        got, expected = main(x), jax.jit(times_weights)(x)
+        assert got.shape == expected.shape
+        # sums of 8 terms of size about 1, in another order: a few f32 ulps
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)

@@ -27,8 +27,10 @@ Both paths write, each in a function of its own that IREE inlines:
 - a ``dot_general`` of a left operand of rank 3 or more, of dynamic shape, contracted
   along its last dimension only, with a static matrix and no batch dimensions, as the
   product of the left operand collapsed to a matrix (its leading dimensions together)
-  with the matrix, expanded back. Row ``(i, j)`` of a ``(b, 6, 8)`` left operand is row
-  ``6 i + j`` of the collapsed one: the same dot products;
+  with the matrix, expanded back (reshaped back, of two dynamic sizes or more: ``(b, t,
+  4) @ w``, whose expansion ``expand-strided-metadata`` crashes on). Row ``(i, j)`` of a
+  ``(b, 6, 8)`` left operand is row ``6 i + j`` of the collapsed one: the same dot
+  products;
 - a ``dot_general`` of an operand of dynamic shape with a vector (``x @ v``, ``v @ x.T``,
   ``x.T @ y`` of a ``(b,)`` vector ``y``), which IREE's input pipeline makes a product of
   matrices between two ``stablehlo.reshape``s of dynamic shape, invalid ones ("'stablehlo
@@ -390,9 +392,23 @@ def _product_function(ir: Any, operation: Any, symbol: str) -> str | None:
         else:
             sizes.append(str(left.shape[d]))
     sizes.append(str(result.shape[-1]))
-    lines.append(
-        f"  %expanded = tensor.expand_shape %product {reassociation} output_shape "
-        f"[{', '.join(sizes)}] : {product} into {result}"
-    )
+    if sum(left.is_dynamic_dim(d) for d in leading) > 1:
+        # Two dynamic sizes in one group: MLIR 22's expand-strided-metadata crashes on the
+        # memref.expand_shape of that (``(b, t, 4) @ w``); a reshape to the sizes, as
+        # indices, keeps the rows in row-major order too.
+        for d, size in enumerate(sizes):
+            if not size.startswith("%"):
+                lines.append(f"  %fixed{d} = arith.constant {size} : index")
+                sizes[d] = f"%fixed{d}"
+        vector = f"tensor<{result.rank}xindex>"
+        lines.append(f"  %sizes = tensor.from_elements {', '.join(sizes)} : {vector}")
+        lines.append(
+            f"  %expanded = tensor.reshape %product(%sizes) : ({product}, {vector}) -> {result}"
+        )
+    else:
+        lines.append(
+            f"  %expanded = tensor.expand_shape %product {reassociation} output_shape "
+            f"[{', '.join(sizes)}] : {product} into {result}"
+        )
     lines += [f"  return %expanded : {result}", "}"]
     return "\n".join(lines)
