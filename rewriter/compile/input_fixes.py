@@ -20,6 +20,7 @@ from .complex_expm1 import complex_expm1
 from .complex_splats import complex_splats
 from .complex_tanh import TAN, TANH, complex_tanh
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
+from .dynamic_convolutions import CONVOLUTION, dynamic_convolutions
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .dynamic_index_gathers import GATHER, dynamic_index_gathers
 from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
@@ -77,6 +78,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (multiply_by_dynamic_reciprocals, (DIVISOR_BROADCAST,)),  # as XLA (before the next)
     (column_stacks, (CONCATENATE,)),  # IREE: a stack of index columns (before the next)
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
+    (dynamic_convolutions, (CONVOLUTION,)),  # IREE: no symbolic spatial sizes (before the next)
     (symbolic_reshapes, (DYNAMIC_RESHAPE, DOT_GENERAL)),  # IREE lowers no dynamic_reshape
     (dynamic_update_slices, (DYNAMIC_UPDATE_SLICE,)),  # IREE: static shapes only
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not
