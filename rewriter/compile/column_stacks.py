@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import dimension_size, i32_vector, joined_vector, op_result, operations_named
+from .mlir_walk import dimension_size, i32_vector, joined_vector, op_result, replace_each
 
 CONCATENATE = "stablehlo.concatenate"
 MOST_COLUMNS = 8
@@ -30,23 +30,24 @@ MOST_COLUMNS = 8
 def column_stacks(module: Any) -> int:
     """Rewrite every stack of columns of the ``iree.compiler.ir`` ``module`` as the module's
     doc says; return how many."""
-    from iree.compiler import ir
+    return replace_each(module, CONCATENATE, _axis, _stacked_at)
 
-    count = 0
-    for operation in operations_named(module, CONCATENATE):
-        result = ir.RankedTensorType(operation.results[0].type)
-        axis = ir.IntegerAttr(operation.attributes["dimension"]).value
-        columns = list(operation.operands)
-        if result.has_static_shape or not 2 <= len(columns) <= MOST_COLUMNS:
-            continue
-        if any(ir.RankedTensorType(column.type).shape[axis] != 1 for column in columns):
-            continue
-        with ir.InsertionPoint(operation), operation.location:
-            stacked = _stacked(ir, columns, result, axis)
-        operation.results[0].replace_all_uses_with(stacked)
-        operation.erase()
-        count += 1
-    return count
+
+def _axis(ir: Any, operation: Any) -> int | None:
+    """The concatenated dimension of a stack of columns (the module's doc), else None."""
+    result = ir.RankedTensorType(operation.results[0].type)
+    axis = ir.IntegerAttr(operation.attributes["dimension"]).value
+    columns = list(operation.operands)
+    if result.has_static_shape or not 2 <= len(columns) <= MOST_COLUMNS:
+        return None
+    if any(ir.RankedTensorType(column.type).shape[axis] != 1 for column in columns):
+        return None
+    return axis
+
+
+def _stacked_at(ir: Any, operation: Any, axis: int) -> Any:
+    result = ir.RankedTensorType(operation.results[0].type)
+    return _stacked(ir, list(operation.operands), result, axis)
 
 
 def _stacked(ir: Any, columns: list[Any], result: Any, axis: int) -> Any:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .mlir_walk import op_result, operations_named
+from .mlir_walk import op_result, replace_each
 
 CONSTANT = "stablehlo.constant"
 # A splat of complex elements as the op prints it: `dense<(real,imaginary)>`.
@@ -26,36 +26,30 @@ _COMPLEX_SPLAT = re.compile(r"dense<\(([^(),]+),([^(),]+)\)>")
 def complex_splats(module: Any) -> int:
     """Rewrite every splat constant of complex<f64> of the ``iree.compiler.ir`` ``module``
     as the module's doc says; return how many."""
-    from iree.compiler import ir
+    return replace_each(module, CONSTANT, _parts_text, _of_parts)
 
-    count = 0
-    for operation in operations_named(module, CONSTANT):
-        kind = operation.results[0].type
-        if not isinstance(kind, ir.RankedTensorType):
-            continue
-        element = kind.element_type
-        if not (
-            isinstance(element, ir.ComplexType)
-            and isinstance(ir.ComplexType(element).element_type, ir.F64Type)
-        ):
-            continue
-        # the bindings cannot read a dense attribute of complex elements: its text, elided
-        found = _COMPLEX_SPLAT.search(operation.get_asm(large_elements_limit=16))
-        if found is None:
-            continue
-        with ir.InsertionPoint(operation), operation.location:
-            parts = ir.RankedTensorType.get(kind.shape, ir.F64Type.get())
-            real, imaginary = (
-                op_result(
-                    ir,
-                    CONSTANT,
-                    parts,
-                    value=ir.Attribute.parse(f"dense<{number.strip()}> : {parts}"),
-                )
-                for number in found.groups()
-            )
-            value = op_result(ir, "stablehlo.complex", kind, real, imaginary)
-        operation.results[0].replace_all_uses_with(value)
-        operation.erase()
-        count += 1
-    return count
+
+def _parts_text(ir: Any, operation: Any) -> tuple[str, str] | None:
+    """The printed real and imaginary parts of a splat constant of complex<f64>, or None."""
+    kind = operation.results[0].type
+    if not isinstance(kind, ir.RankedTensorType):
+        return None
+    element = kind.element_type
+    if not (
+        isinstance(element, ir.ComplexType)
+        and isinstance(ir.ComplexType(element).element_type, ir.F64Type)
+    ):
+        return None
+    # the bindings cannot read a dense attribute of complex elements: its text, elided
+    found = _COMPLEX_SPLAT.search(operation.get_asm(large_elements_limit=16))
+    return None if found is None else (found.group(1).strip(), found.group(2).strip())
+
+
+def _of_parts(ir: Any, operation: Any, numbers: tuple[str, str]) -> Any:
+    kind = operation.results[0].type
+    parts = ir.RankedTensorType.get(kind.shape, ir.F64Type.get())
+    real, imaginary = (
+        op_result(ir, CONSTANT, parts, value=ir.Attribute.parse(f"dense<{number}> : {parts}"))
+        for number in numbers
+    )
+    return op_result(ir, "stablehlo.complex", kind, real, imaginary)

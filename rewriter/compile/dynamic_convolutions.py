@@ -25,7 +25,7 @@ import itertools
 import re
 from typing import Any
 
-from .mlir_walk import dimension_size, i32_vector, joined_vector, op_result, operations_named
+from .mlir_walk import dimension_size, i32_vector, joined_vector, op_result, replace_each
 
 CONVOLUTION = "stablehlo.convolution"
 _LAYOUTS = re.compile(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]")
@@ -34,19 +34,7 @@ _LAYOUTS = re.compile(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]")
 def dynamic_convolutions(module: Any) -> int:
     """Rewrite every convolution of the ``iree.compiler.ir`` ``module`` that the module's
     doc names; return how many."""
-    from iree.compiler import ir
-
-    count = 0
-    for operation in operations_named(module, CONVOLUTION):
-        padding = _taken(ir, operation)
-        if padding is None:
-            continue
-        with ir.InsertionPoint(operation), operation.location:
-            value = _taps(ir, operation, padding)
-        operation.results[0].replace_all_uses_with(value)
-        operation.erase()
-        count += 1
-    return count
+    return replace_each(module, CONVOLUTION, _taken, _taps)
 
 
 def _taken(ir: Any, operation: Any) -> list[tuple[int, int]] | None:
