@@ -119,3 +119,22 @@ def test_an_index_vector_dimension_not_printed_is_the_first(path, tmp_path):
     indices = np.array([[3, -2, 0, 9, 4, 1]], np.int32)
     expected = np.array([13.0, 10.0, 10.0, 14.0, 14.0, 11.0], np.float32)
     np.testing.assert_array_equal(main(indices), expected)
+
+
+SEQUENCES = jax.ShapeDtypeStruct(export.symbolic_shape("b, t, 4"), np.float32)
+
+
+def along_a_symbolic_length(x):
+    """``x[:, ::-1]``, ``x[:, ::2]`` and ``x[:, 1::3]`` of a symbolic batch and length: jax's
+    ``dynamic_gather`` whose slice sizes, the batch's among them, are known at run time."""
+    return x[:, ::-1], x[:, ::2], x[:, 1::3] * 2.0
+
+
+@on_both_paths
+def test_gathers_along_a_symbolic_length_with_slices_of_a_symbolic_size(path, tmp_path):
+    main = main_on(path, rewriter.export(along_a_symbolic_length, SEQUENCES).text, tmp_path)
+    for batch, length in ((1, 1), (2, 5), (3, 8)):
+        x = np.random.default_rng(length).normal(size=(batch, length, 4)).astype(np.float32)
+        for got, expected in zip(main(x), jax.jit(along_a_symbolic_length)(x), strict=True):
+            assert got.shape == expected.shape
+            np.testing.assert_array_equal(got, np.asarray(expected))

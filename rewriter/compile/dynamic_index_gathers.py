@@ -9,6 +9,11 @@ to 0. IREE 3.13's input pipeline flattens those indices with a ``stablehlo.resha
 dynamic shape, an invalid one ("'stablehlo.reshape' op result #0 must be statically
 shaped"), on both paths, and does so for a gather at indices collapsed beforehand as well.
 
+Along a symbolic dimension that is not the first (``x[:, ::-1]``, ``x[:, ::2]`` of
+``symbolic_shape("b, t, 4")``) jax writes a ``stablehlo.dynamic_gather``, whose slice sizes
+(the batch's among them) are an operand; IREE lowers none. The same function takes it,
+reading the slice sizes at run time.
+
 Both paths write such a gather, in a function of its own, as a ``linalg.generic`` over the
 result that computes each element's operand position as StableHLO defines a gather and
 reads it (``tensor.extract``):
@@ -19,7 +24,8 @@ reads it (``tensor.extract``):
 - start index ``k`` goes to operand dimension ``start_index_map[k]``, clamped into
   ``[0, size - slice_size]`` of that dimension (the others start at 0), the size read
   with ``tensor.dim`` when it is dynamic;
-- the offset dimensions, in order, go to the operand dimensions not collapsed, in order;
+- the offset dimensions, in order, go to the operand dimensions not collapsed, in order
+  (a dynamic one is as long as its slice);
 - the operand position is the start plus the offset.
 
 Taken: no batching dimensions, an operand of float or signless integer elements,
@@ -35,14 +41,17 @@ from .gather_bounds import dimension_numbers
 from .mlir_walk import dimension_sizes, outline_into_functions, size_value, tensor_text
 
 GATHER = "stablehlo.gather"
+DYNAMIC_GATHER = "stablehlo.dynamic_gather"
 _PREFIX = "rw_dynamic_index_gather_"
+_SIZED_PREFIX = "rw_dynamic_sized_gather_"
 _BATCHING = ("operand_batching_dims", "start_indices_batching_dims")
 
 
 def dynamic_index_gathers(module: Any) -> int:
     """Rewrite, in place, the gathers the module's doc names of the ``iree.compiler.ir``
     ``module`` (in its context); return how many."""
-    return outline_into_functions(module, GATHER, _PREFIX, _gather_function)
+    count = outline_into_functions(module, GATHER, _PREFIX, _gather_function)
+    return count + outline_into_functions(module, DYNAMIC_GATHER, _SIZED_PREFIX, _gather_function)
 
 
 def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
@@ -69,14 +78,33 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
     collapsed = numbers.get("collapsed_slice_dims", [])
     starts = numbers.get("start_index_map", [])
     vector_dim = numbers.get("index_vector_dim", [0])[0]
-    slices = list(ir.DenseI64ArrayAttr(operation.attributes["slice_sizes"]))
     kept = [d for d in range(operand.rank) if d not in collapsed]
-    if len(kept) != len(offsets) or any(slices[d] != 1 for d in collapsed):
+    sized = operation.name == DYNAMIC_GATHER  # slice sizes as an operand, read at run time
+    if sized:
+        sizes_type = ir.RankedTensorType(operation.operands[2].type)
+        if not sizes_type.has_static_shape or sizes_type.shape != [operand.rank]:
+            return None
+        slices: list[int | None] = [None] * operand.rank
+        arguments = f"%operand: {operand}, %indices: {indices}, %slice_sizes: {sizes_type}"
+    else:
+        slices = list(ir.DenseI64ArrayAttr(operation.attributes["slice_sizes"]))
+        arguments = f"%operand: {operand}, %indices: {indices}"
+    if len(kept) != len(offsets) or any(slices[d] not in (1, None) for d in collapsed):
         return None
 
-    lines = [
-        f"func.func private @{symbol}(%operand: {operand}, %indices: {indices}) -> {result} {{"
-    ]
+    lines = [f"func.func private @{symbol}({arguments}) -> {result} {{"]
+    slice_size: dict[int, str] = {}  # a slice size read from the operand, as an index
+    if sized:
+        for d in range(operand.rank):
+            lines.append(f"  %slice_at{d} = arith.constant {d} : index")
+            lines.append(
+                f"  %slice_raw{d} = tensor.extract %slice_sizes[%slice_at{d}] : {sizes_type}"
+            )
+            lines.append(
+                f"  %slice_size{d} = arith.index_cast %slice_raw{d} : "
+                f"{sizes_type.element_type} to index"
+            )
+            slice_size[d] = f"%slice_size{d}"
     read = "%indices"
     if unsigned:
         signless = tensor_text(dimension_sizes(indices), "i64")
@@ -88,17 +116,24 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
     batch_of_indices = [d for d in range(indices.rank) if d != vector_dim]
     batch_of_result = [d for d in range(result.rank) if d not in offsets]
     sizes = []
-    for place, d in enumerate(batch_of_result):
-        if result.is_dynamic_dim(d):
-            source = batch_of_indices[place]
-            lines.append(f"  %dimension{d} = arith.constant {source} : index")
-            lines.append(f"  %size{d} = tensor.dim {read}, %dimension{d} : {index_type}")
-            sizes.append(f"%size{d}")
+    for d in range(result.rank):
+        if not result.is_dynamic_dim(d):
+            continue
+        if d in offsets:  # an offset dimension: the slice's size along its operand dimension
+            if not sized:
+                return None
+            sizes.append(slice_size[kept[offsets.index(d)]])
+            continue
+        source = batch_of_indices[batch_of_result.index(d)]
+        lines.append(f"  %dimension{d} = arith.constant {source} : index")
+        lines.append(f"  %size{d} = tensor.dim {read}, %dimension{d} : {index_type}")
+        sizes.append(f"%size{d}")
     last_of = {}
     for k, d in enumerate(starts):
-        if operand.is_dynamic_dim(d):
+        if operand.is_dynamic_dim(d) or sized:
             size = size_value(lines, f"operand_size{d}", "operand", operand, d)
-            lines.append(f"  %slice_size{d} = arith.constant {slices[d]} : index")
+            if not sized:
+                lines.append(f"  %slice_size{d} = arith.constant {slices[d]} : index")
             lines.append(f"  %last{k} = arith.subi {size}, %slice_size{d} : index")
             last_of[k] = f"%last{k}"
     loops = ", ".join(f"d{d}" for d in range(result.rank))
@@ -125,7 +160,9 @@ def _gather_function(ir: Any, operation: Any, symbol: str) -> str | None:
         ]
         if k not in last_of:
             last_of[k] = f"%last{k}"
-            lines.append(f"    %last{k} = arith.constant {operand.shape[d] - slices[d]} : index")
+            slice_d = slices[d]
+            assert slice_d is not None  # a static slice size: read at run time otherwise
+            lines.append(f"    %last{k} = arith.constant {operand.shape[d] - slice_d} : index")
         lines.append(f"    %start{k} = arith.minsi %above{k}, {last_of[k]} : index")
         start_of[d] = f"%start{k}"
     offset_of = {d: f"%i{offsets[n]}" for n, d in enumerate(kept)}

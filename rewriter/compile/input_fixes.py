@@ -74,7 +74,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (unsigned_moves, (UNSIGNED_GATHER, SCATTER)),  # of unsigned elements, dynamic shape
     (batched_dynamic_gathers, (DYNAMIC_GATHER,)),  # IREE lowers no dynamic_gather
     (one_slice_dynamic_gathers, (DYNAMIC_GATHER,)),  # x[1:] along a symbolic dimension
-    (dynamic_index_gathers, (GATHER,)),  # IREE: no gather at indices of dynamic shape
+    (dynamic_index_gathers, (GATHER, DYNAMIC_GATHER)),  # IREE: none at indices of dynamic shape
     (multiply_by_dynamic_reciprocals, (DIVISOR_BROADCAST,)),  # as XLA (before the next)
     (column_stacks, (CONCATENATE,)),  # IREE: a stack of index columns (before the next)
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
