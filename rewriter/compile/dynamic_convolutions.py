@@ -1,4 +1,4 @@
-"""Convolutions over spatial dimensions of symbolic size, as a product per kernel tap.
+"""Convolutions over spatial dimensions of symbolic size, as a product per kernel position.
 
 IREE 3.13 lowers a ``stablehlo.convolution`` whose spatial dimensions are static only: a
 1-D convolution of ``symbolic_shape("b, t, 4")`` (a sequence of symbolic length), or a 2-D
@@ -6,17 +6,16 @@ one of images of symbolic size, failed on both paths ("failed to legalize operat
 'stablehlo.convolution'"). A symbolic batch alone is fine.
 
 ``dynamic_convolutions`` writes such a convolution, in jax's default layouts (input and
-output ``[b, 0, 1, ..., f]``, kernel ``[0, 1, ..., i, o]``) with unit strides and
-dilations and one feature group, as the definition of the convolution: the operand padded
-as the op says (``stablehlo.pad``), then for each kernel position ``k`` the window of the
+output ``[b, 0, 1, ..., f]``, kernel ``[0, 1, ..., i, o]``), of one float type, with unit
+strides and dilations and one feature group, as the definition of the convolution: the
+operand padded as the op says (``stablehlo.pad``), then for each kernel position ``k`` the
 padded operand times the kernel's ``[k, i, o]`` matrix (``dot_general`` over the input
-features), the window of that product the output's elements read at ``k``
+features: a plain ``x @ w``, which ``dynamic_reshapes``, after this fix, writes as IREE
+lowers it), the window of that product the output's elements read at ``k``
 (``real_dynamic_slice`` from ``k``, as long as the output), and the sum of those windows.
-The product is of the whole operand, not of a window of it: a window is a strided view,
-whose reshape in the product bufferizes to an invalid collapse (mlir-opt-22 crashed). Element for
-element that is ``sum_k sum_i x[b, p + k, i] w[k, i, o]``, the convolution's value; the
-sums are grouped by kernel position, so the rounding differs from XLA's within a float's
-accumulated error (``tests/test_dynamic_convolutions.py``).
+Element for element that is ``sum_k sum_i x[b, p + k, i] w[k, i, o]``, the convolution's
+value; the sums are grouped by kernel position, so the rounding differs from XLA's within
+a float's accumulated error (``tests/test_dynamic_convolutions.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +41,13 @@ def _taken(ir: Any, operation: Any) -> list[tuple[int, int]] | None:
     operand = ir.RankedTensorType(operation.operands[0].type)
     kernel = ir.RankedTensorType(operation.operands[1].type)
     spatial = operand.rank - 2
+    result = ir.RankedTensorType(operation.results[0].type)
     if not kernel.has_static_shape or spatial < 1:
+        return None
+    element = operand.element_type
+    if not isinstance(element, ir.FloatType):
+        return None
+    if kernel.element_type != element or result.element_type != element:
         return None
     if not any(ir.ShapedType.is_dynamic_size(size) for size in operand.shape[1:-1]):
         return None  # static spatial sizes (a symbolic batch alone): IREE lowers those
