@@ -10,6 +10,8 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from . import contexts
+from .bool_converts import CONVERT as BOOL_CONVERT
+from .bool_converts import bool_converts
 from .broadcast_divisors import DYNAMIC_BROADCAST as DIVISOR_BROADCAST
 from .broadcast_divisors import multiply_by_dynamic_reciprocals, multiply_by_reciprocals
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
@@ -63,6 +65,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (unsigned_windows, (WINDOW,)),  # IREE: no cumulative op of unsigned elements
     (saturating_converts, ("stablehlo.convert",)),  # float to integer clamps, NaN to 0
     (host_converts, (CONVERT,)),  # IREE's VM: no i32 -> f64 (a symbolic size's median)
+    (bool_converts, (BOOL_CONVERT,)),  # IREE folds them into products, true as -1
     (narrow_float_converts, (CONVERT,)),  # IREE: f8 and f4 to and from f32 only
     (dynamic_scans, (REDUCE_WINDOW,)),  # IREE: no cumsum of dynamic shape (before the next)
     (dynamic_window_scans, (DYNAMIC_REDUCE_WINDOW,)),  # cumsum along a symbolic dimension
