@@ -136,3 +136,24 @@ def test_divisions_of_a_symbolic_batch_are_jax_jits_bit_for_bit(path, tmp_path: 
         expected = jax.jit(_of_a_symbolic_batch)(a, pixels)
         for one, other in zip(main(a, pixels), expected, strict=True):
             assert np.array_equal(one, np.asarray(other))
+
+
+def _by_constants(mask, x):
+    return mask.mean(), x.sum() / 30.0, x.mean(0)
+
+
+@pytest.mark.slow
+@pytest.mark.toolchain
+@pytest.mark.iree
+@pytest.mark.parametrize("path", ["compile", "iree"])
+def test_divisions_by_a_constant_are_jax_jits_bit_for_bit(path, tmp_path: Path):
+    """``a / c`` of a 0-d ``a`` (a mean of everything): XLA multiplies by ``1 / c``, rounded
+    once; ``13 / 30`` is 0.43333334 in f32, ``13 * (1 / 30)`` 0.43333337."""
+    from iree_fixes import main_on
+
+    mask = np.isin(np.arange(30), [0, 2, 3, 7, 8, 11, 13, 17, 19, 22, 23, 26, 29]).reshape(5, 6)
+    assert mask.sum() == 13 and np.float32(13) / 30 != np.float32(13) * (np.float32(1) / 30)
+    x = np.random.default_rng(13).standard_normal((5, 6)).astype(np.float32)
+    main = main_on(path, rewriter.export(_by_constants, mask, x).text, tmp_path)
+    for one, other in zip(main(mask, x), jax.jit(_by_constants)(mask, x), strict=True):
+        assert np.array_equal(one, np.asarray(other))

@@ -46,8 +46,8 @@ def _element_count(shape: list[int]) -> int:
 
 def multiply_by_reciprocals(module: Any) -> int:
     """Rewrite, in place, every ``a / broadcast_in_dim(b)`` of f32 or f64 in the
-    ``iree.compiler.ir`` ``module`` (in its context) as ``a * broadcast_in_dim(1 / b)``;
-    return how many."""
+    ``iree.compiler.ir`` ``module`` (in its context) as ``a * broadcast_in_dim(1 / b)``,
+    and every ``a / c`` of a splat constant ``c`` as ``a * (1 / c)``; return how many."""
     from iree.compiler import ir
 
     count = 0
@@ -57,6 +57,9 @@ def multiply_by_reciprocals(module: Any) -> int:
             continue
         dividend, divisor = operation.operands[0], operation.operands[1]
         broadcast = _producer(divisor)
+        if broadcast is not None and broadcast.name == "stablehlo.constant":
+            count += _by_constant(ir, operation, dividend, broadcast, result)
+            continue
         if broadcast is None or broadcast.name != "stablehlo.broadcast_in_dim":
             continue
         source = broadcast.operands[0]
@@ -86,6 +89,33 @@ def multiply_by_reciprocals(module: Any) -> int:
         operation.results[0].replace_all_uses_with(product.result)
         operation.erase()
     return count
+
+
+def _by_constant(ir: Any, operation: Any, dividend: Any, constant: Any, result: Any) -> int:
+    """``a / c`` of a splat constant ``c`` (a mean's count, ``x / 2`` of a 0-d ``x``) as
+    ``a * (1 / c)``, the reciprocal rounded in the type as XLA folds it: 1, or 0 when
+    ``a`` is a constant too or ``c`` is no splat."""
+    import numpy as np
+
+    from .mlir_walk import op_result, splat_value
+
+    if _is_constant(dividend):
+        return 0
+    number = splat_value(ir, constant.results[0])
+    if number is None:
+        return 0
+    kind = np.float32 if str(result.element_type) == "f32" else np.float64
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        inverse = float(kind(1) / kind(number))
+    with ir.InsertionPoint(operation), operation.location:
+        attribute = ir.DenseElementsAttr.get_splat(
+            result, ir.FloatAttr.get(result.element_type, inverse)
+        )
+        reciprocal = op_result(ir, "stablehlo.constant", result, value=attribute)
+        product = op_result(ir, "stablehlo.multiply", result, dividend, reciprocal)
+    operation.results[0].replace_all_uses_with(product)
+    operation.erase()
+    return 1
 
 
 DYNAMIC_BROADCAST = "stablehlo.dynamic_broadcast_in_dim"
