@@ -51,8 +51,15 @@ def training_step(x, labels):
     return value, WEIGHTS - 0.1 * gradient
 
 
+def sort_gradient(x):
+    """The gradient of ``jnp.sort`` along the rows: a scatter at the sort's ``ui32``
+    positions, along a batching dimension."""
+    return jax.grad(lambda z: jnp.sum(jnp.sort(z, axis=-1) * jnp.arange(20.0)))(x)
+
+
 PROGRAMS = [
     (take_along_axis_gradient, (SCORES,)),
+    (sort_gradient, (FEATURES,)),
     (embedding_gradient, (TOKENS,)),
     (slice_gradient, (SCORES,)),
     (training_step, (FEATURES, LABELS)),

@@ -26,7 +26,8 @@ operation 'stablehlo.scatter'"). Both paths write each, in a function of its own
 
 Taken in each: a combiner of ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two
 arguments (each commutative) or one that returns the update, float or signless integer
-elements, signless integer indices.
+elements, signless integer indices (unsigned ones of at most 32 bits converted to ``i64``
+first: the same numbers).
 """
 
 from __future__ import annotations
@@ -50,9 +51,35 @@ _COMBINE = {
 def dynamic_scatters(module: Any) -> int:
     """Rewrite, in place, the scatters the module's doc names of the ``iree.compiler.ir``
     ``module`` (in its context); return how many."""
+    _signless_indices(module)
     batched = outline_into_functions(module, SCATTER, _PREFIX, _scatter_function)
     windows = outline_into_functions(module, SCATTER, "rw_window_scatter_", _window_function)
     return batched + windows
+
+
+def _signless_indices(module: Any) -> None:
+    """Unsigned indices of at most 32 bits of a scatter of dynamic shape (the gradient of
+    ``jnp.sort`` of a symbolic batch scatters at ``ui32`` positions) converted to ``i64``:
+    the same numbers, which the functions above read as signed."""
+    from iree.compiler import ir
+
+    from .mlir_walk import op_result, operations_named
+
+    for operation in operations_named(module, SCATTER):
+        if len(operation.operands) != 3:
+            continue
+        kinds = [ir.RankedTensorType(v.type) for v in operation.operands]
+        if all(kind.has_static_shape for kind in kinds):
+            continue
+        indices = kinds[1]
+        element = indices.element_type
+        if not (isinstance(element, ir.IntegerType) and element.is_unsigned):
+            continue
+        if element.width > 32:
+            continue
+        with ir.InsertionPoint(operation), operation.location:
+            wide = ir.RankedTensorType.get(indices.shape, ir.IntegerType.get_signless(64))
+            operation.operands[1] = op_result(ir, "stablehlo.convert", wide, operation.operands[1])
 
 
 def _window_function(ir: Any, operation: Any, symbol: str) -> str | None:
