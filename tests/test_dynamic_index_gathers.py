@@ -125,9 +125,12 @@ SEQUENCES = jax.ShapeDtypeStruct(export.symbolic_shape("b, t, 4"), np.float32)
 
 
 def along_a_symbolic_length(x):
-    """``x[:, ::-1]``, ``x[:, ::2]`` and ``x[:, 1::3]`` of a symbolic batch and length: jax's
-    ``dynamic_gather`` whose slice sizes, the batch's among them, are known at run time."""
-    return x[:, ::-1], x[:, ::2], x[:, 1::3] * 2.0
+    """``x[:, ::-1]``, ``x[:, ::2]``, ``x[:, 1::3]``, the last step ``x[:, -1]`` and the
+    product of the first row's and the first column's features, of a symbolic batch and
+    length: jax's ``dynamic_gather`` whose slice sizes, the batch's among them, are known
+    at run time."""
+    outer = x[:, 0, 0][:, None] * x[0, :, 0][None, :]
+    return x[:, ::-1], x[:, ::2], x[:, 1::3] * 2.0, x[:, -1], x[:, -1, 2], outer
 
 
 @on_both_paths

@@ -2,20 +2,18 @@
 
 Exported with a symbolic size ``b``, a numpy slice along that dimension (``x[1:]``,
 ``x[2:-2]``, ``jnp.diff(x)``, a sequence shifted by one) is a ``dynamic_gather`` of one
-slice: start indices of one vector (``index_vector_dim`` 0 of a 1-D operand), no batching
-dimensions, every result dimension an offset dimension, and slice sizes computed from
-``b`` (``b - 1``). So is ``x[:, -1]`` of ``symbolic_shape("b, t, 4")`` (the last step of
-a sequence of symbolic length), with the indexed dimension collapsed. IREE 3.13 lowers
-no ``dynamic_gather`` ("failed to legalize operation 'stablehlo.dynamic_gather'"), on both
-paths; ``dynamic_gathers.py`` takes those along static dimensions only.
+slice: start indices of one vector (``index_vector_dim`` 0 of a 1-D operand), no collapsed
+or batching dimensions, every result dimension an offset dimension, and slice sizes
+computed from ``b`` (``b - 1``). IREE 3.13 lowers no ``dynamic_gather`` ("failed to
+legalize operation 'stablehlo.dynamic_gather'"), on both paths; ``dynamic_gathers.py``
+takes those along static dimensions only.
 
 Both paths write such a gather as StableHLO defines it: along each dimension ``d`` the
 start is the index vector's component for ``d`` (``start_index_map``) or 0, clamped into
 ``[0, size_d - slice_size_d]``; the result is the operand from the starts to the starts
 plus the slice sizes, unit strides (``stablehlo.real_dynamic_slice``, which IREE lowers to
-``tensor.extract_slice``), its collapsed dimensions (each of size 1) then reshaped away
-(``stablehlo.dynamic_reshape``, which ``dynamic_reshapes`` writes as IREE lowers it).
-Element ``i`` of the result is the operand's element ``start + i`` in both.
+``tensor.extract_slice``). Element ``i`` of the result is the operand's element
+``start + i`` in both.
 """
 
 from __future__ import annotations
@@ -55,14 +53,14 @@ def _start_map(ir: Any, gather: Any) -> list[int] | None:
         return None
     numbers = dimension_numbers(str(gather.attributes["dimension_numbers"]))
     start_map = numbers.get("start_index_map", [])
-    collapsed = numbers.get("collapsed_slice_dims", [])
     one_slice = (
         numbers.get("index_vector_dim", [0]) == [0]
         and indices.shape[0] == len(start_map)
+        and not numbers.get("collapsed_slice_dims")
         and not numbers.get("operand_batching_dims")
         and not numbers.get("start_indices_batching_dims")
-        and numbers.get("offset_dims", []) == list(range(result.rank))
-        and result.rank == operand.rank - len(collapsed)
+        and numbers.get("offset_dims", []) == list(range(operand.rank))
+        and result.rank == operand.rank
     )
     return start_map if one_slice else None
 
@@ -86,23 +84,12 @@ def _slice(ir: Any, gather: Any, start_map: list[int]) -> Any:
             start = zero
         starts.append(start)
         limits.append(op_result(ir, "stablehlo.add", one, start, size))
-    result = ir.RankedTensorType(gather.results[0].type)
-    numbers = dimension_numbers(str(gather.attributes["dimension_numbers"]))
-    collapsed = numbers.get("collapsed_slice_dims", [])
-    sliced_sizes = [
-        1 if d in collapsed else size for d, size in enumerate(operand.shape)
-    ]  # a collapsed dimension's slice is of size 1
-    sliced = op_result(
+    return op_result(
         ir,
         "stablehlo.real_dynamic_slice",
-        ir.RankedTensorType.get(sliced_sizes if collapsed else result.shape, result.element_type),
+        gather.results[0].type,
         operand_value,
         joined_vector(ir, starts),
         joined_vector(ir, limits),
         i32_vector(ir, [1] * operand.rank),
     )
-    if not collapsed:
-        return sliced
-    # the slice without its collapsed dimensions: the others' sizes, in order
-    kept = [vector_element(ir, sizes_value, d) for d in range(operand.rank) if d not in collapsed]
-    return op_result(ir, "stablehlo.dynamic_reshape", result, sliced, joined_vector(ir, kept))
