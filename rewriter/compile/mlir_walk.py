@@ -208,6 +208,16 @@ def op_result(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any
     ).result
 
 
+def signless_bits(ir: Any, value: Any) -> Any:
+    """``value``, a tensor of integers, as the signless integers of the same width
+    (``stablehlo.bitcast_convert`` at the insertion point): what the fixes for IREE's
+    unsigned tensors move, size or combine instead of the unsigned ones."""
+    kind = ir.RankedTensorType(value.type)
+    width = ir.IntegerType(kind.element_type).width
+    bits = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(width), kind.encoding)
+    return op_result(ir, "stablehlo.bitcast_convert", bits, value)
+
+
 def replace_by_template(operation: Any, template: Any) -> None:
     """Replace ``operation`` by a clone of the ``linalg.generic`` that begins ``template``'s
     function (its inputs the function's first arguments, its output the last): its inputs

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import op_result, operations_named
+from .mlir_walk import op_result, operations_named, signless_bits
 from .scatter_masks import combiner
 
 GATHER = "stablehlo.gather"
@@ -52,7 +52,7 @@ def unsigned_moves(module: Any) -> int:
         moved = {0, 2} if scattered else {0}
         with ir.InsertionPoint(operation), operation.location:
             operands = [
-                _bits_of(ir, value, bits) if index in moved else value
+                signless_bits(ir, value) if index in moved else value
                 for index, value in enumerate(operation.operands)
             ]
             result = operation.results[0].type
@@ -84,11 +84,6 @@ def _unsigned_dynamic(ir: Any, operation: Any) -> Any | None:
     if isinstance(element, ir.IntegerType) and element.is_unsigned:
         return element
     return None
-
-
-def _bits_of(ir: Any, value: Any, bits: Any) -> Any:
-    kind = ir.RankedTensorType.get(value.type.shape, bits)
-    return op_result(ir, "stablehlo.bitcast_convert", kind, value)
 
 
 def _combine(ir: Any, scatter: Any, bits: Any, how: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .mlir_walk import operations_named
+from .mlir_walk import op_result, operations_named, signless_bits
 
 _UNSIGNED = re.compile(r"ui([0-9]+)$")
 
@@ -30,21 +30,15 @@ def reverse_signless(module) -> int:
             continue
         count += 1
         with ir.InsertionPoint(operation), operation.location:
-            signless = ir.RankedTensorType.get(
-                unsigned.shape, ir.IntegerType.get_signless(int(match.group(1))), unsigned.encoding
-            )
-            bits = ir.Operation.create(
-                "stablehlo.bitcast_convert", results=[signless], operands=[operation.operands[0]]
-            )
-            reversed_bits = ir.Operation.create(
+            bits = signless_bits(ir, operation.operands[0])
+            reversed_bits = op_result(
+                ir,
                 "stablehlo.reverse",
-                results=[signless],
-                operands=[bits.result],
-                attributes={"dimensions": operation.attributes["dimensions"]},
+                bits.type,
+                bits,
+                dimensions=operation.attributes["dimensions"],
             )
-            back = ir.Operation.create(
-                "stablehlo.bitcast_convert", results=[unsigned], operands=[reversed_bits.result]
-            )
-        operation.results[0].replace_all_uses_with(back.result)
+            back = op_result(ir, "stablehlo.bitcast_convert", unsigned, reversed_bits)
+        operation.results[0].replace_all_uses_with(back)
         operation.erase()
     return count

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import op_result, operations_named
+from .mlir_walk import operations_named, signless_bits
 
 DIMENSION_SIZE = "stablehlo.get_dimension_size"
 TENSOR_DIM = "tensor.dim"
@@ -53,7 +53,6 @@ def _of_bits(module: Any, name: str) -> int:
         if not (isinstance(element, ir.IntegerType) and element.is_unsigned):
             continue
         with ir.InsertionPoint(operation), operation.location:
-            bits = ir.RankedTensorType.get(kind.shape, ir.IntegerType.get_signless(element.width))
-            operation.operands[0] = op_result(ir, "stablehlo.bitcast_convert", bits, shaped)
+            operation.operands[0] = signless_bits(ir, shaped)
         count += 1
     return count
