@@ -13,6 +13,7 @@ from .emit.header import Prototype, header_of, prototypes_of
 from .inputs import jax_inputs
 from .plan.calling_conventions import DEFAULT_IREE_MODULE, Abi
 from .plan.edits import Edit, apply_edits
+from .plan.kept_arguments import kept_argument_edits
 from .plan.planner import CallReport, plan_rewrite, show_call_reports_with
 from .plan.platform_choice import check_platforms, choose_platform, normalized, platform_value
 from .plan.platforms import chosen_platform_message, platforms_message
@@ -25,6 +26,7 @@ from .syntax.source import Source
 if TYPE_CHECKING:
     from jax.export import Exported
 
+    from .inputs.jax_inputs import ExportedArguments
     from .syntax.rewrite_validation import Validated
 
 
@@ -167,6 +169,15 @@ def _read(
     """``read_source``'s Source, and the platforms the input says it was exported for: an
     ``Exported``'s and a serialized one's (``Exported.platforms``); None for MLIR text and
     bytecode, which do not say (``rewriter/plan/platforms.py``)."""
+    source, exported = _read_exported(text, filename)
+    return source, None if exported is None else tuple(getattr(exported, "platforms", ()))
+
+
+def _read_exported(
+    text: str | bytes | bytearray | memoryview | Exported, filename: str | None = None
+) -> tuple[Source, Any]:
+    """``read_source``'s Source, and the ``jax.export.Exported`` the input is (the object,
+    or read from its ``serialize()`` bytes); None for MLIR text and bytecode."""
     filename = input_name(text, filename)
     if isinstance(text, str):
         return Source(text, filename), None
@@ -178,11 +189,10 @@ def _read(
         if kind == "exported":
             exported = jax_inputs.deserialize_exported(data, filename)
             text_of = jax_inputs.exported_text(exported, filename)
-            return Source(text_of, filename), tuple(exported.platforms)
+            return Source(text_of, filename), exported
         return Source(jax_inputs.binary_text(data, kind, filename), filename), None
     if jax_inputs.is_exported(text):
-        source = Source(jax_inputs.exported_text(text, filename), filename)
-        return source, tuple(getattr(text, "platforms", ()))
+        return Source(jax_inputs.exported_text(text, filename), filename), text
     raise TypeError(
         "expected MLIR text (str or bytes), MLIR bytecode, Exported.serialize() bytes or a "
         f"jax.export.Exported, not {type(text).__name__}"
@@ -265,6 +275,7 @@ def analyze(
     plain: bool | None = None,
     platform: str | None = None,
     platforms: Sequence[str] | str | None = None,
+    arguments: ExportedArguments | None = None,
 ) -> Result:
     """The rewrite that reports instead of raising: the same arguments, work and ``Result``
     as ``rewrite``, which is this followed by a raise when ``Result.errors`` is not empty.
@@ -280,6 +291,9 @@ def analyze(
     ``plain=True`` (or ``REWRITER_PLAIN=1``) runs the reference path (``plain_path``).
     ``platform`` and ``platforms``: as for ``rewrite``; an export whose platforms leave
     out the CPU, with no ``platform`` chosen, raises ``RewriteError``.
+    ``arguments``: for the text of an ``Exported``, what it says of ``main``'s arguments
+    (``jax_inputs.exported_arguments``), so that ``main`` declares again those jax left out
+    (``rewriter/plan/kept_arguments.py``); an ``Exported`` input says it itself.
     """
     plain = plain_path(plain)
     conventions = Abi(abi, iree_module)  # checked before any work is done
@@ -287,7 +301,8 @@ def analyze(
     given = normalized(platforms)
     if platform is not None and not isinstance(platform, str):
         raise TypeError(f"platform: expected a platform name, not {type(platform).__name__}")
-    source, own = _read(text, filename)
+    source, exported = _read_exported(text, filename)
+    own = None if exported is None else tuple(getattr(exported, "platforms", ()))
     if own is not None and given is not None and normalized(own) != given:
         raise ValueError(
             f"platforms={list(given)!r}: the jax.export.Exported was exported for "
@@ -303,6 +318,9 @@ def analyze(
         choice = choose_platform(source, known, chosen, words)
         if choice is not None and choice.dropped:  # their calls are gone: not rewritten
             found.calls = [call for call in found.calls if choice.keeps(call.keyword)]
+        # the arguments jax left out of main, declared again (before the planner names
+        # its constants, apart from these names)
+        restored = _left_out_arguments(source, exported, arguments, found.values)
         # the statement shapes a validation of this very text found
         taken = None
         if validated is not None and validated.text == source.text and not plain:
@@ -322,9 +340,26 @@ def analyze(
     if known is not None and chosen is not None:  # the CPU's code, or a warning
         warnings = _platform_warnings(known, chosen, words, source.filename) + warnings
     edits = plan.edits if choice is None else plan.edits + choice.edits
+    edits = edits + restored if restored else edits
     # The text is joined when first read (``Result.text``), once what only planning
     # needed is gone: it is as large as the edits and the rest of the original together.
     return Result(None, source.text, plan.reports, warnings, edits, plan.errors)
+
+
+def _left_out_arguments(
+    source: Source,
+    exported: Any,
+    arguments: ExportedArguments | None,
+    names_taken: set[str],
+) -> list[Edit]:
+    """The edits that declare in ``main`` the arguments ``exported`` (or the export
+    ``arguments`` describe) left out (``rewriter/plan/kept_arguments.py``); none for MLIR
+    text and bytecode on their own."""
+    if exported is not None:
+        arguments = jax_inputs.exported_arguments(exported)
+    if arguments is None:
+        return []
+    return kept_argument_edits(source, arguments.types, arguments.kept, names_taken)
 
 
 def _platform_warnings(
@@ -539,13 +574,6 @@ def export(
     """
     exported = jax_inputs.export_exported(fn, *args, platforms=platforms, **jit_kwargs)
     filename = f"<jax.export of {exported.fun_name}>"
-    result = rewrite(
-        jax_inputs.exported_text(exported, filename),
-        targets=targets,
-        skip=skip,
-        filename=filename,
-        platform=platform,
-        platforms=exported.platforms,
-    )
+    result = rewrite(exported, targets=targets, skip=skip, filename=filename, platform=platform)
     result.exported = exported
     return result

@@ -19,6 +19,7 @@ from .syntax.printable import printable
 
 if TYPE_CHECKING:
     from .api import Result
+    from .inputs.jax_inputs import ExportedArguments
     from .syntax.diagnostics import Diagnostic
 
 EXAMPLES = """\
@@ -249,12 +250,12 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
         del data  # a binary input's bytes are not kept while its text is rewritten
         if read is None:
             continue
-        text, platforms = read
+        text, platforms, arguments = read
         del read
         try:
             if isinstance(text, bytes):
                 text = decode(text, name).text  # rebinding frees the bytes: memory stays ~3x
-            result = _analyze(args, text, name, platforms)
+            result = _analyze(args, text, name, platforms, arguments)
         except RewriteError as error:
             for diagnostic in error.diagnostics:
                 print(diagnostic.format(color), file=sys.stderr)
@@ -294,23 +295,25 @@ def _run(args: argparse.Namespace, files: list[str]) -> int:
 
 def _text_input(
     args: argparse.Namespace, data: bytes, name: str, tally: _Tally
-) -> tuple[bytes | str, Sequence[str] | None] | None:
-    """The input as the rewrite takes it, and the platforms it says it was exported for:
-    MLIR bytecode and serialized jax.export.Exported files become text through jax (an
-    Exported names its platforms); text files are passed on as they are (and never import
-    jax). None when the file cannot be used (said on stderr)."""
+) -> tuple[bytes | str, Sequence[str] | None, ExportedArguments | None] | None:
+    """The input as the rewrite takes it, the platforms it says it was exported for and
+    what it says of ``main``'s arguments: MLIR bytecode and serialized jax.export.Exported
+    files become text through jax (an Exported names its platforms and the arguments jax
+    left out of ``main``); text files are passed on as they are (and never import jax).
+    None when the file cannot be used (said on stderr)."""
     from .inputs.jax_inputs import (
         KIND_NAMES,
         InputError,
         binary_text,
         deserialize_exported,
+        exported_arguments,
         exported_text,
         input_kind,
     )
 
     kind = input_kind(data)
     if kind == "text":
-        return data, None
+        return data, None, None
     if args.in_place:
         print(
             f"{printable(name)}: error: --in-place would replace {KIND_NAMES[kind]} with MLIR "
@@ -322,8 +325,9 @@ def _text_input(
     try:
         if kind == "exported":
             exported = deserialize_exported(data, name)
-            return exported_text(exported, name), tuple(exported.platforms)
-        return binary_text(data, kind, name), None
+            text = exported_text(exported, name)
+            return text, tuple(exported.platforms), exported_arguments(exported)
+        return binary_text(data, kind, name), None, None
     except InputError as error:
         print(str(error), file=sys.stderr)
         tally.refuse(name, error.diagnostics)
@@ -331,11 +335,16 @@ def _text_input(
 
 
 def _analyze(
-    args: argparse.Namespace, text: str, name: str, platforms: Sequence[str] | None = None
+    args: argparse.Namespace,
+    text: str,
+    name: str,
+    platforms: Sequence[str] | None = None,
+    arguments: ExportedArguments | None = None,
 ) -> Result:
     """The rewrite of one file as the options ask; raises RewriteError. Without --list or
     --check, errors stop the file (with a note per target: how to rewrite the others).
-    ``platforms``: those a serialized Exported names (None: --platforms, if given)."""
+    ``platforms``: those a serialized Exported names (None: --platforms, if given);
+    ``arguments``: what it says of ``main``'s arguments."""
     from .api import analyze, skip_notes, validate_input, validate_rewrite
     from .plan.selection import CLI_WORDS
     from .syntax.diagnostics import Diagnostic, RewriteError
@@ -356,6 +365,7 @@ def _analyze(
         "words": CLI_WORDS,  # a call --skip leaves alone is "matched by --skip"
         "platform": args.platform,
         "platforms": args.platforms if platforms is None else platforms,
+        "arguments": arguments,
     }
     if args.list or args.check:
         return analyze(text, **options)

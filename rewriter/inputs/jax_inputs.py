@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..syntax.diagnostics import Diagnostic, RewriteError
 
@@ -171,6 +171,31 @@ def bytecode_text(data: bytes, filename: str = "<string>") -> str:
 def exported_text(exported: Any, filename: str = "<string>") -> str:
     """The MLIR text of a ``jax.export.Exported``: what ``exported.mlir_module()`` gives."""
     return bytecode_text(bytes(exported.mlir_module_serialized), filename)
+
+
+class ExportedArguments(NamedTuple):
+    """What an ``Exported`` says of ``main``'s arguments: the MLIR type of each argument
+    ``Exported.call`` takes (``in_avals``), and the indices of those ``main`` declares
+    (``module_kept_var_idx``): ``rewriter/plan/kept_arguments.py`` declares the others."""
+
+    types: tuple[str, ...]
+    kept: tuple[int, ...]
+
+
+def exported_arguments(exported: Any) -> ExportedArguments:
+    """The MLIR type of each argument ``Exported.call`` takes (``Exported.in_avals``), as
+    jax writes it in a module (``tensor<2x3xf32>``; ``?`` for a symbolic size), and those
+    ``main`` declares (``Exported.module_kept_var_idx``)."""
+    from jax.interpreters import mlir
+
+    context = mlir.make_ir_context()
+    types = []
+    with context:
+        for aval in exported.in_avals:
+            element = str(mlir.dtype_to_ir_type(aval.dtype))
+            dims = "".join(f"{d}x" if isinstance(d, int) else "?x" for d in aval.shape)
+            types.append(f"tensor<{dims}{element}>")
+    return ExportedArguments(tuple(types), tuple(exported.module_kept_var_idx))
 
 
 def deserialize_exported(data: bytes, filename: str = "<string>") -> Any:
