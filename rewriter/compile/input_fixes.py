@@ -36,6 +36,7 @@ from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
 from .gather_bounds import clamp_gather_indices
 from .host_converts import CONVERT, host_converts
+from .identity_folds import ADD, REDUCE, SUBTRACT, identity_folds
 from .narrow_float_converts import narrow_float_converts
 from .padded_windows import REDUCE_WINDOW, explicit_window_padding
 from .power import POWER, accurate_power
@@ -59,6 +60,7 @@ from .window_scatters import SELECT_AND_SCATTER, window_scatters
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
+    (identity_folds, (ADD, SUBTRACT, REDUCE)),  # as XLA: x + 0 is x (-0.0, denormals)
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements

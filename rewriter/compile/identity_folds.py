@@ -1,0 +1,124 @@
+"""XLA's algebraic simplifier's folds that keep an operand's bits: ``x + 0``, ``0 + x`` and
+``x - 0`` of floats are ``x``, and a reduce that combines nothing is a reshape of its
+operand.
+
+In IEEE arithmetic ``-0.0 + 0.0`` is ``+0.0``, and in XLA:CPU's floating-point mode
+(denormals flushed, which both paths run in) a denormal plus zero is 0. XLA computes
+neither: its simplifier replaces the add by ``x`` (``A + 0 => A``, ``0 + A => A``,
+``A - 0 => A``; the zero a constant or a broadcast of one, ``-0.0`` too), and a reduce
+whose result has as many elements as its operand (every reduced dimension of size 1) by a
+reshape, taking its initial value for the identity of its body. So
+``jax.jit(lambda x: x + 0.0)`` and ``jnp.sum`` of a ``(n, 1)`` array along its last axis
+keep ``-0.0`` and denormals, where both paths gave ``+0.0`` and 0.
+
+``identity_folds`` makes the same folds in f16, bf16, f32 and f64: adds and subtracts of
+static or dynamic shape (a zero of a symbolic shape is jax's ``dynamic_broadcast_in_dim``
+of a constant), reduces of one operand (of a symbolic shape as a ``dynamic_reshape``). It
+runs before the fixes that rewrite broadcasts and reshapes of dynamic shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .mlir_walk import (
+    constant_attribute,
+    dimension_size,
+    i32_vector,
+    joined_vector,
+    op_result,
+    operations_named,
+)
+
+ADD, SUBTRACT, REDUCE = "stablehlo.add", "stablehlo.subtract", "stablehlo.reduce"
+_BROADCASTS = ("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
+_FLOATS = ("f16", "bf16", "f32", "f64")
+
+
+def identity_folds(module: Any) -> int:
+    """Fold, in place, every float ``x + 0``, ``0 + x``, ``x - 0`` and reduce of nothing of
+    the ``iree.compiler.ir`` ``module`` (in its context) as the module's doc says; return
+    how many."""
+    from iree.compiler import ir
+
+    count = 0
+    for operation in operations_named(module, ADD, SUBTRACT):
+        if not _of_floats(ir, operation.results[0].type):
+            continue
+        left, right = operation.operands[0], operation.operands[1]
+        if _is_zero(ir, right):
+            kept = left
+        elif operation.name == ADD and _is_zero(ir, left):
+            kept = right
+        else:
+            continue
+        if str(kept.type) != str(operation.results[0].type):
+            continue
+        operation.results[0].replace_all_uses_with(kept)
+        operation.erase()
+        count += 1
+    for operation in operations_named(module, REDUCE):
+        if len(operation.results) != 1 or not _combines_nothing(ir, operation):
+            continue
+        with ir.InsertionPoint(operation), operation.location:
+            reshaped = _reshaped(ir, operation)
+        operation.results[0].replace_all_uses_with(reshaped)
+        operation.erase()
+        count += 1
+    return count
+
+
+def _of_floats(ir: Any, kind: Any) -> bool:
+    return isinstance(kind, ir.RankedTensorType) and str(kind.element_type) in _FLOATS
+
+
+def _is_zero(ir: Any, value: Any) -> bool:
+    """Whether ``value`` is a constant of zeros (``+0.0`` or ``-0.0``), or a broadcast of
+    one, as XLA's ``IsAll(x, 0)`` finds it."""
+    while isinstance(value, ir.OpResult):
+        owner = value.owner
+        if owner.name in _BROADCASTS:
+            value = owner.operands[0]
+            continue
+        if owner.name != "stablehlo.constant":
+            return False
+        found = constant_attribute(ir, owner)
+        if found is None:
+            return False
+        attribute = ir.DenseElementsAttr(found)
+        return attribute.is_splat and float(ir.FloatAttr(attribute.get_splat_value()).value) == 0
+    return False
+
+
+def _combines_nothing(ir: Any, operation: Any) -> bool:
+    """Whether a reduce of one float operand reduces only dimensions of size 1: it has as
+    many elements as its operand, whatever the sizes of the others."""
+    operand, result = operation.operands[0].type, operation.results[0].type
+    if not (_of_floats(ir, operand) and _of_floats(ir, result)):
+        return False
+    shape = ir.RankedTensorType(operand).shape
+    return all(shape[dimension] == 1 for dimension in _reduced(ir, operation))
+
+
+def _reduced(ir: Any, operation: Any) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(operation.attributes["dimensions"]))
+
+
+def _reshaped(ir: Any, operation: Any) -> Any:
+    """The reduce's operand reshaped to its result: a ``stablehlo.reshape``, or of a
+    dynamic shape a ``dynamic_reshape`` to the operand's sizes but the reduced ones, which
+    ``dynamic_reshapes`` writes as a collapse."""
+    operand, result = operation.operands[0], operation.results[0].type
+    if ir.RankedTensorType(result).has_static_shape:
+        return op_result(ir, "stablehlo.reshape", result, operand)
+    reduced = set(_reduced(ir, operation))
+    shape = ir.RankedTensorType(operand.type).shape
+    pieces = [
+        dimension_size(ir, operand, dimension)
+        if ir.ShapedType.is_dynamic_size(shape[dimension])
+        else i32_vector(ir, [shape[dimension]])
+        for dimension in range(len(shape))
+        if dimension not in reduced
+    ]
+    sizes = joined_vector(ir, pieces) if len(pieces) > 1 else pieces[0]
+    return op_result(ir, "stablehlo.dynamic_reshape", result, operand, sizes)
