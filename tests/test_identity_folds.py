@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from iree_fixes import applied, main_on, on_both_paths
+from jax import lax
 
 import rewriter
 from rewriter.compile.identity_folds import identity_folds
@@ -23,7 +24,8 @@ X64 = np.array([[-0.0, 0.0, 1e-310, -1e-310], [-1.5, 2.0, -0.0, 3.0], [5e-324, -
 
 
 def folds(x):
-    """Each fold XLA makes, and neighbours it does not (``0 - x``, ``x + 1``, ``x * 0``)."""
+    """Each fold XLA makes, and neighbours it does not (``0 - x``, ``x + 1``, ``x * 0``, a
+    sum along an axis of 4, windows of two)."""
     return (
         x + 0.0,
         0.0 + x,
@@ -32,18 +34,21 @@ def folds(x):
         x + (-0.0),
         x[:, 3:].sum(axis=1),  # a reduce over a dimension of size 1
         x[:, 3:].max(axis=1),
+        lax.reduce_window(x, 0.0, lax.add, (1, 1), (1, 1), "VALID"),  # windows of one
         0.0 - x,
         x + 1.0,
         x * 0.0,
         x.sum(axis=1),
+        lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 1), "VALID"),
     )
 
 
 def test_the_folds_xla_makes_and_no_others():
     changed, text = applied(identity_folds, folds, X32)
-    assert changed == 7  # five adds and subtracts, two reduces
+    assert changed == 8  # five adds and subtracts, two reduces, a window of one
     assert text.count("stablehlo.subtract") == 1  # 0 - x stays
-    assert "stablehlo.reduce" in text  # the sum along the axis of 4
+    assert "stablehlo.reduce(" in text  # the sum along the axis of 4
+    assert text.count("stablehlo.reduce_window") == 1  # of windows of two
 
 
 def test_integers_are_left_alone():

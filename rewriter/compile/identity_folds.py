@@ -1,13 +1,15 @@
 """XLA's algebraic simplifier's folds that keep an operand's bits: ``x + 0``, ``0 + x`` and
-``x - 0`` of floats are ``x``, and a reduce that combines nothing is a reshape of its
-operand.
+``x - 0`` of floats are ``x``, a reduce that combines nothing is a reshape of its operand,
+and a ``reduce_window`` of one-element windows is its operand.
 
 In IEEE arithmetic ``-0.0 + 0.0`` is ``+0.0``, and in XLA:CPU's floating-point mode
 (denormals flushed, which both paths run in) a denormal plus zero is 0. XLA computes
 neither: its simplifier replaces the add by ``x`` (``A + 0 => A``, ``0 + A => A``,
 ``A - 0 => A``; the zero a constant or a broadcast of one, ``-0.0`` too), and a reduce
 whose result has as many elements as its operand (every reduced dimension of size 1) by a
-reshape, taking its initial value for the identity of its body. So
+reshape, taking its initial value for the identity of its body (and a ``reduce_window``
+whose windows are each one element, with no stride, dilation or padding, by its operand).
+So
 ``jax.jit(lambda x: x + 0.0)`` and ``jnp.sum`` of a ``(n, 1)`` array along its last axis
 keep ``-0.0`` and denormals, where both paths gave ``+0.0`` and 0.
 
@@ -31,12 +33,21 @@ from .mlir_walk import (
 )
 
 ADD, SUBTRACT, REDUCE = "stablehlo.add", "stablehlo.subtract", "stablehlo.reduce"
+REDUCE_WINDOW = "stablehlo.reduce_window"
+# A window attribute and the value of each of its entries that makes a window of one element
+_ONE_ELEMENT = {
+    "window_dimensions": 1,
+    "window_strides": 1,
+    "base_dilations": 1,
+    "window_dilations": 1,
+}
 _BROADCASTS = ("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
 _FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 def identity_folds(module: Any) -> int:
-    """Fold, in place, every float ``x + 0``, ``0 + x``, ``x - 0`` and reduce of nothing of
+    """Fold, in place, every float ``x + 0``, ``0 + x``, ``x - 0``, reduce of nothing and
+    ``reduce_window`` of one-element windows of
     the ``iree.compiler.ir`` ``module`` (in its context) as the module's doc says; return
     how many."""
     from iree.compiler import ir
@@ -65,7 +76,31 @@ def identity_folds(module: Any) -> int:
         operation.results[0].replace_all_uses_with(reshaped)
         operation.erase()
         count += 1
+    for operation in operations_named(module, REDUCE_WINDOW):
+        if len(operation.results) != 1 or not _windows_of_one(ir, operation):
+            continue
+        operation.results[0].replace_all_uses_with(operation.operands[0])
+        operation.erase()
+        count += 1
     return count
+
+
+def _windows_of_one(ir: Any, operation: Any) -> bool:
+    """Whether a ``reduce_window`` of one float operand takes one element a window, each
+    window an element (no stride, dilation or padding): its result is its operand, as
+    XLA's simplifier makes it."""
+    operand, result = operation.operands[0].type, operation.results[0].type
+    if not _of_floats(ir, operand) or str(operand) != str(result):
+        return False
+    attributes = operation.attributes
+    for name, one in _ONE_ELEMENT.items():
+        if name in attributes and any(v != one for v in ir.DenseI64ArrayAttr(attributes[name])):
+            return False
+    if "padding" in attributes:
+        padding = ir.DenseIntElementsAttr(attributes["padding"])
+        if any(int(v) != 0 for v in padding):
+            return False
+    return True
 
 
 def _of_floats(ir: Any, kind: Any) -> bool:
