@@ -71,7 +71,7 @@ def _scan_function(ir: Any, operation: Any, symbol: str) -> str | None:
     if given.has_static_shape or operation.results[0].type != given:
         return None
     combine = combine_of(ir, operation, operation.operands[1], given.element_type)
-    axis = _cumulative_axis(ir, operation, given)
+    axis = cumulative_axis(ir, operation, given)
     if combine is None or axis is None:
         return None
     return scan_text(symbol, given, axis, combine)
@@ -107,10 +107,11 @@ def combining_op(ir: Any, body: str, element: Any) -> str | None:
     return None
 
 
-def _cumulative_axis(ir: Any, operation: Any, given: Any) -> int | None:
+def cumulative_axis(ir: Any, operation: Any, given: Any, reverse: bool = False) -> int | None:
     """The axis along which ``operation``'s window is cumulative (as long as the axis,
     padded before by its length less one, 1 and unpadded along the others; a window of
-    one element is cumulative along an axis of length 1), or None."""
+    one element is cumulative along an axis of length 1), or None. ``reverse``: padded
+    after instead (``lax.cumsum(..., reverse=True)``)."""
     attributes, rank = operation.attributes, given.rank
     for name in _ONES:
         if name in attributes and set(ir.DenseI64ArrayAttr(attributes[name])) != {1}:
@@ -127,7 +128,7 @@ def _cumulative_axis(ir: Any, operation: Any, given: Any) -> int | None:
         return None
     axis = long[0]
     expected = [0] * (2 * rank)
-    expected[2 * axis] = given.shape[axis] - 1
+    expected[2 * axis + reverse] = given.shape[axis] - 1
     return axis if window[axis] == given.shape[axis] and padding == expected else None
 
 
