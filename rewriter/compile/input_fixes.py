@@ -14,6 +14,7 @@ from .bool_converts import CONVERT as BOOL_CONVERT
 from .bool_converts import bool_converts
 from .broadcast_divisors import DYNAMIC_BROADCAST as DIVISOR_BROADCAST
 from .broadcast_divisors import multiply_by_dynamic_reciprocals, multiply_by_reciprocals
+from .broadcast_sums import broadcast_sums
 from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
 from .column_stacks import CONCATENATE, column_stacks
 from .complex_abs import ABS, complex_abs
@@ -21,6 +22,7 @@ from .complex_divide import DIVIDE, complex_divide
 from .complex_expm1 import complex_expm1
 from .complex_splats import complex_splats
 from .complex_tanh import TAN, TANH, complex_tanh
+from .constant_chains import MULTIPLY, constant_chains
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_convolutions import CONVOLUTION, dynamic_convolutions
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
@@ -63,6 +65,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
     (identity_folds, (ADD, SUBTRACT, REDUCE)),  # as XLA: x + 0 is x (-0.0, denormals)
     (started_sums, (REDUCE_WINDOW,)),  # as XLA: a cumsum from 0 + x[0] (after the above)
+    (broadcast_sums, (REDUCE,)),  # as XLA: a sum of a broadcast's copies is a multiply
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
     (reverse_signless, ("stablehlo.reverse",)),  # IREE cannot reverse unsigned elements
@@ -83,6 +86,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (one_slice_dynamic_gathers, (DYNAMIC_GATHER,)),  # x[1:] along a symbolic dimension
     (dynamic_index_gathers, (GATHER, DYNAMIC_GATHER)),  # IREE: none at indices of dynamic shape
     (multiply_by_dynamic_reciprocals, (DIVISOR_BROADCAST,)),  # as XLA (before the next)
+    (constant_chains, (ADD, SUBTRACT, MULTIPLY)),  # of a symbolic shape (before the next)
     (column_stacks, (CONCATENATE,)),  # IREE: a stack of index columns (before the next)
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
     (dynamic_convolutions, (CONVOLUTION,)),  # IREE: no symbolic spatial sizes (before the next)
@@ -95,6 +99,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (window_scatters, (SELECT_AND_SCATTER,)),  # IREE: windows apart only, the last tie
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
     (multiply_by_reciprocals, ("stablehlo.divide",)),  # as XLA: a * (1 / b) for a / b
+    (constant_chains, (ADD, SUBTRACT, MULTIPLY)),  # as XLA: x * c1 * c2 is x * (c1 * c2)
     (complex_tanh, (TANH, TAN)),  # IREE's lose a part near 0 (before the real expm1, sin, cos)
     (complex_expm1, (EXPM1,)),  # IREE's: exp(z) - 1 (before the real expm1, sin and cos)
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
