@@ -33,6 +33,7 @@ from .dynamic_scatters import SCATTER, dynamic_scatters
 from .dynamic_slices import one_slice_dynamic_gathers
 from .dynamic_update_slices import DYNAMIC_UPDATE_SLICE, dynamic_update_slices
 from .dynamic_window_scans import DYNAMIC_REDUCE_WINDOW, dynamic_window_scans
+from .exp_log_folds import EXP, exp_log_folds
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
@@ -65,6 +66,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
     (identity_folds, (ADD, SUBTRACT, REDUCE)),  # as XLA: x + 0 is x (-0.0, denormals)
     (started_sums, (REDUCE_WINDOW,)),  # as XLA: a cumsum from 0 + x[0] (after the above)
+    (exp_log_folds, (EXP, POWER)),  # as XLA: exp(a) * exp(b) is exp(a + b), and more
     (broadcast_sums, (REDUCE,)),  # as XLA: a sum of a broadcast's copies is a multiply
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
