@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import one_op_body, op_result, operations_named
+from .mlir_walk import one_op_body, op_result, operations_named, splat_value
 
 REDUCE = "stablehlo.reduce"
 _BROADCAST = "stablehlo.broadcast_in_dim"
@@ -81,12 +81,7 @@ def _spread_sum(ir: Any, operation: Any) -> tuple[Any, list[int]] | None:
 def _is_zero(ir: Any, value: Any) -> bool:
     """Whether ``value`` is a constant ``+0.0`` or ``-0.0`` (through ``broadcast_in_dim``s):
     the identity XLA takes the initial value of a sum for."""
-    while isinstance(value, ir.OpResult) and value.owner.name == _BROADCAST:
-        value = value.owner.operands[0]
-    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
-        return False
-    attribute = ir.DenseElementsAttr(value.owner.attributes["value"])
-    return attribute.is_splat and float(ir.FloatAttr(attribute.get_splat_value()).value) == 0
+    return splat_value(ir, value) == 0
 
 
 def _multiplied(ir: Any, operation: Any, broadcast: Any, reduced: list[int]) -> Any:

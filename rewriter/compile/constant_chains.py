@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .mlir_walk import Splats, constant_attribute, op_result, operations_named
+from .mlir_walk import Splats, op_result, operations_named, splat_value
 
 ADD, SUBTRACT, MULTIPLY = "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply"
 _BROADCASTS = ("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
@@ -101,15 +101,8 @@ def _splat(ir: Any, value: Any, element: type) -> Any:
             return None
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             return numerator / denominator
-    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
-        return None
-    found = constant_attribute(ir, value.owner)
-    if found is None:
-        return None
-    attribute = ir.DenseElementsAttr(found)
-    if not attribute.is_splat:
-        return None
-    return element(ir.FloatAttr(attribute.get_splat_value()).value)
+    number = splat_value(ir, value)
+    return None if number is None else element(number)
 
 
 def _applied(ir: Any, name: str, operand: Any, number: Any, kind: Any) -> Any:

@@ -24,12 +24,12 @@ from __future__ import annotations
 from typing import Any
 
 from .mlir_walk import (
-    constant_attribute,
     dimension_size,
     i32_vector,
     joined_vector,
     op_result,
     operations_named,
+    splat_value,
 )
 
 ADD, SUBTRACT, REDUCE = "stablehlo.add", "stablehlo.subtract", "stablehlo.reduce"
@@ -41,7 +41,6 @@ _ONE_ELEMENT = {
     "base_dilations": 1,
     "window_dilations": 1,
 }
-_BROADCASTS = ("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
 _FLOATS = ("f16", "bf16", "f32", "f64")
 
 
@@ -110,19 +109,7 @@ def _of_floats(ir: Any, kind: Any) -> bool:
 def _is_zero(ir: Any, value: Any) -> bool:
     """Whether ``value`` is a constant of zeros (``+0.0`` or ``-0.0``), or a broadcast of
     one, as XLA's ``IsAll(x, 0)`` finds it."""
-    while isinstance(value, ir.OpResult):
-        owner = value.owner
-        if owner.name in _BROADCASTS:
-            value = owner.operands[0]
-            continue
-        if owner.name != "stablehlo.constant":
-            return False
-        found = constant_attribute(ir, owner)
-        if found is None:
-            return False
-        attribute = ir.DenseElementsAttr(found)
-        return attribute.is_splat and float(ir.FloatAttr(attribute.get_splat_value()).value) == 0
-    return False
+    return splat_value(ir, value, dynamic=True) == 0
 
 
 def _combines_nothing(ir: Any, operation: Any) -> bool:

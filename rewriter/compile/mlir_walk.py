@@ -455,12 +455,14 @@ def constant_attribute(ir: Any, operation: Any) -> Any:
     return operation.attributes["value"]
 
 
-def splat_value(ir: Any, value: Any) -> float | None:
+def splat_value(ir: Any, value: Any, dynamic: bool = False) -> float | None:
     """The number of a float ``value`` that is a splat constant (through
-    ``broadcast_in_dim``s), or None: a reduce's initial value, say."""
+    ``broadcast_in_dim``s, and with ``dynamic`` through ``dynamic_broadcast_in_dim``s, as
+    jax writes a constant of a symbolic shape), or None: a reduce's initial value, say."""
+    through = ("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
     while isinstance(value, ir.OpResult):
         owner = value.owner
-        if owner.name == "stablehlo.broadcast_in_dim":
+        if owner.name in through[: 1 + dynamic]:
             value = owner.operands[0]
             continue
         found = constant_attribute(ir, owner) if owner.name == "stablehlo.constant" else None

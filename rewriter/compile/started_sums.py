@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from .dynamic_scans import cumulative_axis
-from .mlir_walk import Splats, one_op_body, op_result, operations_named
+from .mlir_walk import Splats, one_op_body, op_result, operations_named, splat_value
 
 WINDOW = "stablehlo.reduce_window"
 _FLOATS = ("f16", "bf16", "f32", "f64")
@@ -63,12 +63,5 @@ def _is_cumulative_sum(ir: Any, operation: Any) -> bool:
 
 def _is_positive_zero(ir: Any, value: Any) -> bool:
     """Whether ``value`` is a constant ``+0.0`` (through ``broadcast_in_dim``s)."""
-    while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.broadcast_in_dim":
-        value = value.owner.operands[0]
-    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
-        return False
-    attribute = ir.DenseElementsAttr(value.owner.attributes["value"])
-    if not attribute.is_splat:
-        return False
-    number = float(ir.FloatAttr(attribute.get_splat_value()).value)
+    number = splat_value(ir, value)
     return number == 0 and math.copysign(1.0, number) > 0
