@@ -85,3 +85,35 @@ def main_on(path: str, text: str, folder) -> Callable[..., Any]:
     module = folder / "program.iree.mlir"
     module.write_text(rewriter.rewrite(text, abi="iree").text)
     return load_iree(module, imports={}).main
+
+
+def assert_jax_jits_bits(path: str, function, folder, *inputs, x64: bool = False) -> None:
+    """``function`` exported at ``inputs`` and run on ``path`` (``main_on``) gives each of
+    ``jax.jit``'s results byte for byte: -0.0 and denormals included."""
+    import jax
+    import numpy as np
+
+    with jax.enable_x64(x64):
+        text = rewriter.export(function, *inputs).text
+        expected = [np.asarray(r) for r in jax.tree.leaves(jax.jit(function)(*inputs))]
+    got = main_on(path, text, folder)(*inputs)
+    got = got if isinstance(got, (tuple, list)) else [got]
+    for mine, theirs in zip(got, expected, strict=True):
+        assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+
+
+def assert_symbolic_batch_bits(path: str, function, folder, *batches) -> None:
+    """``function`` exported once for ``symbolic_shape("b, ...")`` (the trailing sizes and
+    dtype of the first batch) and run on ``path`` at each of ``batches`` (arrays of one
+    argument) gives ``jax.jit``'s results byte for byte."""
+    import jax
+    import numpy as np
+
+    (b,) = jax.export.symbolic_shape("b")
+    first = batches[0]
+    spec = jax.ShapeDtypeStruct((b, *first.shape[1:]), first.dtype)
+    main = main_on(path, jax.export.export(jax.jit(function))(spec).mlir_module(), folder)
+    for rows in batches:
+        expected = [np.asarray(r) for r in jax.tree.leaves(jax.jit(function)(rows))]
+        for mine, theirs in zip(main(rows), expected, strict=True):
+            assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)

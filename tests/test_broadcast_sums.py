@@ -9,9 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on, on_both_paths
+from iree_fixes import applied, assert_jax_jits_bits, on_both_paths
 
-import rewriter
 from rewriter.compile.broadcast_sums import broadcast_sums
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
@@ -46,11 +45,7 @@ def test_sums_of_spread_dimensions_only():
 
 @on_both_paths
 def test_sums_of_broadcasts_are_jax_jits_bits(path, tmp_path):
-    text = rewriter.export(sums, X, M).text
-    expected = [np.asarray(r) for r in jax.jit(sums)(X, M)]
-    got = main_on(path, text, tmp_path)(X, M)
-    for mine, theirs in zip(got, expected, strict=True):
-        assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+    assert_jax_jits_bits(path, sums, tmp_path, X, M)
 
 
 @on_both_paths
@@ -58,9 +53,4 @@ def test_sums_of_broadcasts_are_jax_jits_bits(path, tmp_path):
 def test_the_gradient_of_a_bias_is_jax_jits(path, x64, tmp_path):
     kind = np.float64 if x64 else np.float32
     arguments = (X.astype(kind), W.astype(kind), np.zeros(4, kind))
-    with jax.enable_x64(x64):
-        text = rewriter.export(bias_gradient, *arguments).text
-        expected = np.asarray(jax.jit(bias_gradient)(*arguments))
-    got = main_on(path, text, tmp_path)(*arguments)
-    got = got[0] if isinstance(got, (tuple, list)) else got
-    assert np.asarray(got).tobytes() == expected.tobytes(), (got, expected)
+    assert_jax_jits_bits(path, bias_gradient, tmp_path, *arguments, x64=x64)

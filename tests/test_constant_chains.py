@@ -4,13 +4,11 @@ XLA's simplifier combines them (rewriter/compile/constant_chains.py): ``jax.jit`
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on, on_both_paths
+from iree_fixes import applied, assert_jax_jits_bits, assert_symbolic_batch_bits, on_both_paths
 
-import rewriter
 from rewriter.compile.constant_chains import constant_chains
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
@@ -57,26 +55,12 @@ def test_the_chains_xla_folds_and_no_others():
 @pytest.mark.parametrize("x64", [False, True], ids=["f32", "f64"])
 def test_folded_chains_are_jax_jits_bits(path, x64, tmp_path):
     x = X.astype(np.float64) if x64 else X
-    with jax.enable_x64(x64):
-        text = rewriter.export(chains, x).text
-        expected = [np.asarray(r) for r in jax.jit(chains)(x)]
-    got = main_on(path, text, tmp_path)(x)
-    for mine, theirs in zip(got, expected, strict=True):
-        assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+    assert_jax_jits_bits(path, chains, tmp_path, x, x64=x64)
 
 
 @on_both_paths
 def test_chains_of_a_symbolic_batch_are_folded(path, tmp_path):
-    (b,) = jax.export.symbolic_shape("b")
-
     def function(x):
         return x * 3.0 * 7.1, x + 3.3 + 7.1, (2.0 - x) + 3.0
 
-    text = jax.export.export(jax.jit(function))(
-        jax.ShapeDtypeStruct((b, 8), np.float32)
-    ).mlir_module()
-    main = main_on(path, text, tmp_path)
-    for rows in (X[:8].reshape(1, 8), X[:48].reshape(6, 8)):
-        expected = [np.asarray(r) for r in jax.jit(function)(rows)]
-        for mine, theirs in zip(main(rows), expected, strict=True):
-            assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+    assert_symbolic_batch_bits(path, function, tmp_path, X[:8].reshape(1, 8), X[:48].reshape(6, 8))

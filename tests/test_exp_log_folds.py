@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on, on_both_paths
+from iree_fixes import applied, assert_jax_jits_bits, main_on, on_both_paths
 from jax import lax
 
 import rewriter
@@ -52,10 +52,7 @@ def test_each_rule_folds_once():
 
 @on_both_paths
 def test_folds_are_jax_jits_bits(path, tmp_path):
-    text = rewriter.export(folded, X, Y).text
-    expected = [np.asarray(r) for r in jax.jit(folded)(X, Y)]
-    for mine, theirs in zip(main_on(path, text, tmp_path)(X, Y), expected, strict=True):
-        assert np.asarray(mine).tobytes() == theirs.tobytes()
+    assert_jax_jits_bits(path, folded, tmp_path, X, Y)
 
 
 @on_both_paths

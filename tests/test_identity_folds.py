@@ -4,14 +4,12 @@ there, both paths gave ``+0.0`` and 0."""
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on, on_both_paths
+from iree_fixes import applied, assert_jax_jits_bits, assert_symbolic_batch_bits, on_both_paths
 from jax import lax
 
-import rewriter
 from rewriter.compile.identity_folds import identity_folds
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
@@ -61,25 +59,12 @@ def test_integers_are_left_alone():
 @on_both_paths
 @pytest.mark.parametrize("x", [X32, X64], ids=["f32", "f64"])
 def test_folds_keep_the_bits_jax_jit_keeps(path, x, tmp_path):
-    with jax.enable_x64(x.dtype == np.float64):
-        text = rewriter.export(folds, x).text
-        expected = [np.asarray(r) for r in jax.jit(folds)(x)]
-    got = main_on(path, text, tmp_path)(x)
-    for mine, theirs in zip(got, expected, strict=True):
-        assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+    assert_jax_jits_bits(path, folds, tmp_path, x, x64=x.dtype == np.float64)
 
 
 @on_both_paths
 def test_a_zero_of_a_symbolic_shape_is_folded(path, tmp_path):
-    (b,) = jax.export.symbolic_shape("b")
-    spec = jax.ShapeDtypeStruct((b, 4), np.float32)
-
     def function(x):
         return x + jnp.zeros_like(x), x + 0.0, x[:, 3:].sum(axis=1)
 
-    text = jax.export.export(jax.jit(function))(spec).mlir_module()
-    main = main_on(path, text, tmp_path)
-    for rows in (X32[:1], X32):
-        expected = [np.asarray(r) for r in jax.jit(function)(rows)]
-        for mine, theirs in zip(main(rows), expected, strict=True):
-            assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+    assert_symbolic_batch_bits(path, function, tmp_path, X32[:1], X32)

@@ -5,14 +5,12 @@ kept."""
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from iree_fixes import applied, main_on, on_both_paths
+from iree_fixes import applied, assert_jax_jits_bits, assert_symbolic_batch_bits, on_both_paths
 from jax import lax
 
-import rewriter
 from rewriter.compile.started_sums import started_sums
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
@@ -45,19 +43,9 @@ def test_cumulative_sums_get_one_add_each():
 @on_both_paths
 def test_cumulative_sums_start_from_zero_as_xla_s(path, tmp_path):
     """``0 + x[0]`` first: -0.0 and denormals there become +0.0, as under ``jax.jit``."""
-    text = rewriter.export(cumulative_sums, STARTS).text
-    expected = [np.asarray(r) for r in jax.jit(cumulative_sums)(STARTS)]
-    for mine, theirs in zip(main_on(path, text, tmp_path)(STARTS), expected, strict=True):
-        assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+    assert_jax_jits_bits(path, cumulative_sums, tmp_path, STARTS)
 
 
 @on_both_paths
 def test_cumulative_sums_of_a_symbolic_batch_start_from_zero(path, tmp_path):
-    (b,) = jax.export.symbolic_shape("b")
-    spec = jax.ShapeDtypeStruct((b, 4), np.float32)
-    text = jax.export.export(jax.jit(cumulative_sums))(spec).mlir_module()
-    main = main_on(path, text, tmp_path)
-    for rows in (STARTS[:1], STARTS):
-        expected = [np.asarray(r) for r in jax.jit(cumulative_sums)(rows)]
-        for mine, theirs in zip(main(rows), expected, strict=True):
-            assert np.asarray(mine).tobytes() == theirs.tobytes(), (mine, theirs)
+    assert_symbolic_batch_bits(path, cumulative_sums, tmp_path, STARTS[:1], STARTS)

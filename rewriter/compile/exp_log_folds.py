@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import Splats, op_result, operations_named
+from .mlir_walk import Splats, fold_each, op_result
 
 EXP, LOG, POWER = "stablehlo.exponential", "stablehlo.log", "stablehlo.power"
 MULTIPLY, DIVIDE = "stablehlo.multiply", "stablehlo.divide"
@@ -29,21 +29,14 @@ _FLOATS = ("f16", "bf16", "f32", "f64")
 def exp_log_folds(module: Any) -> int:
     """Rewrite, in place, the products, quotients and logarithms of the module's doc in the
     ``iree.compiler.ir`` ``module`` (in its context); return how many."""
-    from iree.compiler import ir
+    return fold_each(module, (MULTIPLY, DIVIDE, LOG, POWER), _of_floats)
 
-    count = 0
-    for operation in operations_named(module, MULTIPLY, DIVIDE, LOG, POWER):
-        kind = operation.results[0].type
-        if not (isinstance(kind, ir.RankedTensorType) and str(kind.element_type) in _FLOATS):
-            continue
-        with ir.InsertionPoint(operation), operation.location:
-            folded = _folded(ir, operation, kind)
-        if folded is None:
-            continue
-        operation.results[0].replace_all_uses_with(folded)
-        operation.erase()
-        count += 1
-    return count
+
+def _of_floats(ir: Any, operation: Any) -> Any:
+    kind = operation.results[0].type
+    if not (isinstance(kind, ir.RankedTensorType) and str(kind.element_type) in _FLOATS):
+        return None
+    return _folded(ir, operation, kind)
 
 
 def _producer(ir: Any, value: Any, name: str) -> Any:

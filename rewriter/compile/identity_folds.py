@@ -25,10 +25,10 @@ from typing import Any
 
 from .mlir_walk import (
     dimension_size,
+    fold_each,
     i32_vector,
     joined_vector,
     op_result,
-    operations_named,
     splat_value,
 )
 
@@ -46,42 +46,31 @@ _FLOATS = ("f16", "bf16", "f32", "f64")
 
 def identity_folds(module: Any) -> int:
     """Fold, in place, every float ``x + 0``, ``0 + x``, ``x - 0``, reduce of nothing and
-    ``reduce_window`` of one-element windows of
-    the ``iree.compiler.ir`` ``module`` (in its context) as the module's doc says; return
-    how many."""
-    from iree.compiler import ir
+    ``reduce_window`` of one-element windows of the ``iree.compiler.ir`` ``module`` (in its
+    context) as the module's doc says; return how many."""
+    return fold_each(module, (ADD, SUBTRACT, REDUCE, REDUCE_WINDOW), _folded)
 
-    count = 0
-    for operation in operations_named(module, ADD, SUBTRACT):
-        if not _of_floats(ir, operation.results[0].type):
-            continue
-        left, right = operation.operands[0], operation.operands[1]
-        if _is_zero(ir, right):
-            kept = left
-        elif operation.name == ADD and _is_zero(ir, left):
-            kept = right
-        else:
-            continue
-        if str(kept.type) != str(operation.results[0].type):
-            continue
-        operation.results[0].replace_all_uses_with(kept)
-        operation.erase()
-        count += 1
-    for operation in operations_named(module, REDUCE):
-        if len(operation.results) != 1 or not _combines_nothing(ir, operation):
-            continue
-        with ir.InsertionPoint(operation), operation.location:
-            reshaped = _reshaped(ir, operation)
-        operation.results[0].replace_all_uses_with(reshaped)
-        operation.erase()
-        count += 1
-    for operation in operations_named(module, REDUCE_WINDOW):
-        if len(operation.results) != 1 or not _windows_of_one(ir, operation):
-            continue
-        operation.results[0].replace_all_uses_with(operation.operands[0])
-        operation.erase()
-        count += 1
-    return count
+
+def _folded(ir: Any, operation: Any) -> Any:
+    """The value ``operation`` folds to (a reshape made at the insertion point for a
+    reduce), or None when it is no fold of the module's doc."""
+    if len(operation.results) != 1:
+        return None
+    if operation.name == REDUCE:
+        return _reshaped(ir, operation) if _combines_nothing(ir, operation) else None
+    if operation.name == REDUCE_WINDOW:
+        return operation.operands[0] if _windows_of_one(ir, operation) else None
+    result = operation.results[0].type
+    if not _of_floats(ir, result):
+        return None
+    left, right = operation.operands[0], operation.operands[1]
+    if _is_zero(ir, right):
+        kept = left
+    elif operation.name == ADD and _is_zero(ir, left):
+        kept = right
+    else:
+        return None
+    return kept if str(kept.type) == str(result) else None
 
 
 def _windows_of_one(ir: Any, operation: Any) -> bool:

@@ -276,6 +276,25 @@ def replace_each(
     return count
 
 
+def fold_each(module: Any, names: Sequence[str], folded: Callable[[Any, Any], Any]) -> int:
+    """Replace every op called one of ``names`` by ``folded(ir, op)``, a value that
+    ``folded`` finds or makes at the op's place (and location), where it is not None;
+    return how many: the fixes that rewrite an op as XLA's simplifier does. ``folded``
+    makes no op when it gives None."""
+    from iree.compiler import ir
+
+    count = 0
+    for operation in operations_named(module, *names):
+        with ir.InsertionPoint(operation), operation.location:
+            value = folded(ir, operation)
+        if value is None:
+            continue
+        operation.results[0].replace_all_uses_with(value)
+        operation.erase()
+        count += 1
+    return count
+
+
 def of_complex_elements(ir: Any, operation: Any) -> Any:
     """``operation``'s first operand's type when it is a ranked tensor of complex elements,
     else None: the ``form`` of ``replace_each`` for the complex arithmetic fixes."""
