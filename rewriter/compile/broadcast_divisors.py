@@ -44,6 +44,27 @@ def _element_count(shape: list[int]) -> int:
     return math.prod(shape)
 
 
+def _inverse(number: float, element: Any) -> float:
+    """``1 / number`` rounded in ``element`` (f32 or f64), as XLA folds a constant's."""
+    import numpy as np
+
+    kind = np.float32 if str(element) == "f32" else np.float64
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return float(kind(1) / kind(number))
+
+
+def _reciprocal(ir: Any, source: Any, small: Any) -> Any:
+    """``1 / source`` (of type ``small``) at the insertion point: a constant when
+    ``source`` is a splat constant, whose reciprocal XLA folds (so that ``constant_chains``
+    meets a constant, as XLA's simplifier does), else a division."""
+    from .mlir_walk import Splats, op_result, splat_value
+
+    number = splat_value(ir, source)
+    if number is not None:
+        return Splats(ir, source)(_inverse(number, small.element_type), small)
+    return op_result(ir, "stablehlo.divide", small, Splats(ir, source)(1.0, small), source)
+
+
 def multiply_by_reciprocals(module: Any) -> int:
     """Rewrite, in place, every ``a / broadcast_in_dim(b)`` of f32 or f64 in the
     ``iree.compiler.ir`` ``module`` (in its context) as ``a * broadcast_in_dim(1 / b)``,
@@ -70,17 +91,10 @@ def multiply_by_reciprocals(module: Any) -> int:
             continue
         count += 1
         with ir.InsertionPoint(operation), operation.location:
-            one = ir.DenseElementsAttr.get_splat(small, ir.FloatAttr.get(small.element_type, 1.0))
-            ones = ir.Operation.create(
-                "stablehlo.constant", results=[small], attributes={"value": one}
-            )
-            inverse = ir.Operation.create(
-                "stablehlo.divide", results=[small], operands=[ones.result, source]
-            )
             spread = ir.Operation.create(
                 "stablehlo.broadcast_in_dim",
                 results=[result],
-                operands=[inverse.result],
+                operands=[_reciprocal(ir, source, small)],
                 attributes={"broadcast_dimensions": broadcast.attributes["broadcast_dimensions"]},
             )
             product = ir.Operation.create(
@@ -95,8 +109,6 @@ def _by_constant(ir: Any, operation: Any, dividend: Any, constant: Any, result: 
     """``a / c`` of a splat constant ``c`` (a mean's count, ``x / 2`` of a 0-d ``x``) as
     ``a * (1 / c)``, the reciprocal rounded in the type as XLA folds it: 1, or 0 when
     ``a`` is a constant too or ``c`` is no splat."""
-    import numpy as np
-
     from .mlir_walk import op_result, splat_value
 
     if _is_constant(dividend):
@@ -104,9 +116,7 @@ def _by_constant(ir: Any, operation: Any, dividend: Any, constant: Any, result: 
     number = splat_value(ir, constant.results[0])
     if number is None:
         return 0
-    kind = np.float32 if str(result.element_type) == "f32" else np.float64
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        inverse = float(kind(1) / kind(number))
+    inverse = _inverse(number, result.element_type)
     with ir.InsertionPoint(operation), operation.location:
         attribute = ir.DenseElementsAttr.get_splat(
             result, ir.FloatAttr.get(result.element_type, inverse)
@@ -135,7 +145,7 @@ def multiply_by_dynamic_reciprocals(module: Any) -> int:
     leaves a division; those stay divisions. Returns how many."""
     from iree.compiler import ir
 
-    from .mlir_walk import Splats, op_result
+    from .mlir_walk import op_result
 
     count = 0
     for operation in operations_named(module, "stablehlo.divide"):
@@ -153,12 +163,10 @@ def multiply_by_dynamic_reciprocals(module: Any) -> int:
             continue
         count += 1
         with ir.InsertionPoint(operation), operation.location:
-            ones = Splats(ir, source)(1.0, small)
-            inverse = op_result(ir, "stablehlo.divide", small, ones, source)
             spread = ir.Operation.create(
                 DYNAMIC_BROADCAST,
                 results=[result],
-                operands=[inverse, *list(broadcast.operands)[1:]],
+                operands=[_reciprocal(ir, source, small), *list(broadcast.operands)[1:]],
                 attributes={name: broadcast.attributes[name] for name in broadcast.attributes},
             ).result
             product = op_result(ir, "stablehlo.multiply", result, dividend, spread)

@@ -23,11 +23,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mlir_walk import one_op_body, op_result, operations_named, splat_value
+from .mlir_walk import one_op_body, op_result, operations_named, ranked_of, splat_value
 
 REDUCE = "stablehlo.reduce"
 _BROADCAST = "stablehlo.broadcast_in_dim"
-_FLOATS = ("f32", "f64")
 
 
 def broadcast_sums(module: Any) -> int:
@@ -56,7 +55,7 @@ def _spread_sum(ir: Any, operation: Any) -> tuple[Any, list[int]] | None:
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return None
     operand, result = operation.operands[0], operation.results[0].type
-    if not isinstance(result, ir.RankedTensorType) or str(result.element_type) not in _FLOATS:
+    if not ranked_of(ir, result, ("f32", "f64")):
         return None
     if not (ir.RankedTensorType(operand.type).has_static_shape and result.has_static_shape):
         return None

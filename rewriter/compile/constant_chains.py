@@ -24,7 +24,6 @@ import numpy as np
 from .mlir_walk import Splats, op_result, operations_named, splat_value
 
 ADD, SUBTRACT, MULTIPLY = "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply"
-_BROADCASTS = ("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
 _NUMPY = {"f32": np.float32, "f64": np.float64}
 
 
@@ -90,18 +89,9 @@ def _with_constant(
 
 
 def _splat(ir: Any, value: Any, element: type) -> Any:
-    """The number (of ``element``) that ``value``, a splat constant, a broadcast of one or
-    the quotient of two, holds in every element; else None."""
-    while isinstance(value, ir.OpResult) and value.owner.name in _BROADCASTS:
-        value = value.owner.operands[0]
-    if isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.divide":
-        # a reciprocal ``broadcast_divisors`` made, which XLA folds to a constant
-        numerator, denominator = (_splat(ir, o, element) for o in value.owner.operands)
-        if numerator is None or denominator is None:
-            return None
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            return numerator / denominator
-    number = splat_value(ir, value)
+    """The number (of ``element``) that ``value``, a splat constant or a broadcast of one,
+    holds in every element; else None."""
+    number = splat_value(ir, value, dynamic=True)
     return None if number is None else element(number)
 
 

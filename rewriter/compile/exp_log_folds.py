@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import Splats, fold_each, op_result
+from .mlir_walk import Splats, fold_each, op_result, ranked_of
 
 EXP, LOG, POWER = "stablehlo.exponential", "stablehlo.log", "stablehlo.power"
 MULTIPLY, DIVIDE = "stablehlo.multiply", "stablehlo.divide"
-_FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 def exp_log_folds(module: Any) -> int:
@@ -34,7 +33,7 @@ def exp_log_folds(module: Any) -> int:
 
 def _of_floats(ir: Any, operation: Any) -> Any:
     kind = operation.results[0].type
-    if not (isinstance(kind, ir.RankedTensorType) and str(kind.element_type) in _FLOATS):
+    if not ranked_of(ir, kind):
         return None
     return _folded(ir, operation, kind)
 

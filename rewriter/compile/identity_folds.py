@@ -29,6 +29,7 @@ from .mlir_walk import (
     i32_vector,
     joined_vector,
     op_result,
+    ranked_of,
     splat_value,
 )
 
@@ -41,7 +42,6 @@ _ONE_ELEMENT = {
     "base_dilations": 1,
     "window_dilations": 1,
 }
-_FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 def identity_folds(module: Any) -> int:
@@ -61,7 +61,7 @@ def _folded(ir: Any, operation: Any) -> Any:
     if operation.name == REDUCE_WINDOW:
         return operation.operands[0] if _windows_of_one(ir, operation) else None
     result = operation.results[0].type
-    if not _of_floats(ir, result):
+    if not ranked_of(ir, result):
         return None
     left, right = operation.operands[0], operation.operands[1]
     if _is_zero(ir, right):
@@ -78,7 +78,7 @@ def _windows_of_one(ir: Any, operation: Any) -> bool:
     window an element (no stride, dilation or padding): its result is its operand, as
     XLA's simplifier makes it."""
     operand, result = operation.operands[0].type, operation.results[0].type
-    if not _of_floats(ir, operand) or str(operand) != str(result):
+    if not ranked_of(ir, operand) or str(operand) != str(result):
         return False
     attributes = operation.attributes
     for name, one in _ONE_ELEMENT.items():
@@ -91,10 +91,6 @@ def _windows_of_one(ir: Any, operation: Any) -> bool:
     return True
 
 
-def _of_floats(ir: Any, kind: Any) -> bool:
-    return isinstance(kind, ir.RankedTensorType) and str(kind.element_type) in _FLOATS
-
-
 def _is_zero(ir: Any, value: Any) -> bool:
     """Whether ``value`` is a constant of zeros (``+0.0`` or ``-0.0``), or a broadcast of
     one, as XLA's ``IsAll(x, 0)`` finds it."""
@@ -105,7 +101,7 @@ def _combines_nothing(ir: Any, operation: Any) -> bool:
     """Whether a reduce of one float operand reduces only dimensions of size 1: it has as
     many elements as its operand, whatever the sizes of the others."""
     operand, result = operation.operands[0].type, operation.results[0].type
-    if not (_of_floats(ir, operand) and _of_floats(ir, result)):
+    if not (ranked_of(ir, operand) and ranked_of(ir, result)):
         return False
     shape = ir.RankedTensorType(operand).shape
     return all(shape[dimension] == 1 for dimension in _reduced(ir, operation))

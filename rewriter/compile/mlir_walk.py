@@ -48,6 +48,16 @@ def ranked_result_of(operation: Any, *element_types: type) -> bool:
     )
 
 
+# The float element types the fixes that follow XLA's simplifier rewrite (and pools' windows)
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+
+
+def ranked_of(ir: Any, kind: Any, elements: Collection[str] = FLOAT_TYPES) -> bool:
+    """Whether ``kind`` is a ranked tensor type whose element type is one of ``elements``
+    (by its name, ``f32``)."""
+    return isinstance(kind, ir.RankedTensorType) and str(kind.element_type) in elements
+
+
 class Splats:
     """Tensors of one number in every element, shaped as the value ``like``, made at the
     insertion point: a splat constant when the shape is static; else a scalar constant
@@ -260,20 +270,14 @@ def replace_each(
 ) -> int:
     """Replace every op called ``name`` whose ``form(ir, op)`` is not None by the value
     ``build(ir, op, form)`` makes in its place (at its location), return how many: the
-    fixes that write their ops inline, where ``outline_into_functions`` writes a function."""
-    from iree.compiler import ir
+    fixes that write their ops inline, where ``outline_into_functions`` writes a function
+    (``fold_each`` with the test and the build apart)."""
 
-    count = 0
-    for operation in operations_named(module, name):
+    def replaced(ir: Any, operation: Any) -> Any:
         found = form(ir, operation)
-        if found is None:
-            continue
-        with ir.InsertionPoint(operation), operation.location:
-            result = build(ir, operation, found)
-        operation.results[0].replace_all_uses_with(result)
-        operation.erase()
-        count += 1
-    return count
+        return None if found is None else build(ir, operation, found)
+
+    return fold_each(module, (name,), replaced)
 
 
 def fold_each(module: Any, names: Sequence[str], folded: Callable[[Any, Any], Any]) -> int:

@@ -20,10 +20,9 @@ import math
 from typing import Any
 
 from .dynamic_scans import cumulative_axis
-from .mlir_walk import Splats, one_op_body, op_result, operations_named, splat_value
+from .mlir_walk import Splats, one_op_body, op_result, operations_named, ranked_of, splat_value
 
 WINDOW = "stablehlo.reduce_window"
-_FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 def started_sums(module: Any) -> int:
@@ -50,7 +49,7 @@ def _is_cumulative_sum(ir: Any, operation: Any) -> bool:
     if len(operation.operands) != 2 or len(operation.results) != 1:
         return False
     given = operation.operands[0].type
-    if not isinstance(given, ir.RankedTensorType) or str(given.element_type) not in _FLOATS:
+    if not ranked_of(ir, given):
         return False
     if one_op_body(operation, ("stablehlo.add",)) is None:
         return False

@@ -28,16 +28,7 @@ from ..syntax.compact import compact
 from ..syntax.source import Source
 from .edits import Edit
 from .naming import NamePool
-from .platform_choice import (
-    _ARGUMENT_NAME,
-    _FUNCTION,
-    PLATFORM_INDEX,
-    _match,
-    _split_arguments,
-)
-
-_MAIN = "@main"
-
+from .platform_choice import PLATFORM_INDEX, Signature, signature_at
 
 _NOT_CALLERS = ("jax.global_constant", "jax.token", "!stablehlo.token")
 
@@ -58,13 +49,11 @@ def kept_argument_edits(
     main = _public_main(masked)
     if main is None:
         return []
-    open_paren, close_paren = main
-    declared = _split_arguments(masked, open_paren + 1, close_paren)
+    declared = [(start, end) for _, start, end in main.arguments]
     callers = [
         (start, end)
         for start, end in declared
-        if _ARGUMENT_NAME.match(masked, start, end)
-        and not any(word in masked[start:end] for word in _NOT_CALLERS)
+        if not any(word in masked[start:end] for word in _NOT_CALLERS)
     ]
     if len(callers) != len(kept):
         return []
@@ -84,7 +73,7 @@ def kept_argument_edits(
             edits.append(Edit.insert(squeezed.original(callers[-1][1]), f", {argument}"))
         else:
             joined = ", " if edits or _keeps_others(masked, declared) else ""
-            edits.append(Edit.insert(squeezed.original(close_paren), f"{joined}{argument}"))
+            edits.append(Edit.insert(squeezed.original(main.close_paren), f"{joined}{argument}"))
     return edits
 
 
@@ -94,16 +83,12 @@ def _keeps_others(masked: str, arguments: list[tuple[int, int]]) -> bool:
     return any("jax.global_constant" not in masked[start:end] for start, end in arguments)
 
 
-def _public_main(masked: str) -> tuple[int, int] | None:
-    """The parentheses of ``func.func public @main(...)``'s arguments, or None."""
-    position = masked.find(_MAIN)
-    while position != -1:
-        keyword = masked.rfind("func.func", 0, position)
-        header = _FUNCTION.match(masked, keyword) if keyword != -1 else None
-        if header is not None and header.group(1) in (None, "public"):
-            named = masked[header.start() : header.end()]
-            if named.rstrip(" \t(").endswith(_MAIN) and header.end() - 1 > position:
-                open_paren = header.end() - 1
-                return open_paren, _match(masked, open_paren, "(", ")")
-        position = masked.find(_MAIN, position + 1)
+def _public_main(masked: str) -> Signature | None:
+    """The header of ``func.func public @main``, or None."""
+    keyword = masked.find("func.func")
+    while keyword != -1:
+        signature = signature_at(masked, keyword)
+        if signature is not None and signature.public and signature.name == "main":
+            return signature
+        keyword = masked.find("func.func", keyword + 1)
     return None

@@ -37,6 +37,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..syntax.compact import Compact, compact
 from ..syntax.diagnostics import Diagnostic, RewriteError
@@ -280,9 +281,9 @@ def _check_all_read(
 
 
 def _function_name(masked: str, function: _Function) -> str:
-    match = _FUNCTION.match(masked, function.keyword)
-    assert match is not None
-    return match.group()[match.group().index("@") + 1 :].rstrip(" \t(")
+    signature = signature_at(masked, function.keyword)
+    assert signature is not None
+    return signature.name
 
 
 def _functions_with_index(masked: str, index_marks: list[int]) -> list[_Function]:
@@ -303,7 +304,20 @@ def _functions_with_index(masked: str, index_marks: list[int]) -> list[_Function
     return [found[keyword] for keyword in sorted(found)]
 
 
-def _function_at(masked: str, keyword: int, index_marks: list[int]) -> _Function | None:
+class Signature(NamedTuple):
+    """A function's header in the compact text (pretty form): its name, whether it is
+    public, where its arguments' ``)`` is, and each argument's name, start (its ``%``) and
+    end (before its ``,`` or ``)``)."""
+
+    name: str
+    public: bool
+    close_paren: int
+    arguments: list[tuple[str, int, int]]
+
+
+def signature_at(masked: str, keyword: int) -> Signature | None:
+    """The header of the ``func.func`` at ``keyword`` of the compact text ``masked``; None
+    when it is none, or an argument is no ``%name: type``."""
     header = _FUNCTION.match(masked, keyword)
     if header is None:
         return None
@@ -314,9 +328,20 @@ def _function_at(masked: str, keyword: int, index_marks: list[int]) -> _Function
         name = _ARGUMENT_NAME.match(masked, start, end)
         if name is None:
             return None
-        is_index = _index_attribute(masked, name.end(), end, index_marks)
-        arguments.append(_Argument(name.group(1), name.start(1), end, is_index))
-    position = _skip_space(masked, close_paren + 1)
+        arguments.append((name.group(1), name.start(1), end))
+    named = header.group()[header.group().index("@") + 1 :].rstrip(" \t(")
+    return Signature(named, header.group(1) in (None, "public"), close_paren, arguments)
+
+
+def _function_at(masked: str, keyword: int, index_marks: list[int]) -> _Function | None:
+    signature = signature_at(masked, keyword)
+    if signature is None:
+        return None
+    arguments = [
+        _Argument(name, start, end, _index_attribute(masked, start, end, index_marks))
+        for name, start, end in signature.arguments
+    ]
+    position = _skip_space(masked, signature.close_paren + 1)
     if masked.startswith("->", position):
         position = _skip_space(masked, position + 2)
         if masked.startswith("(", position):
@@ -330,7 +355,7 @@ def _function_at(masked: str, keyword: int, index_marks: list[int]) -> _Function
     if not masked.startswith("{", position):
         return None  # a declaration
     close = _match(masked, position, "{", "}")
-    return _Function(keyword, header.group(1) in (None, "public"), arguments, position, close)
+    return _Function(keyword, signature.public, arguments, position, close)
 
 
 def _index_attribute(masked: str, start: int, end: int, index_marks: list[int]) -> bool:
