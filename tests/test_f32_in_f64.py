@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from both_runners import RUNNERS, run_on, ulps_off
+from mlir_tools import require_tool
 
 import rewriter
 
@@ -67,6 +68,8 @@ def _inputs() -> dict[str, np.ndarray]:
 @pytest.fixture(scope="module", params=RUNNERS)
 def computed(request, tmp_path_factory):
     """The runner, the inputs, and sin, cos and tan of them on it, by path."""
+    if request.param == "iree":
+        require_tool("ld")  # IREE links libm's sin of the wide arguments as a system library
     inputs = _inputs()
     folder = tmp_path_factory.mktemp(request.param)
 
@@ -105,6 +108,7 @@ def test_within_bound_of_the_exact_value_with_numpy_s_special_values(computed, n
     assert ulps.max() <= BOUNDS[path], x[np.argmax(ulps)]
 
 
+@pytest.mark.toolchain("ld")
 def test_iree_links_f32_sin_as_a_system_library_unless_embedded_linking_is_chosen(tmp_path):
     """f64 ``sin`` is not in IREE's embedded libm: the module is a system library from the
     start; with embedded linking chosen, a tensor within 2^19 takes the f64 polynomials
@@ -147,6 +151,8 @@ def _mixed() -> np.ndarray:
 def test_a_tensor_with_elements_beyond_2_19_within_bound(runner, tmp_path):
     """Payne and Hanek's reduction in f64 for every element, within 0.5 + 2^-26 ulp as
     f32_in_f64.py derives it, with -0.0, infinities and NaN as numpy's."""
+    if runner == "iree":
+        require_tool("ld")  # libm's sin of the wide arguments, linked as a system library
     x = _mixed()
     results = run_on(runner, lambda a: (jnp.sin(a), jnp.cos(a), jnp.tan(a)), [x], tmp_path)
     for got, function in zip(results, FUNCTIONS.values(), strict=True):
@@ -179,6 +185,7 @@ def test_iree_with_embedded_linking_gets_a_tensor_beyond_2_19_right(tmp_path):
     assert ulps_off(got[finite], exact, np.float32).max() <= BOUNDS["within"]
 
 
+@pytest.mark.toolchain("ld")
 def test_iree_sin_of_a_static_tensor_calls_no_libm_and_is_vector_code(tmp_path):
     """Both reductions are f64 arithmetic without calls: the dispatch has no ``sin`` call
     (libm's, one element at a time) and multiplies packed f64 (``vmulpd``, ``fmul v.2d``)."""

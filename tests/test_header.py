@@ -277,6 +277,7 @@ def test_layout_notes_survive_the_rewrite():
     ) in header
 
 
+@pytest.mark.toolchain("cc")
 def test_two_headers_in_one_c_file_both_declare_their_functions(tmp_path: Path):
     first, second = tmp_path / "rms_norm.h", tmp_path / "two_results.h"
     assert emit_header(SAMPLES / "rms_norm" / "rms_norm.mlir", first).returncode == 0

@@ -222,6 +222,23 @@ def test_f64_libm_functions_run_in_iree(tmp_path):
         np.testing.assert_allclose(one, other, rtol=F64_RTOL, atol=0)
 
 
+def test_a_missing_system_linker_is_said_before_iree_compile_runs(tmp_path, monkeypatch):
+    """Without ``ld`` on $PATH IREE cannot link the system library libm's ``sin`` needs,
+    and failed with "sh: 1: -o: not found": the build says what to install instead."""
+    with jax.enable_x64(True):
+        text = jax.export.export(jax.jit(jnp.sin))(np.linspace(-3, 3, 64)).mlir_module()
+    source = tmp_path / "sin.iree.mlir"
+    source.write_text(rewriter.rewrite(text, abi="iree").text)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no ld (iree-compile is the wheel's)
+    monkeypatch.delenv("IREE_LLVM_SYSTEM_LINKER_PATH", raising=False)
+    with pytest.raises(
+        BuildError,
+        match=r"with `ld`, which is not on PATH: install it with "
+        r"`apt-get install binutils`",
+    ):
+        compile_module(source, tmp_path / "sin.vmfb", cache=False)
+
+
 def test_f64_functions_of_the_embedded_libm_stay_embedded(tmp_path):
     x = np.linspace(-3, 3, 64)
     with jax.enable_x64(True):

@@ -617,6 +617,8 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {}
 # Cases whose IREE module links libm as a system library (f64 functions; f32 atan2, which
 # the IREE path computes in f64: complex64's arg and log take it too): they need `ld`.
 SYSTEM_LINKED = {
+    "float32_functions",
+    "special_functions_float32",
     "float64_functions",
     "float32_arctan2",
     "float64_arctan2",

@@ -295,6 +295,7 @@ def test_a_while_loop_that_hands_on_fewer_values_than_it_carries_is_rewritten():
 
 
 @pytest.mark.slow
+@pytest.mark.toolchain
 def test_the_incomplete_beta_function_compiles_and_gives_jaxs_numbers(tmp_path: Path):
     """``jax.scipy.special.betainc``: a while loop whose condition drops a value."""
     import jax

@@ -61,6 +61,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -300,12 +301,14 @@ def compile_module(
         )  # fmt: skip
         if libm_needed and not _linking_chosen(command):
             command.append(SYSTEM_LINKING)
+        _check_system_linker(command)
         done = _run([*command, str(embedded), "-o", str(vmfb)])
         while done.returncode != 0:
             flags = _flags_for_libm(done.stderr, command)
             if not flags:
                 break
             command.extend(flags)
+            _check_system_linker(command)
             done = _run([*command, str(embedded), "-o", str(vmfb)])
         if done.returncode != 0:
             # The copy holds the metadata; the user's own file gives diagnostics with its
@@ -672,6 +675,28 @@ def _module_attributes(metadata: str) -> list[tuple[str, str]]:
                 found.append((key, value))
             break
     return found
+
+
+SYSTEM_LINKER = "ld"  # what IREE links a system library with, from $PATH
+_LINKER_CHOSEN = ("IREE_LLVM_SYSTEM_LINKER_PATH", "--iree-llvmcpu-system-linker-path")
+
+
+def _check_system_linker(command: list[str]) -> None:
+    """Raise ``BuildError`` when ``command`` links the executables as a system library
+    (libm's functions, which IREE's embedded linking lacks) and IREE will find no linker:
+    it looks for ``ld`` on $PATH unless one is named, and without it fails with "sh: 1: -o:
+    not found"."""
+    if SYSTEM_LINKING not in command or os.environ.get(_LINKER_CHOSEN[0]):
+        return
+    if any(flag.startswith(_LINKER_CHOSEN[1]) for flag in command):
+        return
+    if shutil.which(SYSTEM_LINKER) is None:
+        raise BuildError(
+            "the module calls libm functions that IREE's embedded linking lacks, so IREE "
+            f"links its executables as a system library with `{SYSTEM_LINKER}`, which is "
+            "not on PATH: install it with `apt-get install binutils`, or name a linker "
+            f"with {_LINKER_CHOSEN[0]}"
+        )
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
