@@ -17,6 +17,10 @@ from rewriter.compile.dynamic_gathers import batched_dynamic_gathers
 ROWS = jax.ShapeDtypeStruct(export.symbolic_shape("b, 10"), np.float32)
 CUBES = jax.ShapeDtypeStruct(export.symbolic_shape("b, 4, 6"), np.float32)
 COLUMN = jax.ShapeDtypeStruct((), np.int32)
+# sequences of two symbolic sizes: a batch b of t steps, and their lengths
+B, T = export.symbolic_shape("b, t")
+STEPS = jax.ShapeDtypeStruct((B, T, 4), np.float32)
+LENGTHS = jax.ShapeDtypeStruct((B, T, 1), np.int32)
 
 
 def one_column(x):
@@ -40,6 +44,21 @@ def a_column_given(x, column):
     return x[:, column]
 
 
+def last_step(x):
+    return x[:, -1]
+
+
+def step_three(x):
+    """Past the end of a sequence shorter than 4 steps: clamped, as jax's gather clamps."""
+    return x[:, 3]
+
+
+def length_mask(x, lengths):
+    """The steps before each sequence's length, a mask read from ``lengths[:, :1, :1]`` (it
+    failed on IREE as a ``real_dynamic_slice``: the module's doc)."""
+    return jnp.where(jnp.arange(x.shape[1])[None, :, None] < lengths[:, :1, :1], x, 0.0)
+
+
 def of_a_cube(x):
     return x[:, 1, ::2] * x[:, 2:, 5].sum(1)[0] - x[:, 3, 1:4]
 
@@ -55,6 +74,9 @@ CASES = {  # name: (program, what it is exported at, its inputs at batch size b)
         [ROWS, COLUMN],
         lambda b: [rows(b), np.int32(12)],
     ),
+    "last_step": (last_step, [STEPS], lambda b: [steps(b)]),
+    "step_three": (step_three, [STEPS], lambda b: [steps(b)]),
+    "length_mask": (length_mask, [STEPS, LENGTHS], lambda b: [steps(b), lengths(b)]),
     "of_a_cube": (
         of_a_cube,
         [CUBES],
@@ -67,11 +89,27 @@ def rows(batch: int) -> np.ndarray:
     return np.random.default_rng(batch).normal(size=(batch, 10)).astype(np.float32)
 
 
+def steps(batch: int) -> np.ndarray:
+    length = STEP_COUNTS[batch]
+    return np.random.default_rng(batch).normal(size=(batch, length, 4)).astype(np.float32)
+
+
+def lengths(batch: int) -> np.ndarray:
+    shape = (batch, STEP_COUNTS[batch], 1)
+    return np.random.default_rng(batch + 1).integers(0, 9, shape).astype(np.int32)
+
+
+STEP_COUNTS = {1: 1, 3: 7}  # the sequences' length t at each batch size b
+
+
 def test_dynamic_gathers_along_static_dimensions_change_and_no_others():
     changed, text = applied(batched_dynamic_gathers, one_column, ROWS)
     assert changed == 1 and "dynamic_gather" not in text and "operand_batching_dims" in text
     assert applied(batched_dynamic_gathers, of_a_cube, CUBES)[0] == 3  # three indexes
     assert applied(batched_dynamic_gathers, one_column, np.zeros((3, 10), np.float32))[0] == 0
+    # along a symbolic dimension, by a slice of a constant size there
+    assert applied(batched_dynamic_gathers, last_step, STEPS)[0] == 1
+    assert applied(batched_dynamic_gathers, length_mask, STEPS, LENGTHS)[0] == 1
 
 
 @on_both_paths

@@ -1,4 +1,5 @@
-"""``stablehlo.dynamic_gather`` along static dimensions, as a gather with batching dimensions.
+"""``stablehlo.dynamic_gather`` that keeps a dynamic dimension whole, as a gather with batching
+dimensions.
 
 Exported with a symbolic batch size (``jax.export.symbolic_shape("b, ...")``), jax writes
 every numpy-style index of such an array (``x[:, 3]``, ``x[:, 1:5]``, ``x[:, ::-2]``,
@@ -8,21 +9,29 @@ lowers no ``dynamic_gather`` ("failed to legalize operation 'stablehlo.dynamic_g
 on both paths. It lowers a ``stablehlo.gather`` whose dynamic dimensions are batching
 dimensions (``operand_batching_dims``), whose slice sizes are then static.
 
-Both paths write each ``dynamic_gather`` whose start indices are static, whose every
-dynamic operand dimension ``d`` is neither indexed (``start_index_map``) nor collapsed, and
-whose slice sizes are constants along the other dimensions, as:
+Both paths write each ``dynamic_gather`` whose start indices are static, which leaves at
+least one dynamic operand dimension ``d`` neither indexed (``start_index_map``) nor
+collapsed, and whose slice sizes are constants along the other dimensions, as:
 
 1. the operand cut to its first ``slice_sizes[d]`` elements along each such ``d``
    (``stablehlo.real_dynamic_slice``; the whole of it in jax's gathers): a slice along an
    unindexed dimension starts at 0, as StableHLO clamps the start ``0`` into
    ``[0, size - slice_size]``;
 2. the start indices clamped into ``[0, size - slice_size]`` along the dimensions they
-   index, as StableHLO defines a gather (``gather_bounds.py`` does it for static ones),
-   then broadcast along a new leading dimension per ``d``, of ``d``'s size;
+   index, as StableHLO defines a gather (``gather_bounds.py`` does it for static ones); the
+   size read at run time where it is dynamic (``x[:, -1]`` of a sequence of symbolic
+   length ``t``, a mask from ``n[:, :1]``), then broadcast along a new leading dimension
+   per ``d``, of ``d``'s size;
 3. a ``stablehlo.gather`` with each ``d`` an operand batching dimension paired with its
    new leading dimension, slices 1 wide along ``d`` and as before elsewhere; its result
    holds the ``d``s first, then the batch dimensions, then the other offset dimensions;
 4. a transpose to the ``dynamic_gather``'s order of dimensions.
+
+A gather along a dynamic dimension whose slice there has a constant size is then a gather
+with static slice sizes. Written as one ``real_dynamic_slice`` (``dynamic_slices.py``), a
+slice of ``n[:, :1, :1]`` with ``n`` of shape ``(b, t, 1)`` fails on IREE ("failed to
+resolve workgroup count hint in terms of workload ordinals": IREE fuses the slice's size,
+read from its start and limit vectors, into the dispatch that reads the slice).
 
 Element ``(.., i_d, ..)`` of the result reads the operand at ``i_d`` along ``d`` in both:
 the slice along ``d`` starts at 0 and batching pairs index ``i_d`` of the operand with
@@ -67,9 +76,9 @@ def _form(ir: Any, gather: Any) -> tuple[dict[str, list[int]], list[int], list[i
     numbers = dimension_numbers(str(gather.attributes["dimension_numbers"]))
     if numbers.get("operand_batching_dims") or numbers.get("start_indices_batching_dims"):
         return None
-    batched = [d for d in range(operand.rank) if operand.is_dynamic_dim(d)]
     fixed = set(numbers.get("start_index_map", [])) | set(numbers.get("collapsed_slice_dims", []))
-    if not batched or fixed & set(batched):
+    batched = [d for d in range(operand.rank) if operand.is_dynamic_dim(d) and d not in fixed]
+    if not batched:
         return None
     sizes = constant_elements(ir, gather.operands[2], operand.rank)
     if sizes is None or any(sizes[d] is None for d in range(operand.rank) if d not in batched):
@@ -89,7 +98,11 @@ def _batched(
 
     # 1. the operand cut to the slice sizes along the batched dimensions
     limits = [
-        vector_element(ir, sizes_value, d) if d in batched else i32_vector(ir, [operand.shape[d]])
+        vector_element(ir, sizes_value, d)
+        if d in batched
+        else dimension_size(ir, operand_value, d)
+        if operand.is_dynamic_dim(d)
+        else i32_vector(ir, [operand.shape[d]])
         for d in range(operand.rank)
     ]
     cut_type = ir.RankedTensorType.get(operand.shape, operand.element_type)
@@ -105,14 +118,19 @@ def _batched(
     # 2. the start indices clamped, and broadcast along a leading dimension per batched one
     start_map = numbers.get("start_index_map", [])
     vector_dim = numbers.get("index_vector_dim", [0])[0]
-    high = [operand.shape[d] - sizes[d] for d in start_map]
+    if any(operand.is_dynamic_dim(d) for d in start_map):
+        high = _dynamic_highs(ir, operand_value, start_map, sizes, indices, vector_dim)
+    else:
+        high = component_constant(
+            ir, [operand.shape[d] - sizes[d] for d in start_map], indices, vector_dim
+        )
     clamped = op_result(
         ir,
         "stablehlo.clamp",
         indices,
-        component_constant(ir, [0] * len(high), indices, vector_dim),
+        component_constant(ir, [0] * len(start_map), indices, vector_dim),
         indices_value,
-        component_constant(ir, high, indices, vector_dim),
+        high,
     )
     lead = len(batched)
     spread_shape = [dynamic] * lead + list(indices.shape)
@@ -175,4 +193,48 @@ def _batched(
         result,
         gathered,
         permutation=ir.DenseI64ArrayAttr.get(permutation),
+    )
+
+
+def _dynamic_highs(
+    ir: Any,
+    operand_value: Any,
+    start_map: list[int],
+    sizes: list[int],
+    indices: Any,
+    vector_dim: int,
+) -> Any:
+    """A tensor of ``indices``' type whose index vectors hold, along each dimension ``d``
+    of ``start_map``, the largest start there: the operand's size less ``sizes[d]``, read
+    at run time where the size is dynamic."""
+    operand = ir.RankedTensorType(operand_value.type)
+    pieces = [
+        op_result(
+            ir,
+            "stablehlo.subtract",
+            ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32)),
+            dimension_size(ir, operand_value, d),
+            i32_vector(ir, [sizes[d]]),
+        )
+        if operand.is_dynamic_dim(d)
+        else i32_vector(ir, [operand.shape[d] - sizes[d]])
+        for d in start_map
+    ]
+    highs = joined_vector(ir, pieces)
+    element = indices.element_type
+    if element != ir.IntegerType.get_signless(32):
+        kind = ir.RankedTensorType.get([len(start_map)], element)
+        highs = op_result(ir, "stablehlo.convert", kind, highs)
+    if vector_dim < indices.rank:
+        dimensions = [vector_dim]
+    else:  # one scalar component per index
+        scalar = ir.RankedTensorType.get([], element)
+        highs = op_result(ir, "stablehlo.reshape", scalar, highs)
+        dimensions = []
+    return op_result(
+        ir,
+        "stablehlo.broadcast_in_dim",
+        indices,
+        highs,
+        broadcast_dimensions=ir.DenseI64ArrayAttr.get(dimensions),
     )
