@@ -24,9 +24,10 @@ from .complex_splats import complex_splats
 from .complex_tanh import TAN, TANH, complex_tanh
 from .constant_chains import MULTIPLY, constant_chains
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
-from .dynamic_convolutions import CONVOLUTION, dynamic_convolutions
+from .dynamic_convolutions import CONVOLUTION, DYNAMIC_CONVOLUTION, dynamic_convolutions
 from .dynamic_gathers import DYNAMIC_GATHER, batched_dynamic_gathers
 from .dynamic_index_gathers import GATHER, dynamic_index_gathers
+from .dynamic_pads import DYNAMIC_PAD, PAD, dynamic_pads
 from .dynamic_reshapes import DOT_GENERAL, DYNAMIC_RESHAPE, symbolic_reshapes
 from .dynamic_scans import dynamic_scans
 from .dynamic_scatters import SCATTER, dynamic_scatters
@@ -90,8 +91,11 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (multiply_by_dynamic_reciprocals, (DIVISOR_BROADCAST,)),  # as XLA (before the next)
     (constant_chains, (ADD, SUBTRACT, MULTIPLY)),  # of a symbolic shape (before the next)
     (column_stacks, (CONCATENATE,)),  # IREE: a stack of index columns (before the next)
+    # IREE: no convolution over symbolic spatial sizes (before the next three: it writes
+    # jax's broadcasts, dynamic_pads and reshapes)
+    (dynamic_convolutions, (CONVOLUTION, DYNAMIC_CONVOLUTION)),
+    (dynamic_pads, (DYNAMIC_PAD, PAD)),  # IREE: no dynamic_pad, no cut of dynamic shape
     (jax_dynamic_broadcasts, (DYNAMIC_BROADCAST,)),  # IREE: none whose expansion is unknown
-    (dynamic_convolutions, (CONVOLUTION,)),  # IREE: no symbolic spatial sizes (before the next)
     (symbolic_reshapes, (DYNAMIC_RESHAPE, DOT_GENERAL)),  # IREE lowers no dynamic_reshape
     (dynamic_update_slices, (DYNAMIC_UPDATE_SLICE,)),  # IREE: static shapes only
     (clamp_gather_indices, ("stablehlo.gather",)),  # StableHLO clamps them, IREE does not

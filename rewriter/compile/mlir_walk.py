@@ -210,6 +210,50 @@ def vector_element(ir: Any, value: Any, position: int) -> Any:
     return op_result(ir, "stablehlo.convert", ir.RankedTensorType.get([1], i32), cut)
 
 
+def element_pieces(ir: Any, value: Any) -> list[Any]:
+    """The elements of the small static integer tensor ``value`` (a pad's amounts, a
+    ``dynamic_conv``'s padding), in row-major order, each a ``tensor<1x..>`` value: the
+    one-element values it was concatenated and reshaped from where it was, else slices of
+    it made at the insertion point. IREE 3.13 miscompiles some of those tensors when it
+    must build them ("'stream.async.fill' op has invalid Write access range"); read apart,
+    they are left unused."""
+    kind = ir.RankedTensorType(value.type)
+    one = ir.RankedTensorType.get([1], kind.element_type)
+    if kind.rank == 1 and kind.shape[0] == 1:
+        return [value]
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is not None and owner.name == "stablehlo.reshape":
+        return element_pieces(ir, owner.operands[0])
+    if owner is not None and owner.name == "stablehlo.concatenate":
+        dimension = ir.IntegerAttr(owner.attributes["dimension"]).value
+        if all(size == 1 for size in kind.shape[:dimension]):  # row-major: one after another
+            return [piece for part in owner.operands for piece in element_pieces(ir, part)]
+    flat = value
+    if kind.rank != 1:
+        flat_type = ir.RankedTensorType.get([int(element_count(kind))], kind.element_type)
+        flat = op_result(ir, "stablehlo.reshape", flat_type, value)
+    return [
+        op_result(
+            ir,
+            "stablehlo.slice",
+            one,
+            flat,
+            start_indices=ir.DenseI64ArrayAttr.get([position]),
+            limit_indices=ir.DenseI64ArrayAttr.get([position + 1]),
+            strides=ir.DenseI64ArrayAttr.get([1]),
+        )
+        for position in range(int(element_count(kind)))
+    ]
+
+
+def element_count(kind: Any) -> int:
+    """How many elements the static tensor type ``kind`` holds."""
+    count = 1
+    for size in kind.shape:
+        count *= size
+    return count
+
+
 def op_result(ir: Any, name: str, result: Any, *operands: Any, **attributes: Any) -> Any:
     """The result of a new op ``name`` of one result of type ``result``, at the current
     insertion point: how the fixes write their ops."""
