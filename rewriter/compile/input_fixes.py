@@ -34,6 +34,7 @@ from .dynamic_scatters import SCATTER, dynamic_scatters
 from .dynamic_slices import one_slice_dynamic_gathers
 from .dynamic_update_slices import DYNAMIC_UPDATE_SLICE, dynamic_update_slices
 from .dynamic_window_scans import DYNAMIC_REDUCE_WINDOW, dynamic_window_scans
+from .empty_pieces import empty_pieces
 from .exp_log_folds import EXP, exp_log_folds
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
@@ -90,6 +91,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (dynamic_index_gathers, (GATHER, DYNAMIC_GATHER)),  # IREE: none at indices of dynamic shape
     (multiply_by_dynamic_reciprocals, (DIVISOR_BROADCAST,)),  # as XLA (before the next)
     (constant_chains, (ADD, SUBTRACT, MULTIPLY)),  # of a symbolic shape (before the next)
+    (empty_pieces, (CONCATENATE,)),  # IREE: an empty piece of a concatenation on the stack
     (column_stacks, (CONCATENATE,)),  # IREE: a stack of index columns (before the next)
     # IREE: no convolution over symbolic spatial sizes (before the next three: it writes
     # jax's broadcasts, dynamic_pads and reshapes)
