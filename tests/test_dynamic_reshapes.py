@@ -223,3 +223,41 @@ def test_a_product_of_a_symbolic_batch_and_length_with_a_matrix(path, tmp_path):
         assert got.shape == expected.shape
         # sums of 8 terms of size about 1, in another order: a few f32 ulps
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def mixed_along_time(x):
+    """``einsum("st,bsk->btk")``: a matrix of the sequence's own length times the sequence,
+    contracted along its middle dimension (the product of ``jax.image.resize``)."""
+    length = x.shape[1]
+    mixing = jnp.cumsum(jnp.ones((length, length), x.dtype), axis=0) / length
+    return jnp.einsum("st,bsk->btk", mixing, x)
+
+
+def resized(x):
+    return jax.image.resize(x, (x.shape[0], 2 * x.shape[1], 8), "linear")
+
+
+def tokens_times_features(x):
+    """``einsum("bkt,kj->bjt")``: contracted along the middle dimension, the matrix on the
+    right."""
+    return jnp.einsum("bkt,kj->bjt", x.transpose(0, 2, 1), WEIGHTS)
+
+
+TURNED = {"mixed_along_time": mixed_along_time, "resized": resized}
+TURNED["tokens_times_features"] = tokens_times_features
+
+
+@on_both_paths
+@pytest.mark.parametrize("name", TURNED)
+def test_products_contracting_another_dimension_give_jax_jits_numbers(name, path, tmp_path):
+    """Products of a ``(b, t, 8)`` array and a matrix (of dynamic sizes too) contracted along
+    a dimension not its last, or with the matrix on the left: transposed to the form of
+    ``x @ w`` (IREE's pipeline made them a ``dynamic_reshape`` it could not lower)."""
+    program = TURNED[name]
+    main = main_on(path, rewriter.export(program, SEQUENCES).text, tmp_path)
+    for batch, length in ((1, 1), (2, 5), (3, 7)):
+        x = np.random.default_rng(batch).normal(size=(batch, length, 8)).astype(np.float32)
+        got, expected = main(x), jax.jit(program)(x)
+        assert got.shape == expected.shape
+        # sums of at most 14 terms of size about 1, in another order: a few f32 ulps
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=2e-6)

@@ -24,8 +24,15 @@ Both paths write, each in a function of its own that IREE inlines:
   dynamic sizes in one group); one to a single dimension as a collapse of all dimensions,
   which IREE lowers where it leaves that ``tensor.reshape`` a ``dynamic_reshape``. Row-major
   order again;
+- a ``dot_general`` of an operand of rank 3 or more, of dynamic shape, and a matrix (of
+  dynamic sizes too), contracting one dimension of each and no batch dimensions, whose
+  large operand is on the right or contracted along another dimension than its last
+  (``einsum("st,bsk->btk")``, ``jax.image.resize``'s product), first as the product of
+  the large operand transposed (that dimension last) on the left and the matrix,
+  transposed back to the ``dot_general``'s order of dimensions (IREE's pipeline made it
+  a ``dynamic_reshape`` it cannot lower);
 - a ``dot_general`` of a left operand of rank 3 or more, of dynamic shape, contracted
-  along its last dimension only, with a static matrix and no batch dimensions, as the
+  along its last dimension only, with a matrix and no batch dimensions, as the
   product of the left operand collapsed to a matrix (its leading dimensions together)
   with the matrix, expanded back (reshaped back, of two dynamic sizes or more: ``(b, t,
   4) @ w``, whose expansion ``expand-strided-metadata`` crashes on). Row ``(i, j)`` of a
@@ -53,7 +60,13 @@ from __future__ import annotations
 from typing import Any
 
 from .gather_bounds import dimension_numbers
-from .mlir_walk import dimension_sizes, outline_into_functions, tensor_text
+from .mlir_walk import (
+    dimension_sizes,
+    op_result,
+    outline_into_functions,
+    replace_each,
+    tensor_text,
+)
 
 DYNAMIC_RESHAPE = "stablehlo.dynamic_reshape"
 DOT_GENERAL = "stablehlo.dot_general"
@@ -72,10 +85,81 @@ def symbolic_reshapes(module: Any) -> int:
     vectors = outline_into_functions(
         module, DOT_GENERAL, "rw_vector_product_", _vector_product_function
     )
+    turned = replace_each(module, DOT_GENERAL, _turnable, _turned_product)
     products = outline_into_functions(
         module, DOT_GENERAL, "rw_collapsed_product_", _product_function
     )
-    return reshapes + contractions + vectors + products
+    return reshapes + contractions + vectors + turned + products
+
+
+def _turnable(ir: Any, operation: Any) -> tuple[int, list[int], list[int]] | None:
+    """For a ``dot_general`` of an operand of rank 3 or more and dynamic shape and a matrix,
+    contracting one dimension of each, not yet in the form ``_product_function`` takes (the
+    large operand on the left, contracted along its last dimension): which operand is the
+    large one, and the permutations that bring its contracted dimension last and the
+    product's dimensions back in the ``dot_general``'s order; else None."""
+    left, right = _type(ir, operation.operands[0]), _type(ir, operation.operands[1])
+    if left is None or right is None or _type(ir, operation.results[0]) is None:
+        return None
+    contracting = _plain_product(operation)
+    if contracting is None:
+        return None
+    large = 0 if left.rank >= 3 and right.rank == 2 else 1
+    big, matrix = (left, right) if large == 0 else (right, left)
+    if big.rank < 3 or matrix.rank != 2 or big.has_static_shape:
+        return None
+    contracted = contracting[large][0]
+    if large == 0 and contracted == big.rank - 1:
+        return None  # _product_function's form already
+    kept = [d for d in range(big.rank) if d != contracted]
+    to_last = [*kept, contracted]
+    # the new product: the large operand's kept dimensions, then the matrix's free one; the
+    # dot_general's: the left operand's free dimensions first
+    back = list(range(big.rank)) if large == 0 else [big.rank - 1, *range(big.rank - 1)]
+    return large, to_last, back
+
+
+def _turned_product(ir: Any, operation: Any, form: tuple[int, list[int], list[int]]) -> Any:
+    """The ``dot_general`` with its large operand transposed to be contracted along its last
+    dimension and put on the left, the product transposed back (``_turnable``)."""
+    large, to_last, back = form
+    big_value = operation.operands[large]
+    matrix_value = operation.operands[1 - large]
+    big = ir.RankedTensorType(big_value.type)
+    contracting = _plain_product(operation)
+    assert contracting is not None
+    matrix_contracted = contracting[1 - large][0]
+    turned_type = ir.RankedTensorType.get([big.shape[d] for d in to_last], big.element_type)
+    turned = op_result(
+        ir,
+        "stablehlo.transpose",
+        turned_type,
+        big_value,
+        permutation=ir.DenseI64ArrayAttr.get(to_last),
+    )
+    result = ir.RankedTensorType(operation.results[0].type)
+    inverse = [back.index(d) for d in range(result.rank)]
+    product_type = ir.RankedTensorType.get([result.shape[d] for d in inverse], result.element_type)
+    attributes = {
+        "dot_dimension_numbers": ir.Attribute.parse(
+            f"#stablehlo.dot<lhs_contracting_dimensions = [{big.rank - 1}], "
+            f"rhs_contracting_dimensions = [{matrix_contracted}]>"
+        )
+    }
+    if "precision_config" in operation.attributes:
+        attributes["precision_config"] = operation.attributes["precision_config"]
+    product = op_result(
+        ir, "stablehlo.dot_general", product_type, turned, matrix_value, **attributes
+    )
+    if back == sorted(back):
+        return product
+    return op_result(
+        ir,
+        "stablehlo.transpose",
+        result,
+        product,
+        permutation=ir.DenseI64ArrayAttr.get(back),
+    )
 
 
 def groups(given: list[int | None], wanted: list[int | None]) -> list[list[int]] | None:
@@ -367,14 +451,14 @@ def _product_function(ir: Any, operation: Any, symbol: str) -> str | None:
     result = _type(ir, operation.results[0])
     if left is None or right is None or result is None:
         return None
-    if left.rank < 3 or left.has_static_shape or not right.has_static_shape or right.rank != 2:
+    if left.rank < 3 or left.has_static_shape or right.rank != 2:
         return None
     contracting = _plain_product(operation)
     if contracting is None or contracting[0] != [left.rank - 1]:
         return None
     contracted = contracting[1]
-    rows = f"tensor<?x{left.shape[-1]}x{left.element_type}>"
-    product = f"tensor<?x{result.shape[-1]}x{result.element_type}>"
+    rows = tensor_text([None, dimension_sizes(left)[-1]], left.element_type)
+    product = tensor_text([None, dimension_sizes(result)[-1]], result.element_type)
     leading = list(range(left.rank - 1))
     reassociation = _text_of([leading, [left.rank - 1]])
     lines = [f"func.func private @{symbol}(%left: {left}, %right: {right}) -> {result} {{"]
@@ -391,7 +475,13 @@ def _product_function(ir: Any, operation: Any, symbol: str) -> str | None:
             sizes.append(f"%size{d}")
         else:
             sizes.append(str(left.shape[d]))
-    sizes.append(str(result.shape[-1]))
+    if result.is_dynamic_dim(result.rank - 1):  # the matrix's free dimension, read from it
+        free = 1 - contracted[0]
+        lines.append(f"  %at_free = arith.constant {free} : index")
+        lines.append(f"  %size_free = tensor.dim %right, %at_free : {right}")
+        sizes.append("%size_free")
+    else:
+        sizes.append(str(result.shape[-1]))
     if sum(left.is_dynamic_dim(d) for d in leading) > 1:
         # Two dynamic sizes in one group: MLIR 22's expand-strided-metadata crashes on the
         # memref.expand_shape of that (``(b, t, 4) @ w``); a reshape to the sizes, as
