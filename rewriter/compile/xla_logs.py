@@ -1,0 +1,235 @@
+"""f32 ``log`` and ``log1p`` as XLA:CPU computes them, bit for bit.
+
+XLA:CPU computes an f32 ``stablehlo.log`` with Eigen's ``plog_float`` (Cephes' polynomial,
+in the order of Eigen's ``generic_plog_float``; XLA's LLVM IR, ``XLA_FLAGS=--xla_dump_to``,
+shows each step), and an f32 ``log_plus_one`` as ``x + (-x^2 / 2 + x^3 N(x) / D(x))`` (a
+rational function of degree 6, whose polynomials XLA's code evaluates with fused
+multiply-adds) where ``|x| < sqrt(2) - 1``, and as that ``log`` of ``1 + x`` elsewhere.
+MLIR's and IREE's ``math.log`` is the same polynomial in another order: one f32 ``log`` in
+13 was a unit in the last place off ``jax.jit``'s, on both paths; their ``math.log1p``
+was up to 3 units off in one value of 4.
+
+``xla_logs`` writes every f32 ``log`` and ``log_plus_one`` of a function's body (or of a
+loop's or a conditional's) as a function of one ``linalg.generic`` whose body is XLA's
+computation in ``arith`` ops, step for step. The ``log`` of ``x``:
+
+1. ``x`` below the smallest normal number (and NaN) is taken as that number; its
+   exponent ``e`` and its mantissa ``m`` in ``[0.5, 1)`` read from its bits;
+2. ``m`` below ``sqrt(1/2)`` is doubled (``m - 1 + m``) and ``e`` lessened by one, so that
+   ``x = m - 1`` lies in ``[sqrt(1/2) - 1, sqrt(2) - 1)``;
+3. ``log(1 + x)`` by the polynomial ``y`` in three interleaved parts, then
+   ``x - x^2 / 2 + y + e * q1 + e * q2`` (``ln 2 = q1 + q2``, in two parts);
+4. a negative or NaN ``x`` gives NaN (all bits set, as XLA's), 0 gives ``-inf`` and
+   ``+inf`` gives ``+inf``.
+
+Each step rounds as XLA's does: the multiplies and adds of the ``log`` where LLVM fuses
+them in XLA's code and in both paths' alike, the steps XLA fuses in ``log1p`` as
+``math.fma``, and ``log1p``'s last add as a fused multiply-add of the exact ``-x^2 / 2``
+(which both toolchains would otherwise fuse with the other product). The results are
+XLA's bits on a CPU with fused multiply-adds, as XLA's own are
+(``tests/test_xla_logs.py``: half a million inputs of each over the normal range and near
+0 and 1, the special values and denormals, which both paths flush as XLA does).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .mlir_walk import elementwise_lines, outline_into_functions, size_value
+
+_VALUE = re.compile(r"%(\w+)")
+LOG = "stablehlo.log"
+LOG1P = "stablehlo.log_plus_one"
+# Where a call may stand in for the op: a function's body, a loop's or a conditional's
+# (not a reduction's or a sort's body, whose ops are on scalars of the op's own making).
+_CALL_PARENTS = {"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"}
+
+# Eigen's generic_plog_float: Cephes' coefficients, as f32 bits
+_P = [
+    "0x3D9021BB",  # p0  7.0376836292e-2
+    "0xBDEBD1B8",  # p1 -1.1514610310e-1
+    "0x3DEF251A",  # p2  1.1676998740e-1
+    "0xBDFE5D4F",  # p3 -1.2420140846e-1
+    "0x3E11E9BF",  # p4  1.4249322787e-1
+    "0xBE2AAE50",  # p5 -1.6668057665e-1
+    "0x3E4CCEAC",  # p6  2.0000714765e-1
+    "0xBE7FFFFC",  # p7 -2.4999993993e-1
+    "0x3EAAAAAA",  # p8  3.3333331174e-1
+]
+_Q1 = "0xB95E8083"  # -2.12194440e-4
+_Q2 = "0x3F318000"  # 0.693359375
+
+
+def _log_lines(x: str, result: str, prefix: str) -> list[str]:
+    """The ``arith`` lines of ``%result = log(%x)`` as XLA computes it (the module's doc),
+    their values named with ``prefix``."""
+    lines = [
+        "%smallest = arith.constant 0x00800000 : f32",
+        "%below = arith.cmpf uge, %smallest, %in0 : f32",
+        "%normal = arith.select %below, %smallest, %in0 : f32",
+        "%bits = arith.bitcast %normal : f32 to i32",
+        "%c23 = arith.constant 23 : i32",
+        "%biased = arith.shrui %bits, %c23 : i32",
+        "%c127 = arith.constant 127 : i32",
+        "%unbiased = arith.subi %biased, %c127 : i32",
+        "%exponent = arith.sitofp %unbiased : i32 to f32",
+        "%one = arith.constant 1.0 : f32",
+        "%e_plus = arith.addf %one, %exponent : f32",
+        "%keep = arith.constant -2139095041 : i32",  # 0x807FFFFF: the sign and the mantissa
+        "%mantissa_bits = arith.andi %bits, %keep : i32",
+        "%half = arith.constant 1056964608 : i32",  # 0x3F000000: 0.5's exponent
+        "%m_bits = arith.ori %mantissa_bits, %half : i32",
+        "%m = arith.bitcast %m_bits : i32 to f32",
+        "%sqrt_half = arith.constant 0x3F3504F3 : f32",
+        "%low = arith.cmpf olt, %m, %sqrt_half : f32",
+        "%zero = arith.constant 0.0 : f32",
+        "%again = arith.select %low, %m, %zero : f32",
+        "%m_less = arith.subf %m, %one : f32",
+        "%e_less = arith.select %low, %one, %zero : f32",
+        "%e = arith.subf %e_plus, %e_less : f32",
+        "%x = arith.addf %m_less, %again : f32",
+        "%x2 = arith.mulf %x, %x : f32",
+        "%x3 = arith.mulf %x2, %x : f32",
+        *(f"%p{k} = arith.constant {bits} : f32" for k, bits in enumerate(_P)),
+        "%t0 = arith.mulf %x, %p0 : f32",
+        "%y_a = arith.addf %p1, %t0 : f32",
+        "%t1 = arith.mulf %x, %p3 : f32",
+        "%y1_a = arith.addf %p4, %t1 : f32",
+        "%t2 = arith.mulf %x, %p6 : f32",
+        "%y2_a = arith.addf %p7, %t2 : f32",
+        "%t3 = arith.mulf %y_a, %x : f32",
+        "%y_b = arith.addf %p2, %t3 : f32",
+        "%t4 = arith.mulf %y1_a, %x : f32",
+        "%y1_b = arith.addf %p5, %t4 : f32",
+        "%t5 = arith.mulf %y2_a, %x : f32",
+        "%y2_b = arith.addf %p8, %t5 : f32",
+        "%t6 = arith.mulf %y_b, %x3 : f32",
+        "%y_c = arith.addf %y1_b, %t6 : f32",
+        "%t7 = arith.mulf %y_c, %x3 : f32",
+        "%y_d = arith.addf %y2_b, %t7 : f32",
+        "%y_e = arith.mulf %y_d, %x3 : f32",
+        f"%q1 = arith.constant {_Q1} : f32",
+        "%e_q1 = arith.mulf %q1, %e : f32",
+        "%point_five = arith.constant 0.5 : f32",
+        "%half_x2 = arith.mulf %point_five, %x2 : f32",
+        "%y_f = arith.addf %y_e, %e_q1 : f32",
+        "%x_less = arith.subf %x, %half_x2 : f32",
+        f"%q2 = arith.constant {_Q2} : f32",
+        "%e_q2 = arith.mulf %q2, %e : f32",
+        "%sum = arith.addf %x_less, %y_f : f32",
+        "%log = arith.addf %sum, %e_q2 : f32",
+        # the special values, as XLA's: NaN of all bits, -inf at 0, +inf at +inf
+        "%invalid = arith.cmpf ule, %in0, %zero : f32",
+        "%at_zero = arith.cmpf oeq, %in0, %zero : f32",
+        "%infinity = arith.constant 0x7F800000 : f32",
+        "%at_infinity = arith.cmpf oeq, %in0, %infinity : f32",
+        "%all_bits = arith.constant -1 : i32",
+        "%nan = arith.bitcast %all_bits : i32 to f32",
+        "%checked = arith.select %invalid, %nan, %log : f32",
+        "%minus_infinity = arith.constant 0xFF800000 : f32",
+        "%topped = arith.select %at_infinity, %infinity, %checked : f32",
+        "%yielded = arith.select %at_zero, %minus_infinity, %topped : f32",
+    ]
+    return [_renamed(line, x, result, prefix) for line in lines]
+
+
+def _renamed(line: str, x: str, result: str, prefix: str) -> str:
+    """``line`` of ``_log_lines`` with its input ``%in0`` named ``x``, its result
+    ``%yielded`` named ``result`` and its other values prefixed with ``prefix``."""
+    names = {"in0": x, "yielded": result}
+    return _VALUE.sub(lambda found: names.get(found[1], f"%{prefix}{found[1]}"), line)
+
+
+# log1p's rational function where |x| < sqrt(2) - 1 (XLA's EmitLog1p): numerator and
+# denominator coefficients from the highest degree, as f32 bits
+_NUMERATOR = [
+    "4.527e-05",
+    "0x3EFF40C5",
+    "0x40D284FA",
+    "0x41EF4B9C",
+    "0x4273CC76",
+    "0x426473AD",
+    "0x41A05101",
+]
+_DENOMINATOR = [
+    "1.0",
+    "0x417101AD",
+    "0x42A6185B",
+    "0x435DC32D",
+    "0x439A8CA3",
+    "0x43586D8A",
+    "0x42707982",
+]
+
+
+def _log1p_lines() -> list[str]:
+    """The body of ``log1p(%in0)`` as XLA computes it: the rational function near 0 (each
+    step of its polynomials a fused multiply-add, as XLA's code has them), the log of
+    ``1 + x`` elsewhere."""
+    lines = ["%one = arith.constant 1.0 : f32", "%xp1 = arith.addf %in0, %one : f32"]
+    lines += _log_lines("%xp1", "%large", "l_")
+    lines += ["%x2 = arith.mulf %in0, %in0 : f32"]
+    for name, coefficients in (("n", _NUMERATOR), ("d", _DENOMINATOR)):
+        lines.append(f"%{name}0 = arith.constant {coefficients[0]} : f32")
+        for k, coefficient in enumerate(coefficients[1:], start=1):
+            lines += [
+                f"%{name}c{k} = arith.constant {coefficient} : f32",
+                f"%{name}{k} = math.fma %{name}{k - 1}, %in0, %{name}c{k} : f32",
+            ]
+    last = len(_NUMERATOR) - 1
+    lines += [
+        f"%ratio = arith.divf %n{last}, %d{last} : f32",
+        "%x3 = arith.mulf %in0, %x2 : f32",
+        "%cubic = arith.mulf %x3, %ratio : f32",
+        "%minus_half = arith.constant -0.5 : f32",
+        # -x^2 / 2 + x^3 N / D, the half square exact: a fused multiply-add of it rounds
+        # as XLA's add does, where a multiply and an add could be fused the other way
+        "%terms = math.fma %x2, %minus_half, %cubic : f32",
+        "%small = arith.addf %in0, %terms : f32",
+        "%size = math.absf %in0 : f32",
+        "%bound = arith.constant 0x3ED413CD : f32",  # sqrt(2) - 1
+        "%near = arith.cmpf olt, %size, %bound : f32",
+        "%yielded = arith.select %near, %small, %large : f32",
+    ]
+    return lines
+
+
+def xla_logs(module: Any) -> int:
+    """Rewrite, in place, every f32 ``log`` and ``log_plus_one`` the module's doc names of
+    the ``iree.compiler.ir`` ``module`` (in its context); return how many."""
+    logs = outline_into_functions(
+        module, LOG, "rw_xla_log_", lambda ir, op, symbol: _function(ir, op, symbol, _LOG)
+    )
+    logs_plus_one = outline_into_functions(
+        module, LOG1P, "rw_xla_log1p_", lambda ir, op, symbol: _function(ir, op, symbol, _LOG1P)
+    )
+    return logs + logs_plus_one
+
+
+def _function(ir: Any, operation: Any, symbol: str, body: list[str]) -> str | None:
+    """``func.func private @symbol(%operand) -> type`` computing the f32 ``operation``
+    elementwise by ``body`` (XLA's steps); None for another type, or an op where no call
+    may stand."""
+    kind = operation.operands[0].type
+    if not isinstance(kind, ir.RankedTensorType):
+        return None
+    shaped = ir.RankedTensorType(kind)
+    if shaped.element_type != ir.F32Type.get() or operation.results[0].type != kind:
+        return None
+    if operation.parent.name not in _CALL_PARENTS:
+        return None
+    lines = [f"func.func private @{symbol}(%operand: {shaped}) -> {shaped} {{"]
+    dynamic = [
+        size_value(lines, f"size{d}", "operand", shaped, d)
+        for d in range(shaped.rank)
+        if shaped.is_dynamic_dim(d)
+    ]
+    lines.append(f"  %empty = tensor.empty({', '.join(dynamic)}) : {shaped}")
+    lines += elementwise_lines("%logs", ["%operand"], "%empty", shaped, body)
+    lines += [f"  return %logs : {shaped}", "}"]
+    return "\n".join(lines)
+
+
+_LOG = _log_lines("%in0", "%yielded", "")
+_LOG1P = _log1p_lines()
