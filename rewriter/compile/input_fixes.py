@@ -62,7 +62,7 @@ from .unsigned_windows import WINDOW, unsigned_windows
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
 from .window_scatters import SELECT_AND_SCATTER, window_scatters
-from .xla_logs import LOG, xla_logs
+from .xla_math import LOG, xla_math
 
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
@@ -117,7 +117,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (accurate_power, (POWER,)),  # IREE's: exp(y * log(x)), 1000 ulp off, pow(x, 0) NaN
     (complex_abs, (ABS,)),  # IREE's: sqrt(a^2 + b^2), inf from 1.9e19 (f32) on (a divide)
     (complex_divide, (DIVIDE,)),  # IREE's: by c^2 + d^2, 0 or inf (after the reciprocals)
-    (xla_logs, (LOG, LOG1P)),  # f32 log and log1p as XLA, bit for bit (after fixes writing them)
+    (xla_math, (LOG, LOG1P, EXPM1)),  # f32 log, log1p, expm1 as XLA (after fixes writing them)
     (complex_splats, ("complex<f64>",)),  # IREE: no fill of a 128-bit value
     (unsigned_sizes, (DIMENSION_SIZE,)),  # IREE: a size of an unsigned tensor, which
     (unsigned_dims, (TENSOR_DIM,)),  # the fixes read too (after them)

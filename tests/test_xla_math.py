@@ -1,7 +1,8 @@
-"""f32 ``log`` and ``log1p`` give jax.jit's bits on both paths
-(rewriter/compile/xla_logs.py): XLA:CPU computes them with Eigen's polynomial and a
-rational function near 0; MLIR's and IREE's ``math.log`` was a unit in the last place off
-in one value of 13, their ``math.log1p`` up to 3 units in one of 4."""
+"""f32 ``log``, ``log1p`` and ``expm1`` give jax.jit's bits on both paths
+(rewriter/compile/xla_math.py): XLA:CPU computes them with Eigen's polynomial, rational
+functions near 0 and Cephes' exp; MLIR's and IREE's ``math.log`` was a unit in the last
+place off in one value of 13, their ``math.log1p`` up to 3 units in one of 4, their
+``math.expm1`` up to 5 in one of 5."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from iree_fixes import applied, main_on, on_both_paths
 from jax import export, lax
 
 import rewriter
-from rewriter.compile.xla_logs import xla_logs
+from rewriter.compile.xla_math import xla_math
 
 pytestmark = [pytest.mark.iree, pytest.mark.jax]
 
@@ -58,23 +59,39 @@ def in_a_reduction(x):
 
 def test_only_f32_logs_change():
     x = jax.ShapeDtypeStruct((8,), np.float32)
-    changed, text = applied(xla_logs, jnp.log, x)
+    changed, text = applied(xla_math, jnp.log, x)
     assert changed == 1 and "stablehlo.log" not in text and "linalg.generic" in text
-    changed, text = applied(xla_logs, jnp.log1p, x)
+    changed, text = applied(xla_math, jnp.log1p, x)
     assert changed == 1 and "stablehlo.log_plus_one" not in text
-    assert applied(xla_logs, jnp.log, jax.ShapeDtypeStruct((8,), np.float16))[0] == 0
-    assert applied(xla_logs, in_a_loop, x)[0] == 1
-    changed, text = applied(xla_logs, in_a_reduction, x)
+    changed, text = applied(xla_math, jnp.expm1, x)
+    assert changed == 1 and "stablehlo.exponential_minus_one" not in text
+    assert applied(xla_math, jnp.log, jax.ShapeDtypeStruct((8,), np.float16))[0] == 0
+    assert applied(xla_math, in_a_loop, x)[0] == 1
+    changed, text = applied(xla_math, in_a_reduction, x)
     assert changed == 0 and text.count("stablehlo.log") == 1
 
 
+def inputs_minus_one() -> np.ndarray:
+    """Half a million values for ``expm1``: near 0 on both sides of 0.5 and of
+    ``|x / 2| = 4e-4`` (where it changes method), over the whole range where it is finite
+    and past it, and the special values."""
+    rng = np.random.default_rng(2)
+    near_zero = rng.uniform(-1.0, 1.0, 200_000)
+    tiny = rng.uniform(-1e-3, 1e-3, 100_000)
+    wide = rng.uniform(-100.0, 90.0, 200_000)
+    edges = [0.5, -0.5, 0.50000006, 8e-4, -8e-4, 88.7, 88.8, 89.0, -87.9, 40.0, -40.0]
+    return np.concatenate([near_zero, tiny, wide, edges, SPECIAL]).astype(np.float32)
+
+
 @on_both_paths
-@pytest.mark.parametrize("name", ["log", "log1p", "softplus"])
+@pytest.mark.parametrize("name", ["log", "log1p", "softplus", "expm1", "elu"])
 def test_logs_are_jax_jits_bits(name, path, tmp_path):
     function, x = {
         "log": (jnp.log, inputs()),
         "log1p": (jnp.log1p, inputs_plus_one()),
         "softplus": (jax.nn.softplus, inputs_plus_one()),  # log1p(exp(-|x|)) + max(x, 0)
+        "expm1": (jnp.expm1, inputs_minus_one()),
+        "elu": (jax.nn.elu, inputs_minus_one()),  # expm1 of the negatives
     }[name]
     main = main_on(path, rewriter.export(function, x).text, tmp_path)
     np.testing.assert_array_equal(bits(main(x)), bits(jax.jit(function)(x)))

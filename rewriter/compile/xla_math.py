@@ -1,17 +1,21 @@
-"""f32 ``log`` and ``log1p`` as XLA:CPU computes them, bit for bit.
+"""f32 ``log``, ``log1p`` and ``expm1`` as XLA:CPU computes them, bit for bit.
 
 XLA:CPU computes an f32 ``stablehlo.log`` with Eigen's ``plog_float`` (Cephes' polynomial,
 in the order of Eigen's ``generic_plog_float``; XLA's LLVM IR, ``XLA_FLAGS=--xla_dump_to``,
 shows each step), and an f32 ``log_plus_one`` as ``x + (-x^2 / 2 + x^3 N(x) / D(x))`` (a
 rational function of degree 6, whose polynomials XLA's code evaluates with fused
 multiply-adds) where ``|x| < sqrt(2) - 1``, and as that ``log`` of ``1 + x`` elsewhere.
+An f32 ``exponential_minus_one`` XLA computes as ``exp(x) - 1`` where ``|x| > 0.5`` and as
+``tanh(x / 2) (exp(x) + 1)`` elsewhere (``exp`` by Cephes' polynomial, ``tanh`` by a
+rational function of degree 13 over 6), and as ``x`` where ``x / 2`` is 0.
 MLIR's and IREE's ``math.log`` is the same polynomial in another order: one f32 ``log`` in
 13 was a unit in the last place off ``jax.jit``'s, on both paths; their ``math.log1p``
-was up to 3 units off in one value of 4.
+was up to 3 units off in one value of 4, their ``math.expm1`` up to 5 in one of 5.
 
-``xla_logs`` writes every f32 ``log`` and ``log_plus_one`` of a function's body (or of a
-loop's or a conditional's) as a function of one ``linalg.generic`` whose body is XLA's
-computation in ``arith`` ops, step for step. The ``log`` of ``x``:
+``xla_math`` writes every f32 ``log``, ``log_plus_one`` and ``exponential_minus_one`` of a
+function's body (or of a loop's or a conditional's) as a function of one
+``linalg.generic`` whose body is XLA's computation in ``arith`` ops, step for step. The
+``log`` of ``x``:
 
 1. ``x`` below the smallest normal number (and NaN) is taken as that number; its
    exponent ``e`` and its mantissa ``m`` in ``[0.5, 1)`` read from its bits;
@@ -22,13 +26,14 @@ computation in ``arith`` ops, step for step. The ``log`` of ``x``:
 4. a negative or NaN ``x`` gives NaN (all bits set, as XLA's), 0 gives ``-inf`` and
    ``+inf`` gives ``+inf``.
 
-Each step rounds as XLA's does: the multiplies and adds of the ``log`` where LLVM fuses
-them in XLA's code and in both paths' alike, the steps XLA fuses in ``log1p`` as
-``math.fma``, and ``log1p``'s last add as a fused multiply-add of the exact ``-x^2 / 2``
-(which both toolchains would otherwise fuse with the other product). The results are
-XLA's bits on a CPU with fused multiply-adds, as XLA's own are
-(``tests/test_xla_logs.py``: half a million inputs of each over the normal range and near
-0 and 1, the special values and denormals, which both paths flush as XLA does).
+Each step rounds as XLA's does. XLA's LLVM fuses each multiply and add whose product has
+one use into a fused multiply-add; the steps of ``log1p`` and ``expm1`` where it does are
+written ``math.fma``, and ``log1p``'s last add a fused multiply-add of the exact
+``-x^2 / 2`` (which both toolchains would otherwise fuse with the other product). The
+``log``'s multiplies and adds both toolchains fuse as XLA's does. The results are XLA's
+bits on a CPU with fused multiply-adds, as XLA's own are (``tests/test_xla_math.py``:
+half a million inputs of each over the normal range and near 0 and 1, the special values
+and denormals, which both paths flush as XLA does).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from .mlir_walk import elementwise_lines, outline_into_functions, size_value
 _VALUE = re.compile(r"%(\w+)")
 LOG = "stablehlo.log"
 LOG1P = "stablehlo.log_plus_one"
+EXPM1 = "stablehlo.exponential_minus_one"
 # Where a call may stand in for the op: a function's body, a loop's or a conditional's
 # (not a reduction's or a sort's body, whose ops are on scalars of the op's own making).
 _CALL_PARENTS = {"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"}
@@ -170,16 +176,9 @@ def _log1p_lines() -> list[str]:
     lines = ["%one = arith.constant 1.0 : f32", "%xp1 = arith.addf %in0, %one : f32"]
     lines += _log_lines("%xp1", "%large", "l_")
     lines += ["%x2 = arith.mulf %in0, %in0 : f32"]
-    for name, coefficients in (("n", _NUMERATOR), ("d", _DENOMINATOR)):
-        lines.append(f"%{name}0 = arith.constant {coefficients[0]} : f32")
-        for k, coefficient in enumerate(coefficients[1:], start=1):
-            lines += [
-                f"%{name}c{k} = arith.constant {coefficient} : f32",
-                f"%{name}{k} = math.fma %{name}{k - 1}, %in0, %{name}c{k} : f32",
-            ]
-    last = len(_NUMERATOR) - 1
+    lines += _horner("n", "%in0", _NUMERATOR) + _horner("d", "%in0", _DENOMINATOR)
     lines += [
-        f"%ratio = arith.divf %n{last}, %d{last} : f32",
+        "%ratio = arith.divf %n, %d : f32",
         "%x3 = arith.mulf %in0, %x2 : f32",
         "%cubic = arith.mulf %x3, %ratio : f32",
         "%minus_half = arith.constant -0.5 : f32",
@@ -195,16 +194,20 @@ def _log1p_lines() -> list[str]:
     return lines
 
 
-def xla_logs(module: Any) -> int:
-    """Rewrite, in place, every f32 ``log`` and ``log_plus_one`` the module's doc names of
-    the ``iree.compiler.ir`` ``module`` (in its context); return how many."""
-    logs = outline_into_functions(
-        module, LOG, "rw_xla_log_", lambda ir, op, symbol: _function(ir, op, symbol, _LOG)
-    )
-    logs_plus_one = outline_into_functions(
-        module, LOG1P, "rw_xla_log1p_", lambda ir, op, symbol: _function(ir, op, symbol, _LOG1P)
-    )
-    return logs + logs_plus_one
+def xla_math(module: Any) -> int:
+    """Rewrite, in place, every f32 ``log``, ``log_plus_one`` and
+    ``exponential_minus_one`` the module's doc names of the ``iree.compiler.ir``
+    ``module`` (in its context); return how many."""
+    count = 0
+    for name, prefix, body in (
+        (LOG, "rw_xla_log_", _LOG),
+        (LOG1P, "rw_xla_log1p_", _LOG1P),
+        (EXPM1, "rw_xla_expm1_", _EXPM1),
+    ):
+        count += outline_into_functions(
+            module, name, prefix, lambda ir, op, symbol, body=body: _function(ir, op, symbol, body)
+        )
+    return count
 
 
 def _function(ir: Any, operation: Any, symbol: str, body: list[str]) -> str | None:
@@ -226,10 +229,110 @@ def _function(ir: Any, operation: Any, symbol: str, body: list[str]) -> str | No
         if shaped.is_dynamic_dim(d)
     ]
     lines.append(f"  %empty = tensor.empty({', '.join(dynamic)}) : {shaped}")
-    lines += elementwise_lines("%logs", ["%operand"], "%empty", shaped, body)
-    lines += [f"  return %logs : {shaped}", "}"]
+    lines += elementwise_lines("%values", ["%operand"], "%empty", shaped, body)
+    lines += [f"  return %values : {shaped}", "}"]
     return "\n".join(lines)
+
+
+# expm1's parts (XLA's EmitExpm1 of f32): exp by Cephes' polynomial, and tanh(x / 2) by a
+# rational function, as f32 bits from the highest degree
+_EXP_POLYNOMIAL = ["0x39506967", "0x3AB743CE", "0x3C088908", "0x3D2AA9C1", "0x3E2AAAAA", "0.5"]
+_TANH_NUMERATOR = [
+    "0xA59F25C0",
+    "0x2A61337E",
+    "0xAEBD37FF",
+    "0x335C0041",
+    "0x3779434A",
+    "0x3A270DED",
+    "0x3BA059DC",
+]
+_TANH_DENOMINATOR = ["0x35A0D3D8", "0x38F895D6", "0x3B14AA05", "0x3BA059DD"]
+
+
+def _horner(name: str, x: str, coefficients: list[str]) -> list[str]:
+    """``%name`` = the polynomial of ``coefficients`` (from the highest degree) at ``x``,
+    each step a fused multiply-add, as XLA's code has them."""
+    last = len(coefficients) - 1
+    lines = [f"%{name}0 = arith.constant {coefficients[0]} : f32"]
+    for k, coefficient in enumerate(coefficients[1:], start=1):
+        step = name if k == last else f"{name}{k}"
+        lines += [
+            f"%{name}c{k} = arith.constant {coefficient} : f32",
+            f"%{step} = math.fma %{name}{k - 1}, {x}, %{name}c{k} : f32",
+        ]
+    return lines
+
+
+def _clamped(name: str, x: str, low: str, high: str) -> list[str]:
+    """``%name`` = ``x`` clamped into ``[low, high]`` as XLA's selects do (NaN kept)."""
+    return [
+        f"%{name}_low = arith.constant {low} : f32",
+        f"%{name}_high = arith.constant {high} : f32",
+        f"%{name}_below = arith.cmpf olt, {x}, %{name}_low : f32",
+        f"%{name}_raised = arith.select %{name}_below, %{name}_low, {x} : f32",
+        f"%{name}_above = arith.cmpf ogt, %{name}_raised, %{name}_high : f32",
+        f"%{name} = arith.select %{name}_above, %{name}_high, %{name}_raised : f32",
+    ]
+
+
+def _expm1_lines() -> list[str]:
+    """The body of ``expm1(%in0)`` as XLA computes it: ``exp(x) - 1`` where ``|x| > 0.5``,
+    else ``tanh(x / 2) (exp(x) + 1)``, and ``x`` itself where ``x / 2`` is 0 (XLA fuses
+    each multiply and add whose product has one use; here those are ``math.fma``)."""
+    return [
+        "%zero = arith.constant 0.0 : f32",
+        "%one = arith.constant 1.0 : f32",
+        # exp(x) = 2^n (1 + r + r^2 P(r)), x = n ln 2 + r
+        *_clamped("xc", "%in0", "-87.8", "88.8"),
+        "%log2e = arith.constant 0x3FB8AA3B : f32",
+        "%half = arith.constant 0.5 : f32",
+        "%scaled = math.fma %xc, %log2e, %half : f32",
+        "%n_raw = math.floor %scaled : f32",
+        *_clamped("n", "%n_raw", "-127.0", "127.0"),
+        "%ln2_high = arith.constant 0x3F318000 : f32",
+        "%ln2_low = arith.constant 0xB95E8083 : f32",
+        "%n_ln2_high = arith.mulf %n, %ln2_high : f32",  # exact: ln2_high has 9 bits
+        "%r_high = arith.subf %xc, %n_ln2_high : f32",
+        "%minus_n = arith.negf %n : f32",
+        "%r = math.fma %minus_n, %ln2_low, %r_high : f32",
+        *_horner("p", "%r", _EXP_POLYNOMIAL),
+        "%r2 = arith.mulf %r, %r : f32",
+        "%y_less = math.fma %p, %r2, %r : f32",
+        "%y = arith.addf %y_less, %one : f32",
+        "%n_int = arith.fptosi %n : f32 to i32",
+        "%c23 = arith.constant 23 : i32",
+        "%shifted = arith.shli %n_int, %c23 : i32",
+        "%one_bits = arith.constant 1065353216 : i32",
+        "%scale_bits = arith.addi %shifted, %one_bits : i32",
+        "%scale = arith.bitcast %scale_bits : i32 to f32",
+        "%e = arith.mulf %y, %scale : f32",
+        "%e_less = arith.subf %e, %one : f32",
+        # tanh(x / 2) by XLA's rational function
+        "%h = arith.mulf %in0, %half : f32",
+        "%h_size = math.absf %h : f32",
+        "%tiny = arith.constant 4.0e-04 : f32",
+        "%h_tiny = arith.cmpf olt, %h_size, %tiny : f32",
+        *_clamped("hc", "%h", "0xC0FFF644", "0x40FFF644"),
+        "%h2 = arith.mulf %hc, %hc : f32",
+        *_horner("tn", "%h2", _TANH_NUMERATOR),
+        *_horner("td", "%h2", _TANH_DENOMINATOR),
+        "%t_num = arith.mulf %hc, %tn : f32",
+        "%t_ratio = arith.divf %t_num, %td : f32",
+        "%t_near = arith.select %h_tiny, %h, %t_ratio : f32",
+        "%twenty = arith.constant 20.0 : f32",
+        "%h_far = arith.cmpf oge, %h_size, %twenty : f32",
+        "%unit = math.copysign %one, %h : f32",
+        "%t = arith.select %h_far, %unit, %t_near : f32",
+        "%e_more = arith.addf %e, %one : f32",
+        "%near = arith.mulf %t, %e_more : f32",
+        "%x_size = math.absf %in0 : f32",
+        "%far = arith.cmpf ogt, %x_size, %half : f32",
+        "%chosen = arith.select %far, %e_less, %near : f32",
+        "%h_zero = arith.cmpf oeq, %h, %zero : f32",
+        "%yielded = arith.select %h_zero, %in0, %chosen : f32",
+    ]
 
 
 _LOG = _log_lines("%in0", "%yielded", "")
 _LOG1P = _log1p_lines()
+_EXPM1 = _expm1_lines()
