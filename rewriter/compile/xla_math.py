@@ -39,6 +39,7 @@ and denormals, which both paths flush as XLA does).
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from .mlir_walk import elementwise_lines, outline_into_functions, size_value
@@ -204,9 +205,7 @@ def xla_math(module: Any) -> int:
         (LOG1P, "rw_xla_log1p_", _LOG1P),
         (EXPM1, "rw_xla_expm1_", _EXPM1),
     ):
-        count += outline_into_functions(
-            module, name, prefix, lambda ir, op, symbol, body=body: _function(ir, op, symbol, body)
-        )
+        count += outline_into_functions(module, name, prefix, partial(_function, body=body))
     return count
 
 
