@@ -217,12 +217,18 @@ def test_a_product_of_a_symbolic_batch_and_length_with_a_matrix(path, tmp_path):
     """``x @ w`` of ``(b, t, 8)``: the rows collapsed, and the product reshaped back to two
     dynamic sizes (its expansion crashed mlir-opt-22's ``expand-strided-metadata``)."""
     main = main_on(path, rewriter.export(times_weights, SEQUENCES).text, tmp_path)
+    # sums of 8 terms of size about 1, in another order: a few f32 ulps
+    assert_close_on_sequences(main, times_weights, atol=1e-6)
+
+
+def assert_close_on_sequences(main, program, atol: float) -> None:
+    """``main`` gives ``jax.jit(program)``'s shapes and numbers within ``atol`` on
+    ``(b, t, 8)`` arrays of a few batch sizes and lengths."""
     for batch, length in ((1, 1), (2, 5), (3, 7)):
         x = np.random.default_rng(batch).normal(size=(batch, length, 8)).astype(np.float32)
-        got, expected = main(x), jax.jit(times_weights)(x)
+        got, expected = main(x), jax.jit(program)(x)
         assert got.shape == expected.shape
-        # sums of 8 terms of size about 1, in another order: a few f32 ulps
-        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=atol)
 
 
 def mixed_along_time(x):
@@ -255,9 +261,5 @@ def test_products_contracting_another_dimension_give_jax_jits_numbers(name, path
     ``x @ w`` (IREE's pipeline made them a ``dynamic_reshape`` it could not lower)."""
     program = TURNED[name]
     main = main_on(path, rewriter.export(program, SEQUENCES).text, tmp_path)
-    for batch, length in ((1, 1), (2, 5), (3, 7)):
-        x = np.random.default_rng(batch).normal(size=(batch, length, 8)).astype(np.float32)
-        got, expected = main(x), jax.jit(program)(x)
-        assert got.shape == expected.shape
-        # sums of at most 14 terms of size about 1, in another order: a few f32 ulps
-        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=2e-6)
+    # sums of at most 14 terms of size about 1, in another order: a few f32 ulps
+    assert_close_on_sequences(main, program, atol=2e-6)

@@ -24,6 +24,7 @@ from typing import Any
 from .mlir_walk import (
     constant_elements,
     element_pieces,
+    index_of_scalar,
     op_result,
     outline_into_functions,
     size_value,
@@ -154,9 +155,8 @@ def _pad_function(
     for d in range(rank):
         size = size_value(lines, f"size{d}", "operand", operand, d)
         for side in ("low", "high"):
+            index_of_scalar(lines, f"{side}_wide{d}", f"{side}{d}", integer)
             lines += [
-                f"  %{side}_raw{d} = tensor.extract %{side}{d}[] : {amount}",
-                f"  %{side}_wide{d} = arith.index_cast %{side}_raw{d} : {integer} to index",
                 f"  %{side}_added{d} = arith.maxsi %{side}_wide{d}, %zero : index",
                 f"  %{side}_less{d} = arith.subi %zero, %{side}_wide{d} : index",
                 f"  %{side}_cut{d} = arith.maxsi %{side}_less{d}, %zero : index",
@@ -197,16 +197,13 @@ def _spread_lines(
     a ``stablehlo.pad`` of the interior then a ``tensor.pad``, IREE 3.13 reads the wrong
     elements (``tests/test_dynamic_pads.py``, ``spread``)."""
     rank = operand.rank
-    amount = f"tensor<{integer}>"
     lines.append("  %one = arith.constant 1 : index")
     out_sizes = []
     for d in range(rank):
         size = size_value(lines, f"size{d}", "operand", operand, d)
+        index_of_scalar(lines, f"low_at{d}", f"low{d}", integer)
+        index_of_scalar(lines, f"high_at{d}", f"high{d}", integer)
         lines += [
-            f"  %low_raw{d} = tensor.extract %low{d}[] : {amount}",
-            f"  %low_at{d} = arith.index_cast %low_raw{d} : {integer} to index",
-            f"  %high_raw{d} = tensor.extract %high{d}[] : {amount}",
-            f"  %high_at{d} = arith.index_cast %high_raw{d} : {integer} to index",
             f"  %step{d} = arith.constant {interior[d] + 1} : index",
             f"  %gap{d} = arith.constant {interior[d]} : index",
             f"  %spaces{d} = arith.subi {size}, %one : index",

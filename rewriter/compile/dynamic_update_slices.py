@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import outline_into_functions, size_value
+from .mlir_walk import index_of_scalar, outline_into_functions, size_value
 
 DYNAMIC_UPDATE_SLICE = "stablehlo.dynamic_update_slice"
 _PREFIX = "rw_dynamic_update_slice_"
@@ -55,9 +55,8 @@ def _update_function(ir: Any, operation: Any, symbol: str) -> str | None:
     for d, start in enumerate(starts):
         operand_size = size_value(lines, f"operand_size{d}", "operand", operand, d)
         update_size = size_value(lines, f"update_size{d}", "update", update, d)
+        index_of_scalar(lines, f"wide{d}", f"start{d}", str(start.element_type))
         lines += [
-            f"  %raw{d} = tensor.extract %start{d}[] : {start}",
-            f"  %wide{d} = arith.index_cast %raw{d} : {start.element_type} to index",
             f"  %room{d} = arith.subi {operand_size}, {update_size} : index",
             f"  %above{d} = arith.maxsi %wide{d}, %zero : index",
             f"  %at{d} = arith.minsi %above{d}, %room{d} : index",

@@ -426,6 +426,15 @@ def size_value(lines: list[str], value: str, argument: str, shaped: Any, dimensi
     return f"%{value}"
 
 
+def index_of_scalar(lines: list[str], value: str, argument: str, integer: str) -> str:
+    """``%value``, the 0-d tensor of ``integer`` elements ``%argument`` (a start index, a
+    pad's amount) as an index, appended to ``lines`` (the body of a function
+    ``outline_into_functions`` adds)."""
+    lines.append(f"  %{value}_raw = tensor.extract %{argument}[] : tensor<{integer}>")
+    lines.append(f"  %{value} = arith.index_cast %{value}_raw : {integer} to index")
+    return f"%{value}"
+
+
 def elementwise_lines(
     result: str, inputs: list[str], output: str, shaped: Any, body: list[str]
 ) -> list[str]:
