@@ -33,8 +33,8 @@ of the convolution:
 Element for element that is ``sum_k sum_i x[b, p * s + k * r, i] w[k, i, o]``, the
 convolution's value; the sums are grouped by kernel position, so the rounding differs
 from XLA's within a float's accumulated error (``tests/test_dynamic_convolutions.py``).
-Left to IREE: ``batch_group_count`` (a grouped convolution's kernel gradient) and
-``window_reversal``."""
+Not taken, and so still refused by IREE over symbolic sizes: a ``batch_group_count`` (the
+kernel's gradient of a grouped convolution) and ``window_reversal``."""
 
 from __future__ import annotations
 
