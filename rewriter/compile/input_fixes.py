@@ -50,7 +50,7 @@ from .saturating_converts import saturating_converts
 from .scatter_bounds import drop_out_of_range_updates
 from .scatter_forms import canonical_scatters
 from .shape_assertions import SHAPE_ASSERTION, checked_shape_assertions
-from .started_sums import started_sums
+from .started_scans import started_scans
 from .tokens import TOKEN_TYPES, erase_tokens
 from .two_level_sums import across_rows, expanded_whole_and_trailing
 from .unrolled_windows import unrolled_windows
@@ -68,7 +68,7 @@ from .xla_math import LOG, xla_math
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
     (identity_folds, (ADD, SUBTRACT, REDUCE)),  # as XLA: x + 0 is x (-0.0, denormals)
-    (started_sums, (REDUCE_WINDOW,)),  # as XLA: a cumsum from 0 + x[0] (after the above)
+    (started_scans, (REDUCE_WINDOW,)),  # as XLA: a cumsum from 0 + x[0] (after the above)
     (exp_log_folds, (EXP, POWER)),  # as XLA: exp(a) * exp(b) is exp(a + b), and more
     (broadcast_sums, (REDUCE,)),  # as XLA: a sum of a broadcast's copies is a multiply
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
