@@ -1,6 +1,6 @@
 """f32 ``log``, ``log1p`` and ``expm1`` give jax.jit's bits on both paths
 (rewriter/compile/xla_math.py): XLA:CPU computes them with Eigen's polynomial, rational
-functions near 0 and Cephes' exp; MLIR's and IREE's ``math.log`` was a unit in the last
+functions near 0 and Cephes' exp; MLIR's and IREE's ``math.log`` is a unit in the last
 place off in one value of 13, their ``math.log1p`` up to 3 units in one of 4, their
 ``math.expm1`` up to 5 in one of 5."""
 

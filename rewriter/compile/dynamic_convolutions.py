@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .mlir_walk import (
+    Splats,
     dimension_size,
     element_pieces,
     i32_vector,
@@ -362,13 +363,7 @@ def _padded(ir: Any, operand_value: Any, form: _Form, operands: Any) -> Any:
         elif not ir.ShapedType.is_dynamic_size(size):
             spread = size + max(size - 1, 0) * interior[d - 1]
             padded_shape[d] = spread + sum(padding[d - 1])
-    scalar = ir.RankedTensorType.get([], element)
-    zero = op_result(
-        ir,
-        "stablehlo.constant",
-        scalar,
-        value=ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 0.0)),
-    )
+    zero = Splats(ir, operand_value)(0.0, ir.RankedTensorType.get([], element))
     padded_type = ir.RankedTensorType.get(padded_shape, element)
     if padding is None:  # the interior padding first, then the edges (``dynamic_pads.py``)
         if any(interior):

@@ -29,7 +29,7 @@ Both paths write, each in a function of its own that IREE inlines:
   large operand is on the right or contracted along another dimension than its last
   (``einsum("st,bsk->btk")``, ``jax.image.resize``'s product), first as the product of
   the large operand transposed (that dimension last) on the left and the matrix,
-  transposed back to the ``dot_general``'s order of dimensions (IREE's pipeline made it
+  transposed back to the ``dot_general``'s order of dimensions (IREE's pipeline makes it
   a ``dynamic_reshape`` it cannot lower);
 - a ``dot_general`` of a left operand of rank 3 or more, of dynamic shape, contracted
   along its last dimension only, with a matrix and no batch dimensions, as the

@@ -9,13 +9,15 @@ An f32 ``exponential_minus_one`` XLA computes as ``exp(x) - 1`` where ``|x| > 0.
 ``tanh(x / 2) (exp(x) + 1)`` elsewhere (``exp`` by Cephes' polynomial, ``tanh`` by a
 rational function of degree 13 over 6), and as ``x`` where ``x / 2`` is 0.
 MLIR's and IREE's ``math.log`` is the same polynomial in another order: one f32 ``log`` in
-13 was a unit in the last place off ``jax.jit``'s, on both paths; their ``math.log1p``
-was up to 3 units off in one value of 4, their ``math.expm1`` up to 5 in one of 5.
+13 is a unit in the last place off ``jax.jit``'s on both paths without this fix; their
+``math.log1p`` is up to 3 units off in one value of 4, their ``math.expm1`` up to 5 in one
+of 5.
 
 ``xla_math`` writes every f32 ``log``, ``log_plus_one`` and ``exponential_minus_one`` of a
-function's body (or of a loop's or a conditional's) as a function of one
-``linalg.generic`` whose body is XLA's computation in ``arith`` ops, step for step. The
-``log`` of ``x``:
+function's body (or of a loop's or a conditional's) as one ``linalg.generic`` whose body
+is XLA's computation in ``arith`` ops, step for step (written once per op and tensor type,
+cloned at each op: ``mlir_walk.replace_by_template``, as ``fast_exp`` does). The ``log`` of
+``x``:
 
 1. ``x`` below the smallest normal number (and NaN) is taken as that number; its
    exponent ``e`` and its mantissa ``m`` in ``[0.5, 1)`` read from its bits;
@@ -39,18 +41,23 @@ and denormals, which both paths flush as XLA does).
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any
 
-from .mlir_walk import elementwise_lines, outline_into_functions, size_value
+from .mlir_walk import (
+    elementwise_lines,
+    operations_where,
+    ranked_result_of,
+    replace_by_template,
+)
 
 _VALUE = re.compile(r"%(\w+)")
 LOG = "stablehlo.log"
 LOG1P = "stablehlo.log_plus_one"
 EXPM1 = "stablehlo.exponential_minus_one"
-# Where a call may stand in for the op: a function's body, a loop's or a conditional's
-# (not a reduction's or a sort's body, whose ops are on scalars of the op's own making).
-_CALL_PARENTS = {"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"}
+# Where a linalg.generic may stand in for the op: a function's body, a loop's or a
+# conditional's (not a reduction's or a sort's body, whose ops are on scalars of the op's own
+# making).
+_GENERIC_PARENTS = {"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"}
 
 # Eigen's generic_plog_float: Cephes' coefficients, as f32 bits
 _P = [
@@ -199,36 +206,35 @@ def xla_math(module: Any) -> int:
     """Rewrite, in place, every f32 ``log``, ``log_plus_one`` and
     ``exponential_minus_one`` the module's doc names of the ``iree.compiler.ir``
     ``module`` (in its context); return how many."""
-    count = 0
-    for name, prefix, body in (
-        (LOG, "rw_xla_log_", _LOG),
-        (LOG1P, "rw_xla_log1p_", _LOG1P),
-        (EXPM1, "rw_xla_expm1_", _EXPM1),
-    ):
-        count += outline_into_functions(module, name, prefix, partial(_function, body=body))
-    return count
+    from iree.compiler import ir
+
+    bodies = {LOG: _LOG, LOG1P: _LOG1P, EXPM1: _EXPM1}
+
+    def taken(operation: Any) -> bool:
+        return (
+            operation.name in bodies
+            and ranked_result_of(operation, ir.F32Type)
+            and operation.operands[0].type == operation.results[0].type
+            and operation.parent.name in _GENERIC_PARENTS
+        )
+
+    found = operations_where(module, taken)
+    templates: dict[tuple[str, str], Any] = {}
+    for operation in found:
+        kind = operation.results[0].type
+        key = (operation.name, str(kind))
+        if key not in templates:
+            text = _template(ir.RankedTensorType(kind), bodies[operation.name])
+            templates[key] = ir.Module.parse(text)
+        replace_by_template(operation, templates[key])
+    return len(found)
 
 
-def _function(ir: Any, operation: Any, symbol: str, body: list[str]) -> str | None:
-    """``func.func private @symbol(%operand) -> type`` computing the f32 ``operation``
-    elementwise by ``body`` (XLA's steps); None for another type, or an op where no call
-    may stand."""
-    kind = operation.operands[0].type
-    if not isinstance(kind, ir.RankedTensorType):
-        return None
-    shaped = ir.RankedTensorType(kind)
-    if shaped.element_type != ir.F32Type.get() or operation.results[0].type != kind:
-        return None
-    if operation.parent.name not in _CALL_PARENTS:
-        return None
-    lines = [f"func.func private @{symbol}(%operand: {shaped}) -> {shaped} {{"]
-    dynamic = [
-        size_value(lines, f"size{d}", "operand", shaped, d)
-        for d in range(shaped.rank)
-        if shaped.is_dynamic_dim(d)
-    ]
-    lines.append(f"  %empty = tensor.empty({', '.join(dynamic)}) : {shaped}")
-    lines += elementwise_lines("%values", ["%operand"], "%empty", shaped, body)
+def _template(shaped: Any, body: list[str]) -> str:
+    """A function whose body is the ``linalg.generic`` of ``body`` (XLA's steps) on a
+    ``shaped`` tensor, cloned at each op of that type (``replace_by_template``)."""
+    lines = [f"func.func private @xla_math(%operand: {shaped}, %init: {shaped}) -> {shaped} {{"]
+    lines += elementwise_lines("%values", ["%operand"], "%init", shaped, body)
     lines += [f"  return %values : {shaped}", "}"]
     return "\n".join(lines)
 
