@@ -27,6 +27,7 @@ WRITERS = [
     "sort_speed",
     "op_complexity",
     "trig_speed",
+    "math_speed",
     "sum_accuracy",
     "symbolic_batch",
     "wide_calls",

@@ -29,6 +29,7 @@ SCRIPTS = [
     "call_dense.py", "compile_speed.py", "instructions.py", "speed.py", "make_corpus.py",
     "run.py", "make_call_dense.py", "call_overhead.py", "sort_speed.py", "compile_time.py",
     "op_complexity.py", "shape_sweep.py", "trig_speed.py", "thread_split.py", "wide_calls.py",
+    "math_speed.py",
 ]  # fmt: skip
 
 
@@ -59,6 +60,7 @@ def test_help_prints_usage(name):
         ("shape_sweep.py", "--dtypes=f16", "unknown dtype 'f16' (choose from f32, f64)"),
         ("call_dense.py", "no/such/folder", "no .mlir files in no/such/folder"),
         ("trig_speed.py", "--size=nope", "argument --size: invalid int value: 'nope'"),
+        ("math_speed.py", "--size=nope", "argument --size: invalid int value: 'nope'"),
         (
             "wide_calls.py",
             "--operands=nope",
