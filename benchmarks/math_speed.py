@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -21,11 +20,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import jax  # noqa: E402
-
-import rewriter  # noqa: E402
-from benchmarks.report import figures, header, row  # noqa: E402
-from benchmarks.sort_speed import median_ms, timed_paths  # noqa: E402
+from benchmarks.report import figures  # noqa: E402
+from benchmarks.trig_speed import timed_functions  # noqa: E402
 
 FUNCTIONS = {"log": jnp.log, "log1p": jnp.log1p, "expm1": jnp.expm1}
 
@@ -44,16 +40,7 @@ def inputs(name: str, size: int) -> dict[str, np.ndarray]:
 
 
 def main(size: int) -> None:
-    print(header("function", "input", "jax.jit ms", "compile ms (x jit)", "iree ms (x jit)"))
-    work = Path(tempfile.mkdtemp(prefix="math-speed-"))
-    for name, function in FUNCTIONS.items():
-        for kind, x in inputs(name, size).items():
-            arguments = [x]
-            text = rewriter.export(function, x).text
-            jit_ms = median_ms(jax.jit(function), arguments)
-            label = f"{name}-{kind.replace(' ', '-')}"
-            compile_column, iree_column = timed_paths(text, arguments, jit_ms, work, label)
-            print(row(name, kind, f"{jit_ms:.2f}", compile_column, iree_column), flush=True)
+    timed_functions(FUNCTIONS, lambda name: inputs(name, size), "math-speed-")
 
 
 if __name__ == "__main__":

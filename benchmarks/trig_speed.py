@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -40,15 +42,25 @@ def inputs(size: int) -> dict[str, np.ndarray]:
 
 
 def main(size: int) -> None:
+    timed_functions(FUNCTIONS, lambda name: inputs(size), "trig-speed-")
+
+
+def timed_functions(
+    functions: dict[str, Callable[..., Any]],
+    inputs_of: Callable[[str], dict[str, np.ndarray]],
+    prefix: str,
+) -> None:
+    """For each function and each of its inputs (``inputs_of(name)``: by kind), a row of
+    ``jax.jit``'s median ms per call and both paths' (and their ratio to it)."""
     print(header("function", "input", "jax.jit ms", "compile ms (x jit)", "iree ms (x jit)"))
-    work = Path(tempfile.mkdtemp(prefix="trig-speed-"))
-    for name, function in FUNCTIONS.items():
-        for kind, x in inputs(size).items():
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    for name, function in functions.items():
+        for kind, x in inputs_of(name).items():
             arguments = [x]
             text = rewriter.export(function, x).text
             jit_ms = median_ms(jax.jit(function), arguments)
-            columns = timed_paths(text, arguments, jit_ms, work, f"{name}-{kind}")
-            compile_column, iree_column = columns
+            label = f"{name}-{kind.replace(' ', '-')}"
+            compile_column, iree_column = timed_paths(text, arguments, jit_ms, work, label)
             print(row(name, kind, f"{jit_ms:.2f}", compile_column, iree_column), flush=True)
 
 
