@@ -1,8 +1,10 @@
-"""f32 ``log``, ``log1p`` and ``expm1`` give jax.jit's bits on both paths
+"""f32 ``log``, ``log1p``, ``expm1`` and ``erf`` give jax.jit's bits on both paths
 (rewriter/compile/xla_math.py): XLA:CPU computes them with Eigen's polynomial, rational
 functions near 0 and Cephes' exp; MLIR's and IREE's ``math.log`` is a unit in the last
 place off in one value of 13, their ``math.log1p`` up to 3 units in one of 4, their
-``math.expm1`` up to 5 in one of 5."""
+``math.expm1`` up to 5 in one of 5; jax's ``erf`` (a composite whose decomposition is
+XLA's rational function without its fused multiply-adds) up to 8 units in one of 2, and
+IREE's underflowed below about 1e-36."""
 
 from __future__ import annotations
 
@@ -65,6 +67,8 @@ def test_only_f32_logs_change():
     assert changed == 1 and "stablehlo.log_plus_one" not in text
     changed, text = applied(xla_math, jnp.expm1, x)
     assert changed == 1 and "stablehlo.exponential_minus_one" not in text
+    changed, text = applied(xla_math, jax.scipy.special.erf, x)
+    assert changed == 1 and "stablehlo.composite" not in text
     assert applied(xla_math, jnp.log, jax.ShapeDtypeStruct((8,), np.float16))[0] == 0
     assert applied(xla_math, in_a_loop, x)[0] == 1
     changed, text = applied(xla_math, in_a_reduction, x)
@@ -83,8 +87,20 @@ def inputs_minus_one() -> np.ndarray:
     return np.concatenate([near_zero, tiny, wide, edges, SPECIAL]).astype(np.float32)
 
 
+def inputs_of_erf() -> np.ndarray:
+    """Half a million values for ``erf``: over ``[-5, 5]`` (past the bound 3.8325 where it
+    is +-1), near 0, every magnitude from 1e-45 to 1e-4 of both signs (IREE's polynomial
+    underflowed there), the bound itself and the special values."""
+    rng = np.random.default_rng(4)
+    wide = rng.uniform(-5.0, 5.0, 300_000)
+    near_zero = rng.uniform(-1e-3, 1e-3, 100_000)
+    tiny = np.sign(rng.normal(size=100_000)) * 10.0 ** rng.uniform(-45, -4, 100_000)
+    edges = [3.8325067, 3.8325069, -3.8325069, 3.832507, 1e-38, -2e-38, 6.7e-37]
+    return np.concatenate([wide, near_zero, tiny, edges, SPECIAL]).astype(np.float32)
+
+
 @on_both_paths
-@pytest.mark.parametrize("name", ["log", "log1p", "softplus", "expm1", "elu"])
+@pytest.mark.parametrize("name", ["log", "log1p", "softplus", "expm1", "elu", "erf"])
 def test_logs_are_jax_jits_bits(name, path, tmp_path):
     function, x = {
         "log": (jnp.log, inputs()),
@@ -92,6 +108,7 @@ def test_logs_are_jax_jits_bits(name, path, tmp_path):
         "softplus": (jax.nn.softplus, inputs_plus_one()),  # log1p(exp(-|x|)) + max(x, 0)
         "expm1": (jnp.expm1, inputs_minus_one()),
         "elu": (jax.nn.elu, inputs_minus_one()),  # expm1 of the negatives
+        "erf": (jax.scipy.special.erf, inputs_of_erf()),
     }[name]
     main = main_on(path, rewriter.export(function, x).text, tmp_path)
     np.testing.assert_array_equal(bits(main(x)), bits(jax.jit(function)(x)))

@@ -15,7 +15,7 @@ from .bool_converts import bool_converts
 from .broadcast_divisors import DYNAMIC_BROADCAST as DIVISOR_BROADCAST
 from .broadcast_divisors import multiply_by_dynamic_reciprocals, multiply_by_reciprocals
 from .broadcast_sums import broadcast_sums
-from .cbrt_erf import CBRT, ERF, f32_cbrt_erf
+from .cbrt import CBRT, f32_cbrt
 from .column_stacks import CONCATENATE, column_stacks
 from .complex_abs import ABS, complex_abs
 from .complex_divide import DIVIDE, complex_divide
@@ -62,7 +62,7 @@ from .unsigned_windows import WINDOW, unsigned_windows
 from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
 from .window_scatters import SELECT_AND_SCATTER, window_scatters
-from .xla_math import LOG, xla_math
+from .xla_math import ERF, LOG, xla_math
 
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
@@ -113,11 +113,11 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (complex_expm1, (EXPM1,)),  # IREE's: exp(z) - 1 (before the real expm1, sin and cos)
     (accurate_expm1_log1p, (EXPM1, LOG1P)),  # IREE's f64 ones: exp(x) - 1, log(1 + x)
     (f32_math_in_f64, WIDENED),  # IREE's f32 sin, cos, tan reduce in f32
-    (f32_cbrt_erf, (CBRT, ERF)),  # IREE's f32 cbrt 12 ulp off, erf underflows (pow after)
+    (f32_cbrt, (CBRT,)),  # IREE's f32 cbrt 12 ulp off (pow after)
     (accurate_power, (POWER,)),  # IREE's: exp(y * log(x)), 1000 ulp off, pow(x, 0) NaN
     (complex_abs, (ABS,)),  # IREE's: sqrt(a^2 + b^2), inf from 1.9e19 (f32) on (a divide)
     (complex_divide, (DIVIDE,)),  # IREE's: by c^2 + d^2, 0 or inf (after the reciprocals)
-    (xla_math, (LOG, LOG1P, EXPM1)),  # f32 log, log1p, expm1 as XLA (after fixes writing them)
+    (xla_math, (LOG, LOG1P, EXPM1, ERF)),  # f32 log, log1p, expm1, erf as XLA (after others)
     (complex_splats, ("complex<f64>",)),  # IREE: no fill of a 128-bit value
     (unsigned_sizes, (DIMENSION_SIZE,)),  # IREE: a size of an unsigned tensor, which
     (unsigned_dims, (TENSOR_DIM,)),  # the fixes read too (after them)

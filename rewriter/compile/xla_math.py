@@ -1,4 +1,4 @@
-"""f32 ``log``, ``log1p`` and ``expm1`` as XLA:CPU computes them, bit for bit.
+"""f32 ``log``, ``log1p``, ``expm1`` and ``erf`` as XLA:CPU computes them, bit for bit.
 
 XLA:CPU computes an f32 ``stablehlo.log`` with Eigen's ``plog_float`` (Cephes' polynomial,
 in the order of Eigen's ``generic_plog_float``; XLA's LLVM IR, ``XLA_FLAGS=--xla_dump_to``,
@@ -7,16 +7,20 @@ rational function of degree 6, whose polynomials XLA's code evaluates with fused
 multiply-adds) where ``|x| < sqrt(2) - 1``, and as that ``log`` of ``1 + x`` elsewhere.
 An f32 ``exponential_minus_one`` XLA computes as ``exp(x) - 1`` where ``|x| > 0.5`` and as
 ``tanh(x / 2) (exp(x) + 1)`` elsewhere (``exp`` by Cephes' polynomial, ``tanh`` by a
-rational function of degree 13 over 6), and as ``x`` where ``x / 2`` is 0.
+rational function of degree 13 over 6), and as ``x`` where ``x / 2`` is 0. An f32 ``erf``
+(jax's ``chlo.erf`` composite) XLA computes as ``x P(x^2) / Q(x^2)`` (degrees 4 and 6)
+below 3.8325 in magnitude, ``copysign(1, x)`` from there.
 MLIR's and IREE's ``math.log`` is the same polynomial in another order: one f32 ``log`` in
 13 is a unit in the last place off ``jax.jit``'s on both paths without this fix; their
 ``math.log1p`` is up to 3 units off in one value of 4, their ``math.expm1`` up to 5 in one
-of 5.
+of 5. jax's decomposition of ``erf`` is XLA's function without its fused multiply-adds
+(up to 8 units off in one value of 2), and IREE's underflows below about 1e-36.
 
-``xla_math`` writes every f32 ``log``, ``log_plus_one`` and ``exponential_minus_one`` of a
-function's body (or of a loop's or a conditional's) as one ``linalg.generic`` whose body
-is XLA's computation in ``arith`` ops, step for step (written once per op and tensor type,
-cloned at each op: ``mlir_walk.replace_by_template``, as ``fast_exp`` does). The ``log`` of
+``xla_math`` writes every f32 ``log``, ``log_plus_one``, ``exponential_minus_one`` and
+``erf`` of a function's body (or of a loop's or a conditional's) as one ``linalg.generic``
+whose body is XLA's computation in ``arith`` ops, step for step (written once per op and
+tensor type, cloned at each op: ``mlir_walk.replace_by_template``, as ``fast_exp`` does).
+The ``log`` of
 ``x``:
 
 1. ``x`` below the smallest normal number (and NaN) is taken as that number; its
@@ -30,12 +34,13 @@ cloned at each op: ``mlir_walk.replace_by_template``, as ``fast_exp`` does). The
 
 Each step rounds as XLA's does. XLA's LLVM fuses each multiply and add whose product has
 one use into a fused multiply-add; the steps of ``log1p`` and ``expm1`` where it does are
-written ``math.fma``, and ``log1p``'s last add a fused multiply-add of the exact
-``-x^2 / 2`` (which both toolchains would otherwise fuse with the other product). The
-``log``'s multiplies and adds both toolchains fuse as XLA's does. The results are XLA's
-bits on a CPU with fused multiply-adds, as XLA's own are (``tests/test_xla_math.py``:
-half a million inputs of each over the normal range and near 0 and 1, the special values
-and denormals, which both paths flush as XLA does).
+written ``math.fma`` (``erf``'s polynomials are fused multiply-adds in XLA's code), and
+``log1p``'s last add a fused multiply-add of the exact ``-x^2 / 2`` (which both toolchains
+would otherwise fuse with the other product). The ``log``'s multiplies and adds both
+toolchains fuse as XLA's does. The results are XLA's bits on a CPU with fused
+multiply-adds, as XLA's own are (``tests/test_xla_math.py``: half a million inputs of each
+over the normal range and near 0 and 1, the special values and denormals, which both
+paths flush as XLA does).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ _VALUE = re.compile(r"%(\w+)")
 LOG = "stablehlo.log"
 LOG1P = "stablehlo.log_plus_one"
 EXPM1 = "stablehlo.exponential_minus_one"
+ERF = "chlo.erf"  # a stablehlo.composite of that name, as jax writes it
 # Where a linalg.generic may stand in for the op: a function's body, a loop's or a
 # conditional's (not a reduction's or a sort's body, whose ops are on scalars of the op's own
 # making).
@@ -208,11 +214,12 @@ def xla_math(module: Any) -> int:
     ``module`` (in its context); return how many."""
     from iree.compiler import ir
 
-    bodies = {LOG: _LOG, LOG1P: _LOG1P, EXPM1: _EXPM1}
+    bodies = {LOG: _LOG, LOG1P: _LOG1P, EXPM1: _EXPM1, ERF: _ERF}
 
     def taken(operation: Any) -> bool:
         return (
-            operation.name in bodies
+            _op_name(operation) in bodies
+            and len(operation.operands) == 1
             and ranked_result_of(operation, ir.F32Type)
             and operation.operands[0].type == operation.results[0].type
             and operation.parent.name in _GENERIC_PARENTS
@@ -222,12 +229,20 @@ def xla_math(module: Any) -> int:
     templates: dict[tuple[str, str], Any] = {}
     for operation in found:
         kind = operation.results[0].type
-        key = (operation.name, str(kind))
+        name = _op_name(operation)
+        key = (name, str(kind))
         if key not in templates:
-            text = _template(ir.RankedTensorType(kind), bodies[operation.name])
+            text = _template(ir.RankedTensorType(kind), bodies[name])
             templates[key] = ir.Module.parse(text)
         replace_by_template(operation, templates[key])
     return len(found)
+
+
+def _op_name(operation: Any) -> str:
+    """The op's name, a composite's own name (``chlo.erf``) for a ``stablehlo.composite``."""
+    if operation.name == "stablehlo.composite" and "name" in operation.attributes:
+        return str(operation.attributes["name"]).strip('"')
+    return str(operation.name)
 
 
 def _template(shaped: Any, body: list[str]) -> str:
@@ -338,6 +353,41 @@ def _expm1_lines() -> list[str]:
     ]
 
 
+# erf's rational function (XLA's f32 erf): x P(x^2) / Q(x^2), as f32 bits from the
+# highest degree, and the bound past which erf is +-1
+_ERF_NUMERATOR = ["0x39702D51", "0x3B5F5DA2", "0x3D50B6EB", "0x3E3DA740", "0x3F906EBA"]
+_ERF_DENOMINATOR = [
+    "0xB3FD3906",
+    "0x37C588DF",
+    "0x3A856D28",
+    "0x3C6687D4",
+    "0x3DE34C21",
+    "0x3EFEB44A",
+    "1.0",
+]
+_ERF_BOUND = "0x407547CB"  # 3.8325069
+
+
+def _erf_lines() -> list[str]:
+    """The body of ``erf(%in0)`` as XLA computes it: ``x P(x^2) / Q(x^2)`` (each step of
+    the polynomials a fused multiply-add, as XLA's code has them), ``copysign(1, x)``
+    where ``|x|`` reaches the bound."""
+    return [
+        "%x2 = arith.mulf %in0, %in0 : f32",
+        *_horner("p", "%x2", _ERF_NUMERATOR),
+        "%numerator = arith.mulf %in0, %p : f32",
+        *_horner("q", "%x2", _ERF_DENOMINATOR),
+        "%ratio = arith.divf %numerator, %q : f32",
+        "%one = arith.constant 1.0 : f32",
+        "%unit = math.copysign %one, %in0 : f32",
+        "%size = math.absf %in0 : f32",
+        f"%bound = arith.constant {_ERF_BOUND} : f32",
+        "%far = arith.cmpf oge, %size, %bound : f32",
+        "%yielded = arith.select %far, %unit, %ratio : f32",
+    ]
+
+
 _LOG = _log_lines("%in0", "%yielded", "")
 _LOG1P = _log1p_lines()
 _EXPM1 = _expm1_lines()
+_ERF = _erf_lines()
