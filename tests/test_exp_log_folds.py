@@ -48,6 +48,26 @@ def test_each_rule_folds_once():
     # exp * exp, exp / exp, x / exp, log(exp), pow(exp), exp * exp and the log of it,
     # x / pow, log(pow)
     assert changed == 9
+    changed, text = applied(exp_log_folds, logs_of_roots, NEAR_ONE)
+    assert changed == 3 and "stablehlo.sqrt" in text  # the root kept: it is read
+
+
+# Near 1, where the root's rounding is large beside its log: 0.5 * log(x) and
+# log(sqrt(x)) differ there by up to hundreds of units in the last place.
+NEAR_ONE = np.concatenate([RNG.uniform(0.99, 1.01, 100_000), RNG.uniform(1e-3, 9.0, 100_000)])
+NEAR_ONE = np.concatenate([NEAR_ONE, [0.0, -1.0, np.inf, np.nan, 1.0]]).astype(np.float32)
+
+
+def logs_of_roots(x):
+    """What XLA folds to log(x) * 0.5 and log(x) * -0.5, the root read on its own too, and
+    ``ndtri``'s log of a root of a log."""
+    root = jnp.sqrt(x)
+    return jnp.log(root), jnp.log(lax.rsqrt(x)), root, jnp.log(jnp.sqrt(-2.0 * jnp.log(x)))
+
+
+@on_both_paths
+def test_logs_of_roots_are_jax_jits_bits(path, tmp_path):
+    assert_jax_jits_bits(path, logs_of_roots, tmp_path, NEAR_ONE)
 
 
 @on_both_paths

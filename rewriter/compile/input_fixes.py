@@ -35,7 +35,7 @@ from .dynamic_slices import one_slice_dynamic_gathers
 from .dynamic_update_slices import DYNAMIC_UPDATE_SLICE, dynamic_update_slices
 from .dynamic_window_scans import DYNAMIC_REDUCE_WINDOW, dynamic_window_scans
 from .empty_pieces import empty_pieces
-from .exp_log_folds import EXP, exp_log_folds
+from .exp_log_folds import EXP, ROOTS, exp_log_folds
 from .expm1_log1p import EXPM1, LOG1P, accurate_expm1_log1p
 from .f32_in_f64 import WIDENED, f32_math_in_f64
 from .fft_forms import fft_forms
@@ -45,6 +45,8 @@ from .identity_folds import ADD, REDUCE, SUBTRACT, identity_folds
 from .narrow_float_converts import narrow_float_converts
 from .padded_windows import REDUCE_WINDOW, explicit_window_padding
 from .power import POWER, accurate_power
+from .quotient_folds import DIVIDE as QUOTIENT
+from .quotient_folds import quotient_folds
 from .reversed_slices import REVERSE, slices_of_reverses
 from .saturating_converts import saturating_converts
 from .scatter_bounds import drop_out_of_range_updates
@@ -69,7 +71,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
     (identity_folds, (ADD, SUBTRACT, REDUCE)),  # as XLA: x + 0 is x (-0.0, denormals)
     (started_scans, (REDUCE_WINDOW,)),  # as XLA: a cumsum from 0 + x[0] (after the above)
-    (exp_log_folds, (EXP, POWER)),  # as XLA: exp(a) * exp(b) is exp(a + b), and more
+    (exp_log_folds, (EXP, POWER, *ROOTS)),  # as XLA: exp(a) * exp(b) is exp(a + b), and more
     (broadcast_sums, (REDUCE,)),  # as XLA: a sum of a broadcast's copies is a multiply
     (fft_forms, ("stablehlo.fft",)),  # IREE lowers only 1-D ffts of a power-of-two length
     (slices_of_reverses, (REVERSE,)),  # IREE fails on the reverse of a strided slice
@@ -108,6 +110,7 @@ FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (window_scatters, (SELECT_AND_SCATTER,)),  # IREE: windows apart only, the last tie
     (erase_tokens, TOKEN_TYPES),  # IREE cannot lower create_token, after_all
     (multiply_by_reciprocals, ("stablehlo.divide",)),  # as XLA: a * (1 / b) for a / b
+    (quotient_folds, (QUOTIENT,)),  # as XLA: (a / b) / c is a / (b * c) (after the above)
     (constant_chains, (ADD, SUBTRACT, MULTIPLY)),  # as XLA: x * c1 * c2 is x * (c1 * c2)
     (complex_tanh, (TANH, TAN)),  # IREE's lose a part near 0 (before the real expm1, sin, cos)
     (complex_expm1, (EXPM1,)),  # IREE's: exp(z) - 1 (before the real expm1, sin and cos)
