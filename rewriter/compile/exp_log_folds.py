@@ -5,7 +5,8 @@ XLA rewrites, for floats: ``exp(A) * exp(B)`` as ``exp(A + B)``, ``exp(A) / exp(
 ``exp(A - B)``, ``A / exp(B)`` as ``A * exp(-B)``, ``log(exp(A))`` as ``A``,
 ``pow(exp(A), B)`` as ``exp(A * B)``, ``A / pow(B, C)`` as ``A * pow(B, -C)``,
 ``log(pow(A, B))`` as ``B == 0 ? 0 : log(|A|) * B`` (so ``log((-3) ** 3)`` is
-``3 log 3`` under ``jax.jit``, where the power's logarithm is NaN), and ``log(sqrt(A))``
+``3 log 3`` under ``jax.jit``, where the power's logarithm is NaN), ``pow(A, 3)`` as
+``A * (A * A)`` (two roundings, where ``accurate_power``'s is one), and ``log(sqrt(A))``
 and ``log(rsqrt(A))`` as ``log(A) * 0.5`` and ``log(A) * -0.5`` (whatever else reads the
 root). Each exp, log or pow then computed rounds differently: both paths were a unit or
 two of roundoff off ``jax.jit`` (``jnp.log(jnp.exp(x))`` is ``x`` there), NaN where the
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mlir_walk import Splats, fold_each, op_result, ranked_of
+from .mlir_walk import Splats, fold_each, op_result, ranked_of, splat_value
 
 EXP, LOG, POWER = "stablehlo.exponential", "stablehlo.log", "stablehlo.power"
 # log(root(A)) => log(A) * this
@@ -106,6 +107,9 @@ def _folded(ir: Any, operation: Any, kind: Any) -> Any:
         )
         return op_result(ir, "stablehlo.select", kind, is_zero, zero, product)
     exp = _producer(ir, operands[0], EXP)  # pow(exp(A), B) => exp(A * B)
-    if exp is None:
-        return None
-    return op_result(ir, EXP, kind, op_result(ir, MULTIPLY, kind, exp.operands[0], operands[1]))
+    if exp is not None:
+        return op_result(ir, EXP, kind, op_result(ir, MULTIPLY, kind, exp.operands[0], operands[1]))
+    if splat_value(ir, operands[1], dynamic=True) == 3.0:  # pow(A, 3) => A * (A * A)
+        base = operands[0]
+        return op_result(ir, MULTIPLY, kind, base, op_result(ir, MULTIPLY, kind, base, base))
+    return None
