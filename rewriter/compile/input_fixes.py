@@ -65,11 +65,13 @@ from .wide_accumulation import OPS as ACCUMULATIONS
 from .wide_accumulation import wide_accumulation
 from .window_scatters import SELECT_AND_SCATTER, window_scatters
 from .xla_math import ERF, LOG, xla_math
+from .xla_scans import xla_scans
 
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
     (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
     (identity_folds, (ADD, SUBTRACT, REDUCE)),  # as XLA: x + 0 is x (-0.0, denormals)
+    (xla_scans, (REDUCE_WINDOW,)),  # as XLA: a cumsum in blocks of 16 (after the above)
     (started_scans, (REDUCE_WINDOW,)),  # as XLA: a cumsum from 0 + x[0] (after the above)
     (exp_log_folds, (EXP, POWER, *ROOTS)),  # as XLA: exp(a) * exp(b) is exp(a + b), and more
     (broadcast_sums, (REDUCE,)),  # as XLA: a sum of a broadcast's copies is a multiply
