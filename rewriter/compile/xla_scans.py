@@ -116,7 +116,9 @@ class _Writer:
         padded_length = math.ceil(length / BASE) * BASE
         blocks = padded_length // BASE
         padded_shape = _with(shape, axis, padded_length)
-        padded = self._pad(value, shape, axis, 0, padded_length - length)
+        padded = value
+        if padded_length != length:
+            padded = self._pad(value, shape, axis, 0, padded_length - length)
         tiled_shape = [*shape[:axis], blocks, BASE, *shape[axis + 1 :]]
         tiled = self._reshape(padded, padded_shape, tiled_shape)
         local = self._window_loop(tiled, tiled_shape, axis + 1, forward)
