@@ -207,7 +207,7 @@ SUM = (
         # one workgroup: a scan (a window as long as its operand), a scatter, a sum to a scalar
         (SCAN, Work(serial=1002)),
         # but a long cumulative sum or product of floats is scanned in blocks, whose rows
-        # the workers share (blocked_scans.py), two passes; not a reversed one, a maximum,
+        # the workers share (compile/xla_scans.py), two passes; not a reversed one, a maximum,
         # integers
         (long_scan(100_000, "[[99999, 0]]"), Work(parallel=200_000, serial=2)),
         (long_scan(100_000, "[[99999, 0]]", "multiply", "f64"), Work(parallel=400_000, serial=4)),

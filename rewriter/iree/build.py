@@ -40,7 +40,8 @@ stable sort does (``rewriter.compile.sorts.make_sorts_stable``). While loops of 
 counted iterations are unrolled, as IREE copies what a loop carries on every iteration
 (``unrolled_loops.py``). An argmax or argmin of floats is two reductions IREE
 vectorizes, not one of pairs (``index_extrema.py``); a cumulative sum or product of
-floats is scanned in blocks (``blocked_scans.py``). Reductions over the trailing
+floats is scanned in XLA's blocks (``compile/xla_scans.py``, an input fix). Reductions
+over the trailing
 dimensions of tensors of rank 3 and up are reshaped to matrices, which IREE tiles well
 (``flat_reductions.py``), sums over windows that tile the operand are a reshape and a
 reduce (``tiled_windows.py``), small max and min windows are maxima (minima) of shifted
@@ -463,7 +464,6 @@ def _write_with_metadata(
     from ..compile.sorts import make_sorts_stable
     from ..compile.two_level_sums import whole_and_trailing
     from .blas_products import route_products_to_blas
-    from .blocked_scans import blocked_scans
     from .chunked_top_k import chunked_top_k
     from .complex_pads import split_complex_pads
     from .dispatches import route_ffi_to_dispatches
@@ -510,7 +510,6 @@ def _write_with_metadata(
             libm_needed = True
         unroll_counted_loops(module)  # IREE copies what a loop carries, per iteration
         index_extrema(module)  # argmax and argmin: two reductions, not one of pairs
-        blocked_scans(module)  # cumsum and cumprod: in blocks, not element by element
         whole_and_trailing(module)  # long sums along rows of a symbolic length: in blocks
         flatten_reductions(module)  # IREE's reductions are slow at rank 3 and up
         tiled_windows(module)  # and so are its windows: sums over tiles a reduce

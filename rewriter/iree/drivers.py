@@ -35,7 +35,7 @@ times (``SERIAL_WEIGHT``) an element operation of the others on one thread (at 4
 the scatter 4.3 ns, ``cumsum`` 2.6, ``argmax`` 2.8, the gather 0.25 ns an element
 operation, by IREE's own lowering of each). An argmax of floats is now two reductions
 (``index_extrema.py``), which the estimate still counts as one workgroup; a long
-cumulative sum or product of floats is scanned in blocks (``blocked_scans.py``), whose
+cumulative sum or product of floats is scanned in blocks (``compile/xla_scans.py``), whose
 rows the workers share: it counts as two element operations an element that workers share
 (at 512,000 floats, 0.40 ms on ``local-task`` against 0.64 on ``local-sync``; 4,096,000:
 4.2 against 8.3).

@@ -18,7 +18,7 @@ elements and more; and those of the ops no second thread shares: the smaller one
 those that IREE's llvm-cpu compiles as one workgroup (``distribution = [0]`` in
 ``--iree-hal-dump-executable-configurations-to``): scatters, sorts, reductions to scalars
 and scans (a window as long as its operand's dimension, as jax writes ``cumsum``), but
-those that ``blocked_scans.py`` cuts into rows of blocks (two element operations an
+those that ``compile/xla_scans.py`` cuts into rows of blocks (two element operations an
 element, shared).
 """
 
@@ -27,6 +27,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+
+# Scans in blocks (compile/xla_scans.py): their bodies and elements, and the least length
+# along the axis from which the estimate counts their rows as shared
+_SCAN_BODIES = ("stablehlo.add", "stablehlo.multiply")
+_SCAN_ELEMENTS = ("f32", "f64")
+SHARED_SCAN = 1024
 
 _FUNCTION = re.compile(r"^\s*func\.func\s+(?:(?:public|private|nested)\s+)?@([\w$.-]+)", re.M)
 _PUBLIC = re.compile(r"^\s*func\.func\s+(?:public\s+)?@", re.M)
@@ -176,22 +182,22 @@ def _window(head: str) -> list[int]:
 
 
 def _blocked_scan(head: str, signature: str, window: list[int], region: list[str]) -> bool:
-    """Whether the op is a scan that ``blocked_scans.py`` writes in blocks: a cumulative
-    sum or product of f32 or f64 along the last axis, padded before, of ``SMALLEST``
-    elements or more, without strides or dilations."""
-    from .blocked_scans import BODIES, ELEMENTS, SMALLEST
-
-    if "stablehlo.reduce_window" not in head or region[:-1] not in ([b] for b in BODIES):
+    """Whether the op is a scan that ``compile/xla_scans.py`` writes in blocks whose rows
+    the workers share: a cumulative sum or product of f32 or f64 along the last axis,
+    padded before, of ``SHARED_SCAN`` elements or more, without strides or dilations."""
+    if "stablehlo.reduce_window" not in head or region[:-1] not in ([b] for b in _SCAN_BODIES):
         return False
     first = _TENSOR.search(signature)
-    if first is None or first.group(2) not in ELEMENTS or "strides" in head or "dilations" in head:
+    if first is None or first.group(2) not in _SCAN_ELEMENTS:
+        return False
+    if "strides" in head or "dilations" in head:
         return False
     dims = [int(d) for d in first.group(1).split("x")[:-1]]
     padding = _PADDING.search(head)
     numbers = [int(n) for n in re.findall(r"-?\d+", padding.group(1))] if padding else []
     length = dims[-1] if dims else 0
     return (
-        length >= SMALLEST
+        length >= SHARED_SCAN
         and window == [1] * (len(dims) - 1) + [length]
         and numbers == [0, 0] * (len(dims) - 1) + [length - 1, 0]
     )
