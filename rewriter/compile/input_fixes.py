@@ -22,6 +22,7 @@ from .complex_divide import DIVIDE, complex_divide
 from .complex_expm1 import complex_expm1
 from .complex_splats import complex_splats
 from .complex_tanh import TAN, TANH, complex_tanh
+from .composites import inline_calls
 from .constant_chains import MULTIPLY, constant_chains
 from .dynamic_broadcasts import DYNAMIC_BROADCAST, jax_dynamic_broadcasts
 from .dynamic_convolutions import CONVOLUTION, DYNAMIC_CONVOLUTION, dynamic_convolutions
@@ -67,8 +68,11 @@ from .window_scatters import SELECT_AND_SCATTER, window_scatters
 from .xla_math import ERF, LOG, xla_math
 from .xla_scans import xla_scans
 
+COMPOSITE, CALL = "stablehlo.composite", "call @"
+
 # (a fix, text whose absence from the module means it has nothing to do)
 FIXES: tuple[tuple[Callable[[Any], int], tuple[str, ...]], ...] = (
+    (inline_calls, (COMPOSITE, CALL)),  # as XLA: calls and composites inlined (first)
     (checked_shape_assertions, (SHAPE_ASSERTION,)),  # IREE drops them: wrong sizes read on
     (identity_folds, (ADD, SUBTRACT, REDUCE)),  # as XLA: x + 0 is x (-0.0, denormals)
     (xla_scans, (REDUCE_WINDOW,)),  # as XLA: a cumsum in blocks of 16 (after the above)
