@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .mlir_walk import operations_named
+from .mlir_walk import operations_named, remap_operands
 
 DECOMPOSED = frozenset({"chlo.top_k"})
 
@@ -129,7 +129,7 @@ class _Inliner:
                     returned = [mapping.get(value, value) for value in op.operands]
                     break
                 clone = op.operation.clone()
-                _remap(clone, mapping)
+                remap_operands(clone, mapping)
                 for old, new in zip(op.results, clone.results, strict=True):
                     mapping[old] = new
                 callee = self.callee(clone)
@@ -164,15 +164,3 @@ def callee_name(ir: Any, operation: Any) -> str:
     """The function a ``func.call`` calls, or a composite's decomposition."""
     name = "callee" if operation.name == "func.call" else "decomposition"
     return ir.FlatSymbolRefAttr(operation.attributes[name]).value
-
-
-def _remap(operation: Any, mapping: dict[Any, Any]) -> None:
-    """Point ``operation``'s operands, and those of the ops nested in it, at ``mapping``'s
-    values: a nested region may read the callee's values from above."""
-    for index, operand in enumerate(operation.operands):
-        if operand in mapping:
-            operation.operands[index] = mapping[operand]
-    for region in operation.regions:
-        for block in region.blocks:
-            for nested in block.operations:
-                _remap(nested.operation, mapping)

@@ -35,6 +35,19 @@ def operations_where(module: Any, keep: Callable[[Any], bool]) -> list[Any]:
     return found
 
 
+def remap_operands(operation: Any, mapping: dict[Any, Any]) -> None:
+    """Make every operand of ``operation``, and of the ops nested in it, that ``mapping``
+    names the value it maps to: a copy of ops (an inlined body, an unrolled loop) whose
+    nested regions read values from above."""
+    for index, operand in enumerate(operation.operands):
+        if operand in mapping:
+            operation.operands[index] = mapping[operand]
+    for region in operation.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                remap_operands(inner.operation, mapping)
+
+
 def ranked_result_of(operation: Any, *element_types: type) -> bool:
     """Whether ``operation``'s first result is a ranked tensor, of static or dynamic shape,
     whose element is an instance of one of ``element_types`` (``ir.F32Type``, ...): what

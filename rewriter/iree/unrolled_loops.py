@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compile.mlir_walk import constant_attribute
+from ..compile.mlir_walk import constant_attribute, remap_operands
 
 MAX_TRIPS = 8
 MAX_OPS = 256  # ops of the body (nested ones included) times the trips
@@ -127,21 +127,9 @@ def _unroll(ir: Any, loop: Any, trips: int) -> None:
         operations = list(body.operations)
         for operation in operations[:-1]:
             copy = operation.clone(point)
-            _remap(copy, mapping)
+            remap_operands(copy, mapping)
             mapping.update(zip(operation.results, copy.results, strict=True))
         carried = [mapping.get(value, value) for value in operations[-1].operands]
     for result, value in zip(loop.results, carried, strict=True):
         result.replace_all_uses_with(value)
     loop.erase()
-
-
-def _remap(operation: Any, mapping: dict[Any, Any]) -> None:
-    """Make every operand of ``operation`` and of the ops nested in it that ``mapping``
-    names the value it maps to."""
-    for index, operand in enumerate(operation.operands):
-        if operand in mapping:
-            operation.operands[index] = mapping[operand]
-    for region in operation.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                _remap(inner, mapping)
