@@ -67,7 +67,8 @@ def _function_text(ir: Any, operation: Any, symbol: str) -> str | None:
         return None  # a window of one element: identity_folds' (XLA keeps the element)
     if forward is not None and shaped.shape[axis] <= BASE:
         return None  # IREE's running scan adds as XLA's loop does
-    if splat_value(ir, operation.operands[1]) != _IDENTITIES[body]:
+    initial, identity = splat_value(ir, operation.operands[1]), _IDENTITIES[body]
+    if initial != identity or math.copysign(1.0, initial) != 1.0:
         return None  # the padding past a reversed window's end must change nothing
     writer = _Writer(body, element)
     shape = list(shaped.shape)
@@ -75,10 +76,9 @@ def _function_text(ir: Any, operation: Any, symbol: str) -> str | None:
     kind = tensor_text(shape, element)
     # The initial value a constant (the identity): ``unrolled_windows`` and IREE see the
     # blocks' windows as padded with the identity.
-    identity = f"{_IDENTITIES[body]:e}"
     lines = [
         f"func.func private @{symbol}(%x: {kind}) -> {kind} {{",
-        f"  %init = stablehlo.constant dense<{identity}> : tensor<{element}>",
+        f"  %init = stablehlo.constant dense<{identity:e}> : tensor<{element}>",
         *writer.lines,
         f"  return {result} : {kind}",
         "}",
