@@ -148,7 +148,7 @@ class _Inliner:
         rewrite them for nothing."""
         if not self.inlined:
             return
-        text = self.module.operation.get_asm()
+        text = self.module.operation.get_asm(large_elements_limit=16)  # names, no data
         for name in self.inlined:
             function = self.functions[name]
             if _private(function) and len(re.findall(rf"@{re.escape(name)}(?![\w.$-])", text)) == 1:
